@@ -1,0 +1,287 @@
+"""Wiring: Settings in, a running Engine out. The composition root of every front end."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, RealClock, VirtualClock
+from .domain import Channel, User
+from .engine import Engine, Outbox, Tracker
+from .errors import ConfigError, KuukiError
+from .judge.base import Judge
+from .llm.base import LLM, ChatMessage
+from .llm.registry import create
+from .memory.context import ContextBuilder
+from .prompts import Prompts
+from .respond import PromptDump, Responder
+from .settings import LLMSettings, Settings
+
+log = logging.getLogger("kuuki.app")
+
+
+def make_llm(s: LLMSettings) -> LLM | None:
+    """The LLM a setting names; None for `none` (generation and LLM judging off)."""
+    if s.backend == "none":
+        return None
+    if s.backend == "embedded":
+        return create("embedded", model_path=s.model_path or None, timeout_s=s.timeout_s)
+    if s.backend == "openai":
+        if not s.model:
+            raise ConfigError("KUUKI_LLM_MODEL", "the openai back-end needs a model name")
+        return create(
+            "openai",
+            model=s.model,
+            base_url=s.base_url or "https://api.openai.com/v1",
+            api_key=s.api_key or None,
+            timeout_s=s.timeout_s,
+            max_retries=s.max_retries,
+        )
+    if s.backend == "scripted":
+        import kuuki.testing.llm  # noqa: F401  (registers "scripted")
+    return create(s.backend)
+
+
+def tracker_factory(
+    settings: Settings, embedder: Any | None
+) -> Callable[[Channel], Tracker | None]:
+    try:
+        from .conversation.tracker import ConversationTracker
+    except ImportError:  # TEMPORARY until the tracker lands
+        return lambda channel: None
+
+    def make(channel: Channel) -> Tracker:
+        return ConversationTracker(channel.id, embedder=embedder, bot_names=settings.persona.names)
+
+    return make
+
+
+class PromptDumper:
+    """`--dump-prompts DIR`: one file per LLM call, named seq-channel-message-purpose."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.count = 0
+
+    def __call__(self, label: str, messages: Sequence[ChatMessage]) -> None:
+        self.count += 1
+        safe = re.sub(r"[^\w.-]+", "_", label)[:120]
+        body = "\n\n".join(f"=== {m.role} ===\n{m.content}" for m in messages)
+        (self.dir / f"{self.count:05d}-{safe}.txt").write_text(body, encoding="utf-8")
+
+
+@dataclass(slots=True)
+class App:
+    settings: Settings
+    engine: Engine
+    clock: Clock
+    store: Any
+    writer: Any
+    llm: LLM | None
+    judge_llm: LLM | None
+    closers: list[Any] = field(default_factory=list)
+
+    async def close(self) -> None:
+        await self.engine.close()
+        if self.store is not None:
+            await self.store.close()
+        for c in self.closers:
+            result = c()
+            if hasattr(result, "__await__"):
+                await result
+
+
+async def build_app(
+    settings: Settings,
+    *,
+    clock: Clock,
+    outbox: Outbox,
+    llm: LLM | str | None = "settings",
+    judge_llm: LLM | str | None = "settings",
+    store_url: str | None = None,
+    use_store: bool = True,
+    dump: PromptDump | None = None,
+    embedder: Any | None = "default",
+    judge: Judge | None = None,
+    bot_user_ids: Sequence[str] = (),
+) -> App:
+    from .store import Store
+
+    main_llm = make_llm(settings.llm) if llm == "settings" else llm
+    j_llm = (
+        (make_llm(settings.judge) if settings.judge_llm else main_llm)
+        if judge_llm == "settings"
+        else judge_llm
+    )
+    assert not isinstance(main_llm, str) and not isinstance(j_llm, str)
+    store = writer = None
+    if use_store:
+        store = await Store.open(store_url if store_url is not None else settings.store_url or None)
+        writer = store.writer
+    if embedder == "default":
+        from .embed import default_embedder
+
+        embedder = default_embedder()
+    prompts = Prompts(settings.persona.language, settings.prompts_dir or None)
+    responder = Responder(
+        settings.persona, ContextBuilder(settings.persona, prompts), main_llm, dump=dump
+    )
+    engine = Engine(
+        settings,
+        clock=clock,
+        store=store,
+        writer=writer,
+        outbox=outbox,
+        responder=responder,
+        judge=judge,
+        tracker_factory=tracker_factory(settings, embedder),
+        bot_user_ids=bot_user_ids,
+    )
+    return App(settings, engine, clock, store, writer, main_llm, j_llm)
+
+
+async def run_chat(settings: Settings) -> int:
+    from .platforms.terminal import TerminalOutbox, TerminalRoom, stdin_lines
+
+    clock = RealClock()
+    bot = User(settings.persona.name, settings.persona.name, is_bot=True)
+    outbox = TerminalOutbox(clock, bot, sys.stdout)
+    print(f"kuuki chat — {settings.persona.name} is listening (LLM: {settings.llm.backend}).")
+    if settings.llm.backend == "embedded":
+        print("(the embedded SmolLM2-135M is tiny: it shows the pipeline, not brilliance)")
+    app = await build_app(settings, clock=clock, outbox=outbox)
+    room = TerminalRoom(app.engine.handle, app.engine.idle, clock)
+    app.engine.on_decision(room.on_decision)
+    try:
+        await room.run(stdin_lines())
+    finally:
+        await app.close()
+    return 0
+
+
+async def run_replay(
+    settings: Settings,
+    path: Path,
+    *,
+    llm: str,
+    dump_dir: Path | None = None,
+    store_url: str | None = None,
+    skip_bad_lines: bool = False,
+) -> int:
+    from dataclasses import replace
+
+    from .platforms.replay import RecordingOutbox, print_line, replay
+    from .platforms.transcript import read_transcript
+    from .settings import Persona, validate
+
+    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
+    for err in transcript.errors:
+        print(f"kuuki: skipped {err}", file=sys.stderr)
+    setup = transcript.setup
+    if setup:
+        p = settings.persona
+        settings = validate(
+            replace(
+                settings,
+                persona=Persona(
+                    name=str(setup.get("bot", p.name)),
+                    aliases=tuple(setup.get("aliases", p.aliases)),
+                    language=str(setup.get("language", p.language)),
+                    system_prompt=str(setup.get("system_prompt", p.system_prompt)),
+                    keywords=tuple(setup.get("keywords", p.keywords)),
+                    emoji=tuple(setup.get("emoji", p.emoji)),
+                ),
+            )
+        )
+        if settings.persona.language not in ("ja", "en"):
+            raise ConfigError("setup.language", "expected ja or en")
+    start = transcript.events[0].at if transcript.events else None
+    clock = VirtualClock(start)
+    bot = User(settings.persona.name, settings.persona.name, is_bot=True)
+    outbox = RecordingOutbox(clock, bot)
+    llm_settings = replace(settings.llm, backend=llm)
+    with contextlib.ExitStack() as stack:
+        if store_url is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kuuki-replay-"))
+            store_url = f"sqlite:///{tmp}/replay.sqlite3"
+        app = await build_app(
+            replace(settings, llm=llm_settings, judge_llm=None),
+            clock=clock,
+            outbox=outbox,
+            store_url=store_url,
+            dump=PromptDumper(dump_dir) if dump_dir else None,
+        )
+        try:
+            await replay(app.engine, clock, transcript, print_line)
+        finally:
+            await app.close()
+    return 0
+
+
+async def run_why(
+    settings: Settings, message_id: str | None, channel: str | None, as_json: bool
+) -> int:
+    from .store import Store
+
+    store = await Store.open(settings.store_url or None)
+    try:
+        if message_id:
+            found = await store.decision_for(message_id)
+        else:
+            found = await store.latest_decision(channel)
+    finally:
+        await store.close()
+    if found is None:
+        raise KuukiError(
+            f"no decision stored for message {message_id}"
+            if message_id
+            else "no decisions stored yet"
+        )
+    if as_json:
+        print(json.dumps(found, ensure_ascii=False, default=str, indent=2))
+    else:
+        print(format_decision_row(found))
+    return 0
+
+
+def format_decision_row(row: dict[str, Any]) -> str:
+    trace = row.get("trace") or {}
+    lines = [
+        f"message {row.get('message_id')} in #{row.get('channel_id')}: {row.get('action')}"
+        f" (stage {row.get('stage')}, score {row.get('score')}) — {row.get('reason')}"
+    ]
+    for c in trace.get("contributions", []):
+        lines.append(
+            f"  {c['points']:+6.0f}  {c['rule']}"
+            + (f"  ({c['detail']})" if c.get("detail") else "")
+        )
+    for k, v in trace.get("features", {}).items():
+        lines.append(f"  · {k}: {json.dumps(v, ensure_ascii=False, default=str)}")
+    for s in trace.get("steps", []):
+        lines.append(f"  → {s}")
+    for call in trace.get("llm_calls", []):
+        lines.append(
+            f"  llm {call['purpose']}: {call['model']} {call['outcome']} "
+            f"{call['prompt_tokens']}+{call['completion_tokens']} tokens "
+            f"{call['latency_ms']:.0f} ms"
+        )
+    for e in trace.get("errors", []):
+        lines.append(f"  ! {e}")
+    return "\n".join(lines)
+
+
+@contextlib.asynccontextmanager
+async def running(app: App) -> AsyncIterator[App]:
+    try:
+        yield app
+    finally:
+        await app.close()

@@ -1,0 +1,216 @@
+"""Platform-neutral chat vocabulary.
+
+Everything here is a plain value: no I/O, no platform or vendor names. Adapters translate
+platform payloads into these types and back; the engine and everything behind it speak
+only this language.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+class Visibility(enum.StrEnum):
+    PUBLIC = "public"
+    PRIVATE = "private"
+    DM = "dm"
+
+
+class EventKind(enum.StrEnum):
+    POSTED = "posted"
+    EDITED = "edited"
+    DELETED = "deleted"
+    REACTION_ADDED = "reaction_added"
+
+
+class ActionKind(enum.StrEnum):
+    """What the bot does about a message, weakest first."""
+
+    NONE = "none"
+    REACT = "react"
+    ACK = "ack"
+    REPLY = "reply"
+
+    @property
+    def strength(self) -> int:
+        return _STRENGTH[self]
+
+
+_STRENGTH = {ActionKind.NONE: 0, ActionKind.REACT: 1, ActionKind.ACK: 2, ActionKind.REPLY: 3}
+
+
+class Stage(enum.StrEnum):
+    """Which part of the pipeline settled a decision."""
+
+    FILTERED = "filtered"
+    ADDRESSED = "addressed"
+    LOCAL = "local"
+    LLM = "llm"
+    PROACTIVE = "proactive"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: str
+    name: str
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    id: str
+    name: str
+    visibility: Visibility = Visibility.PUBLIC
+    workspace: str = "default"
+    platform: str = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message as the engine sees it.
+
+    ``mentions`` holds the ids (or names, for transcripts) of users the platform reported
+    as mentioned; ``reply_to`` is the platform's explicit reply reference, ``thread`` the
+    id of the thread root when the message lives in a thread.
+    """
+
+    id: str
+    channel_id: str
+    user: User
+    text: str
+    ts: datetime
+    reply_to: str | None = None
+    thread: str | None = None
+    mentions: tuple[str, ...] = ()
+    edited: bool = False
+    deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChatEvent:
+    """Something that happened in a channel.
+
+    ``event_id`` is the platform's id for this delivery; the engine handles an id once,
+    however often a platform (or a reconnect) delivers it.
+    """
+
+    kind: EventKind
+    channel: Channel
+    event_id: str
+    at: datetime
+    message: Message | None = None
+    target_id: str | None = None
+    user: User | None = None
+    text: str | None = None
+    emoji: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    kind: ActionKind
+    channel_id: str
+    target_message_id: str | None = None
+    text: str | None = None
+    emoji: str | None = None
+    thread: str | None = None
+    reply_to: str | None = None
+
+    @classmethod
+    def none(cls, channel_id: str, target: str | None = None) -> Action:
+        return cls(ActionKind.NONE, channel_id, target)
+
+
+@dataclass(slots=True)
+class Contribution:
+    rule: str
+    points: float
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class LLMCallRecord:
+    purpose: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    outcome: str  # "ok" | "invalid" | "timeout" | "error" | "skipped"
+    detail: str = ""
+    prompt: str | None = None
+
+
+@dataclass(slots=True)
+class DecisionTrace:
+    """Why the bot did what it did about one message.
+
+    Mutable on purpose: each stage of the pipeline appends what it saw, and the finished
+    trace is stored with its Decision and never changed afterwards.
+    """
+
+    message_id: str
+    channel_id: str
+    started_at: datetime
+    steps: list[str] = field(default_factory=list)
+    contributions: list[Contribution] = field(default_factory=list)
+    features: dict[str, Any] = field(default_factory=dict)
+    llm_calls: list[LLMCallRecord] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def step(self, text: str) -> None:
+        self.steps.append(text)
+
+    def add(self, rule: str, points: float, detail: str = "") -> None:
+        self.contributions.append(Contribution(rule, points, detail))
+
+    def error(self, text: str) -> None:
+        self.errors.append(text)
+
+    @property
+    def score(self) -> float:
+        return sum(c.points for c in self.contributions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "message_id": self.message_id,
+            "channel_id": self.channel_id,
+            "started_at": self.started_at.isoformat(),
+            "steps": list(self.steps),
+            "contributions": [
+                {"rule": c.rule, "points": c.points, "detail": c.detail} for c in self.contributions
+            ],
+            "features": dict(self.features),
+            "llm_calls": [
+                {
+                    "purpose": c.purpose,
+                    "model": c.model,
+                    "prompt_tokens": c.prompt_tokens,
+                    "completion_tokens": c.completion_tokens,
+                    "latency_ms": round(c.latency_ms, 2),
+                    "outcome": c.outcome,
+                    "detail": c.detail,
+                    "prompt": c.prompt,
+                }
+                for c in self.llm_calls
+            ],
+            "errors": list(self.errors),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    message_id: str
+    channel_id: str
+    action: Action
+    stage: Stage
+    score: float
+    reason: str
+    decided_at: datetime
+    trace: DecisionTrace
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(1 for c in self.trace.llm_calls if c.outcome != "skipped")

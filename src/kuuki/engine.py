@@ -1,0 +1,672 @@
+"""The engine: one ordered queue per channel, and the seven steps of one message.
+
+    1 filter     own messages, other bots (loop guard), allow/deny lists, DM policy
+    2 record     store + short-term buffer; edits, deletes and reactions update both
+    3 structure  the channel's ConversationTracker places the message in a conversation
+    4 remember   memory hooks (counters, background jobs — never on the reply path)
+    5 decide     addressed → speak now; else the Judge
+    6 act        none | react | ack | reply, sent through the Outbox; the bot's own
+                 message joins store, buffer and tracker
+    7 explain    a Decision with its DecisionTrace, stored and announced to listeners
+
+Channels run in parallel; within a channel events are handled in order. An event id is
+handled once however often it is delivered. A failure inside one event is recorded in its
+trace and never stops the channel's queue. The engine knows no platform or vendor names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from .clock import Clock, TimerHandle
+from .domain import (
+    Action,
+    ActionKind,
+    Channel,
+    ChatEvent,
+    Decision,
+    DecisionTrace,
+    EventKind,
+    Message,
+    Stage,
+    User,
+    Visibility,
+)
+from .judge.addressing import AddressDetector
+from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
+from .memory.buffer import ChannelBuffer
+from .respond import Responder
+from .safety import clean_incoming
+from .settings import Settings
+
+log = logging.getLogger("kuuki.engine")
+
+DecisionListener = Callable[[Decision], Awaitable[None] | None]
+
+
+class Outbox(Protocol):
+    """Where actions go: a platform adapter, the terminal, the replay printer.
+
+    `send` performs the action in `channel` and returns the bot's posted Message for reply
+    and ack (so it joins the timeline), None for reactions. It may raise; the engine
+    records the failure in the decision's trace. `typing` shows a typing indicator while
+    the body runs (a no-op where the platform has none).
+    """
+
+    async def send(self, channel: Channel, action: Action) -> Message | None: ...
+
+    def typing(self, channel: Channel) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+
+class Tracker(Protocol):
+    def observe(self, msg: Message) -> Any: ...
+
+    def conversation_of(self, message_id: str) -> str | None: ...
+
+    def edit(self, message_id: str, text: str) -> None: ...
+
+    def delete(self, message_id: str) -> None: ...
+
+
+class MessageStore(Protocol):
+    async def upsert_channel(self, ch: Channel) -> None: ...
+
+    async def upsert_user(self, u: User, seen_at: Any) -> None: ...
+
+    async def recent_messages(
+        self, channel_id: str, *, limit: int = 50, since: Any = None
+    ) -> list[Message]: ...
+
+    async def edit_message(self, message_id: str, text: str) -> bool: ...
+
+    async def delete_message(self, message_id: str) -> bool: ...
+
+    async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: Any) -> None: ...
+
+
+class Writer(Protocol):
+    """Write-behind for the hot path: messages, decisions and event ids.
+
+    `mark_event` answers True the first time an event id is seen, across restarts.
+    """
+
+    async def add_message(self, m: Message, *, conversation_id: str | None = None) -> None: ...
+
+    async def add_decision(self, d: Decision) -> None: ...
+
+    async def mark_event(self, event_id: str, at: Any) -> bool: ...
+
+    async def flush(self) -> Any: ...
+
+
+class MemoryHook(Protocol):
+    """Step 4: sees every recorded message; must return quickly (schedule, don't work)."""
+
+    async def observe(self, channel: Channel, msg: Message, *, from_bot: bool) -> None: ...
+
+
+@dataclass(slots=True)
+class ChannelState:
+    channel: Channel
+    buffer: ChannelBuffer
+    tracker: Tracker | None
+    bot: BotState
+    queue: asyncio.Queue[ChatEvent] = field(default_factory=asyncio.Queue)
+    worker: asyncio.Task[None] | None = None
+    bot_message_ids: set[str] = field(default_factory=set)
+    bot_turns_since_human: int = 0
+    last_human: Message | None = None
+    pending: PendingJudgment | None = None
+    rechecks: dict[str, TimerHandle] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class PendingJudgment:
+    """An ambient message waiting for its burst to settle before it is judged."""
+
+    message: Message
+    trace: DecisionTrace
+    handle: TimerHandle
+
+
+@dataclass(slots=True)
+class Usage:
+    """LLM use per UTC day, for `/kuuki status`."""
+
+    day: str = ""
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock,
+        store: MessageStore | None,
+        writer: Writer | None,
+        outbox: Outbox,
+        responder: Responder,
+        judge: Judge | None = None,
+        tracker_factory: Callable[[Channel], Tracker | None] | None = None,
+        memory_hooks: Sequence[MemoryHook] = (),
+        bot_user_ids: Sequence[str] = (),
+        seen_capacity: int = 200_000,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.store = store
+        self.writer = writer
+        self.outbox = outbox
+        self.responder = responder
+        self.judge: Judge = judge or AddressedOnlyJudge()
+        self.tracker_factory = tracker_factory
+        self.memory_hooks = list(memory_hooks)
+        self.bot_user_ids: set[str] = set(bot_user_ids) | {settings.persona.name}
+        self.address = AddressDetector(settings.persona.names)
+        self.channels: dict[str, ChannelState] = {}
+        self._listeners: list[DecisionListener] = []
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._seen_capacity = seen_capacity
+        self._known_users: set[str] = set()
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._closed = False
+        self.handled = 0
+        self.usage = Usage()
+
+    # -- public API ------------------------------------------------------------------------
+
+    def on_decision(self, listener: DecisionListener) -> None:
+        self._listeners.append(listener)
+
+    def remember_seen(self, event_ids: Sequence[str]) -> None:
+        """Pre-load event ids already handled before a restart."""
+        for eid in event_ids:
+            self._mark_seen(eid)
+
+    async def handle(self, event: ChatEvent) -> bool:
+        """Queue an event on its channel. False when the id was already handled (or queued)."""
+        if self._closed:
+            raise RuntimeError("engine is closed")
+        if event.event_id in self._seen:
+            return False
+        self._mark_seen(event.event_id)
+        if event.message is not None and event.kind is EventKind.POSTED:
+            key = f"msg:{event.message.channel_id}:{event.message.id}"
+            if key in self._seen:  # e.g. the platform echoing the bot's own message
+                return False
+            self._mark_seen(key)
+        if self.writer is not None and not await self.writer.mark_event(event.event_id, event.at):
+            return False  # handled before a restart
+        state = await self._channel(event.channel)
+        self._inflight += 1
+        self._idle.clear()
+        state.queue.put_nowait(event)
+        return True
+
+    async def idle(self) -> None:
+        """Wait until every queued event has been handled and every action sent."""
+        while self._inflight:
+            self._idle.clear()
+            await self._idle.wait()
+
+    async def close(self) -> None:
+        await self.idle()
+        self._closed = True
+        for state in self.channels.values():
+            if state.worker is not None:
+                state.worker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await state.worker
+        if self.writer is not None:
+            await self.writer.flush()
+
+    def state(self, channel_id: str) -> ChannelState | None:
+        return self.channels.get(channel_id)
+
+    # -- channels ----------------------------------------------------------------------------
+
+    async def _channel(self, channel: Channel) -> ChannelState:
+        state = self.channels.get(channel.id)
+        if state is not None:
+            return state
+        buffer = ChannelBuffer(
+            self.settings.CHANNEL_BUFFER_SIZE,
+            timedelta(minutes=self.settings.CHANNEL_BUFFER_TTL_MINUTES),
+        )
+        tracker = self.tracker_factory(channel) if self.tracker_factory else None
+        state = ChannelState(channel, buffer, tracker, BotState(frozenset(self.bot_user_ids)))
+        self.channels[channel.id] = state
+        if self.store is not None:
+            await self.store.upsert_channel(channel)
+            await self._rebuild(state)
+        state.worker = asyncio.get_running_loop().create_task(
+            self._run(state), name=f"kuuki-channel-{channel.id}"
+        )
+        return state
+
+    async def _rebuild(self, state: ChannelState) -> None:
+        """After a restart: refill buffer and tracker from the store."""
+        assert self.store is not None
+        since = self.clock.now() - state.buffer.ttl
+        try:
+            history = await self.store.recent_messages(
+                state.channel.id, limit=state.buffer._items.maxlen or 50, since=since
+            )
+        except Exception as exc:
+            log.warning("could not rebuild channel %s from the store: %s", state.channel.id, exc)
+            return
+        for m in history:
+            self._mark_seen(f"msg:{m.channel_id}:{m.id}")
+            state.buffer.add(m)
+            if self._is_own(m.user):
+                state.bot_message_ids.add(m.id)
+                state.bot.last_reply_at = m.ts
+            if state.tracker is not None:
+                state.tracker.observe(m)
+
+    async def _run(self, state: ChannelState) -> None:
+        while True:
+            event = await state.queue.get()
+            try:
+                await self._process(state, event)
+            except Exception:  # the queue must survive anything one event does
+                log.exception("event %s in channel %s failed", event.event_id, state.channel.id)
+            finally:
+                state.queue.task_done()
+                self._inflight -= 1
+                if self._inflight == 0:
+                    self._idle.set()
+
+    def _mark_seen(self, key: str) -> None:
+        self._seen[key] = None
+        if len(self._seen) > self._seen_capacity:
+            self._seen.popitem(last=False)
+
+    def _is_own(self, user: User) -> bool:
+        return user.id in self.bot_user_ids
+
+    # -- the steps ------------------------------------------------------------------------------
+
+    async def _process(self, state: ChannelState, event: ChatEvent) -> None:
+        self.handled += 1
+        if event.kind is EventKind.POSTED and event.message is not None:
+            await self._posted(state, event.message)
+        elif event.kind is EventKind.EDITED and event.target_id is not None:
+            text = clean_incoming(event.text or "")
+            state.buffer.edit(event.target_id, text)
+            if state.tracker is not None:
+                state.tracker.edit(event.target_id, text)
+            if self.store is not None:
+                await self._flush()
+                await self.store.edit_message(event.target_id, text)
+        elif event.kind is EventKind.DELETED and event.target_id is not None:
+            state.buffer.delete(event.target_id)
+            if state.tracker is not None:
+                state.tracker.delete(event.target_id)
+            if self.store is not None:
+                await self._flush()
+                await self.store.delete_message(event.target_id)
+        elif (
+            event.kind is EventKind.REACTION_ADDED
+            and event.target_id
+            and event.emoji
+            and self.store is not None
+            and event.user is not None
+        ):
+            await self._flush()
+            await self.store.add_reaction(event.target_id, event.user.id, event.emoji, event.at)
+
+    async def _flush(self) -> None:
+        if self.writer is not None:
+            await self.writer.flush()
+
+    async def _posted(self, state: ChannelState, raw: Message) -> None:
+        msg = replace(raw, text=clean_incoming(raw.text))
+        trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
+        own = self._is_own(msg.user)
+        # 1 filter -------------------------------------------------------------------------
+        blocked = self._filter(state, msg)
+        if blocked == "denied":
+            return  # a denied channel leaves nothing behind, not even in the store
+        # 2 record ---------------------------------------------------------------------------
+        conversation_id = await self._record(state, msg, own=own)
+        if own:
+            return
+        if blocked:
+            trace.step(f"filtered: {blocked}")
+            verdict = Verdict(ActionKind.NONE, Stage.FILTERED, 0, blocked)
+            await self._decide_done(state, msg, verdict, None, trace)
+            return
+        # 5 decide -----------------------------------------------------------------------------
+        if not msg.user.is_bot:
+            state.last_human = msg
+        await self._supersede(state)
+        addressing = self.address.detect(
+            msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
+        )
+        trace.features["addressed"] = addressing.kind or None
+        trace.features["conversation"] = conversation_id
+        now = self.clock.now()
+        if state.bot.quiet_until is not None and now < state.bot.quiet_until and not addressing:
+            trace.step(f"quiet in this channel until {state.bot.quiet_until.isoformat()}")
+            verdict = Verdict(ActionKind.NONE, Stage.FILTERED, 0, "asked to be quiet here")
+            await self._decide_done(state, msg, verdict, None, trace)
+            return
+        situation = self._situation(state, msg, conversation_id, addressing)
+        verdict = await self._judge(situation, trace)
+        if verdict.defer_s is not None and verdict.defer_s > 0 and not addressing:
+            trace.step(f"waiting {verdict.defer_s:.0f} s for the burst to settle")
+            handle = self.clock.call_later(
+                verdict.defer_s, lambda: self._settled(state, msg, trace)
+            )
+            state.pending = PendingJudgment(msg, trace, handle)
+            return
+        await self.act(state, msg, verdict, trace)
+        self._schedule_recheck(state, msg, verdict)
+
+    def _situation(
+        self, state: ChannelState, msg: Message, conversation_id: str | None, addressing: Any
+    ) -> Situation:
+        return Situation(
+            message=msg,
+            channel=state.channel,
+            addressing=addressing,
+            recent=state.buffer.recent(),
+            now=self.clock.now(),
+            conversation_id=conversation_id,
+            tracker=state.tracker,
+            bot=state.bot,
+        )
+
+    async def _judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        try:
+            return await self.judge.judge(situation, trace)
+        except Exception as exc:
+            trace.error(f"judge failed: {type(exc).__name__}: {exc}")
+            return Verdict(ActionKind.NONE, Stage.ERROR, 0, "judge failed: stay silent")
+
+    async def _supersede(self, state: ChannelState) -> None:
+        pending, state.pending = state.pending, None
+        if pending is None:
+            return
+        pending.handle.cancel()
+        pending.trace.step("superseded by a newer message before the burst settled")
+        verdict = Verdict(ActionKind.NONE, Stage.LOCAL, pending.trace.score, "superseded")
+        await self._decide_done(state, pending.message, verdict, None, pending.trace)
+
+    async def _timer_work(self, work: Callable[[], Awaitable[None]]) -> None:
+        self._inflight += 1
+        self._idle.clear()
+        try:
+            await work()
+        except Exception:
+            log.exception("timer work failed")
+        finally:
+            self._inflight -= 1
+            if self._inflight == 0:
+                self._idle.set()
+
+    async def _settled(self, state: ChannelState, msg: Message, trace: DecisionTrace) -> None:
+        async def work() -> None:
+            if state.pending is None or state.pending.message.id != msg.id:
+                return
+            state.pending = None
+            conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
+            situation = self._situation(
+                state,
+                msg,
+                conversation_id,
+                self.address.detect(
+                    msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
+                ),
+            )
+            situation.extra["settled"] = True
+            verdict = await self._judge(situation, trace)
+            await self.act(state, msg, verdict, trace)
+            self._schedule_recheck(state, msg, verdict)
+
+        await self._timer_work(work)
+
+    def _schedule_recheck(self, state: ChannelState, msg: Message, verdict: Verdict) -> None:
+        if verdict.recheck_s is None or verdict.recheck_s <= 0:
+            return
+        old = state.rechecks.pop(msg.id, None)
+        if old is not None:
+            old.cancel()
+
+        async def recheck() -> None:
+            async def work() -> None:
+                state.rechecks.pop(msg.id, None)
+                trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
+                trace.step(f"re-judged after {verdict.recheck_s:.0f} s")
+                conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
+                situation = self._situation(
+                    state,
+                    msg,
+                    conversation_id,
+                    self.address.detect(
+                        msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
+                    ),
+                )
+                situation.extra["recheck"] = True
+                again = await self._judge(situation, trace)
+                await self.act(state, msg, again, trace)
+
+            await self._timer_work(work)
+
+        state.rechecks[msg.id] = self.clock.call_later(verdict.recheck_s, recheck)
+
+    # -- commands (used by platform slash commands) ----------------------------------------
+
+    async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
+        """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
+        state = await self._channel(channel)
+        until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
+        state.bot.quiet_until = until
+        return until
+
+    def listening(self, channel: Channel) -> bool:
+        s = self.settings
+        if (
+            s.channel_allow
+            and channel.id not in s.channel_allow
+            and channel.name not in s.channel_allow
+        ):
+            return False
+        if channel.id in s.channel_deny or channel.name in s.channel_deny:
+            return False
+        return not (channel.visibility is Visibility.DM and not s.dms_enabled)
+
+    def status(self, channel: Channel) -> dict[str, Any]:
+        state = self.channels.get(channel.id)
+        self._roll_usage()
+        quiet = state.bot.quiet_until if state else None
+        return {
+            "listening": self.listening(channel),
+            "judge_mode": self.settings.judge_mode,
+            "quiet_until": quiet.isoformat() if quiet and quiet > self.clock.now() else None,
+            "llm_calls_today": self.usage.calls,
+            "tokens_today": self.usage.prompt_tokens + self.usage.completion_tokens,
+            "messages_handled": self.handled,
+        }
+
+    def _roll_usage(self) -> None:
+        day = self.clock.now().date().isoformat()
+        if self.usage.day != day:
+            self.usage = Usage(day=day)
+
+    def _filter(self, state: ChannelState, msg: Message) -> str:
+        ch = state.channel
+        s = self.settings
+        if s.channel_allow and ch.id not in s.channel_allow and ch.name not in s.channel_allow:
+            return "denied"
+        if ch.id in s.channel_deny or ch.name in s.channel_deny:
+            return "denied"
+        if self._is_own(msg.user):
+            return "own message"
+        if ch.visibility is Visibility.DM and not s.dms_enabled:
+            return "DMs are off"
+        if msg.user.is_bot:
+            if state.bot_turns_since_human >= 2:
+                return "loop guard: two bot turns since the last human message"
+            return ""
+        if not msg.text.strip():
+            return "empty message"
+        return ""
+
+    async def _record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None:
+        if msg.user.is_bot or own:
+            state.bot_turns_since_human += 1
+        else:
+            state.bot_turns_since_human = 0
+        if own:
+            state.bot_message_ids.add(msg.id)
+        state.buffer.add(msg)
+        conversation_id: str | None = None
+        if state.tracker is not None:
+            try:
+                state.tracker.observe(msg)
+                conversation_id = state.tracker.conversation_of(msg.id)
+            except Exception as exc:
+                log.warning("tracker failed on %s: %s", msg.id, exc)
+        if self.store is not None and msg.user.id not in self._known_users:
+            self._known_users.add(msg.user.id)
+            await self.store.upsert_user(msg.user, msg.ts)
+        if self.writer is not None:
+            await self.writer.add_message(msg, conversation_id=conversation_id)
+        for hook in self.memory_hooks:  # 4 remember
+            try:
+                await hook.observe(state.channel, msg, from_bot=own)
+            except Exception as exc:
+                log.warning("memory hook %s failed on %s: %s", type(hook).__name__, msg.id, exc)
+        return conversation_id
+
+    async def act(
+        self, state: ChannelState, msg: Message, verdict: Verdict, trace: DecisionTrace
+    ) -> Decision:
+        """Step 6 and 7 for a verdict about `msg` (also used by timers of the judge)."""
+        action: Action | None = None
+        if verdict.action is not ActionKind.NONE:
+            latest = state.last_human
+            conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
+            try:
+                async with self.outbox.typing(state.channel):
+                    action = await self.responder.act(
+                        verdict.action,
+                        state.channel,
+                        msg,
+                        conversation,
+                        other,
+                        trace,
+                        emoji=verdict.emoji,
+                    )
+            except Exception as exc:
+                trace.error(f"generation failed: {type(exc).__name__}: {exc}")
+                action = None
+            if (
+                action is not None
+                and verdict.stage is not Stage.ADDRESSED
+                and state.last_human is not latest
+                and self._same_conversation(state, msg, state.last_human)
+            ):
+                trace.step("dropped: the conversation moved on while the reply was written")
+                verdict = Verdict(
+                    ActionKind.NONE, verdict.stage, verdict.score, "conversation moved on"
+                )
+                action = None
+        return await self._decide_done(state, msg, verdict, action, trace)
+
+    def _same_conversation(self, state: ChannelState, a: Message, b: Message | None) -> bool:
+        if b is None:
+            return False
+        if state.tracker is None:
+            return True
+        ca, cb = state.tracker.conversation_of(a.id), state.tracker.conversation_of(b.id)
+        return ca is None or ca == cb
+
+    async def _decide_done(
+        self,
+        state: ChannelState,
+        msg: Message,
+        verdict: Verdict,
+        action: Action | None,
+        trace: DecisionTrace,
+    ) -> Decision:
+        action = action or Action.none(state.channel.id, msg.id)
+        if action.kind is not ActionKind.NONE:
+            try:
+                posted = await self.outbox.send(state.channel, action)
+            except Exception as exc:
+                trace.error(f"send failed: {type(exc).__name__}: {exc}")
+                posted = None
+            now = self.clock.now()
+            state.bot.last_action_at = now
+            if action.kind in (ActionKind.REPLY, ActionKind.ACK):
+                state.bot.last_reply_at = now
+                state.bot.last_reply_conversation = verdict.conversation_id or (
+                    state.tracker.conversation_of(msg.id) if state.tracker else None
+                )
+                state.bot.interventions.append((now, state.bot.last_reply_conversation))
+            if posted is not None:
+                self._mark_seen(f"msg:{posted.channel_id}:{posted.id}")
+                await self._record(state, posted, own=True)
+        self._roll_usage()
+        for call in trace.llm_calls:
+            if call.outcome != "skipped":
+                self.usage.calls += 1
+                self.usage.prompt_tokens += call.prompt_tokens
+                self.usage.completion_tokens += call.completion_tokens
+        decision = Decision(
+            message_id=msg.id,
+            channel_id=state.channel.id,
+            action=action,
+            stage=verdict.stage,
+            score=verdict.score,
+            reason=verdict.reason,
+            decided_at=self.clock.now(),
+            trace=trace,
+        )
+        if self.writer is not None:
+            await self.writer.add_decision(decision)
+        for listener in self._listeners:
+            try:
+                result = listener(decision)
+                if result is not None:
+                    await result
+            except Exception:
+                log.exception("decision listener failed")
+        return decision
+
+    def _split_conversation(
+        self, state: ChannelState, msg: Message, conversation_id: str | None
+    ) -> tuple[list[Message], list[Message]]:
+        """The target conversation in full, and the channel's other recent messages."""
+        recent = state.buffer.recent()
+        tracker = state.tracker
+        if tracker is None:
+            return recent[-10:], []
+        target = conversation_id or tracker.conversation_of(msg.id)
+        if target is None:
+            return recent[-10:], []
+        mine = [m for m in recent if tracker.conversation_of(m.id) == target]
+        other = [m for m in recent if tracker.conversation_of(m.id) != target]
+        if msg not in mine:
+            mine.append(msg)
+        return mine[-20:], other[-10:]
+
+
+@contextlib.asynccontextmanager
+async def no_typing() -> AsyncIterator[None]:
+    yield

@@ -1,0 +1,55 @@
+"""Every exception kuuki raises, in one tree.
+
+    KuukiError
+    ├── ConfigError          a setting is missing or wrong (names the key and what is allowed)
+    ├── TranscriptError      a transcript line cannot be read (names file and line)
+    ├── StoreError           the database cannot be opened or migrated
+    └── LLMError             an LLM call failed; callers fall back to their documented default
+        ├── LLMTimeout
+        ├── LLMUnavailable   unreachable, refused, or the circuit breaker is open
+        └── LLMBadOutput     empty, malformed, or not matching the requested schema
+
+Errors become user messages only at the CLI and platform edges; inside, they travel as
+these types, translated from library exceptions with ``raise … from exc``.
+"""
+
+from __future__ import annotations
+
+
+class KuukiError(Exception):
+    pass
+
+
+class ConfigError(KuukiError):
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"setting {key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+class TranscriptError(KuukiError):
+    def __init__(self, path: str, line: int, problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path = path
+        self.line = line
+        self.problem = problem
+
+
+class StoreError(KuukiError):
+    pass
+
+
+class LLMError(KuukiError):
+    pass
+
+
+class LLMTimeout(LLMError):
+    pass
+
+
+class LLMUnavailable(LLMError):
+    pass
+
+
+class LLMBadOutput(LLMError):
+    pass

@@ -1,0 +1,70 @@
+"""The LLM port: one async `complete` call, whatever runs behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a back-end returned.
+
+    ``text`` is the raw text; ``data`` is the parsed JSON object when a ``json_schema`` was
+    given (already validated against it by the back-end), else None.
+    """
+
+    text: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    data: Any = None
+    latency_ms: float = 0.0
+
+
+class LLM(Protocol):
+    """A chat-completion back-end.
+
+    `complete` sends the messages and returns a Completion. With ``json_schema`` the
+    back-end constrains or requests JSON and returns the parsed object in ``data``; if it
+    cannot produce an object that matches the schema it raises LLMBadOutput. Timeouts
+    raise LLMTimeout, an unreachable service LLMUnavailable; nothing else escapes except
+    LLMError subclasses. `name` identifies the model in traces.
+    """
+
+    name: str
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion: ...
+
+
+# What the current call is for ("judge", "reply", …), set by `kuuki.llm.record.call_llm`
+# around each call. A context variable rather than a `complete` argument keeps the port
+# small; back-ends that count or label calls (the stub) read it, the others ignore it.
+current_purpose: ContextVar[str | None] = ContextVar("kuuki_llm_purpose", default=None)
+
+
+def render_messages(messages: Sequence[ChatMessage]) -> str:
+    """The messages as plain text, one ``role: content`` block each, for traces and dumps."""
+    return "\n\n".join(f"{m.role}: {m.content}" for m in messages)

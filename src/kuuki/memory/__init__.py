@@ -1,0 +1,1 @@
+"""What the bot remembers: short-term buffer, channel context, people, facts."""

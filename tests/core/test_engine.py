@@ -1,0 +1,372 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kuuki.app import App, build_app
+from kuuki.clock import VirtualClock
+from kuuki.domain import (
+    ActionKind,
+    Channel,
+    ChatEvent,
+    Decision,
+    DecisionTrace,
+    EventKind,
+    Message,
+    Stage,
+    User,
+    Visibility,
+)
+from kuuki.errors import LLMBadOutput, LLMTimeout
+from kuuki.judge.base import AddressedOnlyJudge, Situation, Verdict
+from kuuki.settings import Settings
+from kuuki.testing import RecordingOutbox
+from kuuki.testing.llm import ScriptedLLM
+
+GENERAL = Channel("general", "general")
+ALICE = User("alice", "alice")
+BOB = User("bob", "bob")
+
+
+@dataclass
+class Harness:
+    app: App
+    clock: VirtualClock
+    outbox: RecordingOutbox
+    llm: Any
+    decisions: list[Decision] = field(default_factory=list)
+    n: int = 0
+
+    async def say(
+        self,
+        user: User,
+        text: str,
+        *,
+        channel: Channel = GENERAL,
+        mid: str | None = None,
+        **kw: Any,
+    ) -> str:
+        self.n += 1
+        mid = mid or f"m{self.n}"
+        msg = Message(mid, channel.id, user, text, self.clock.now(), **kw)
+        await self.app.engine.handle(
+            ChatEvent(EventKind.POSTED, channel, mid, msg.ts, message=msg)
+        )
+        await self.app.engine.idle()
+        return mid
+
+    def last(self) -> Decision:
+        return self.decisions[-1]
+
+
+async def make(
+    tmp_path: Path,
+    *,
+    llm: Any = None,
+    settings: Settings | None = None,
+    judge: Any = None,
+    name: str = "store.sqlite3",
+    clock: VirtualClock | None = None,
+) -> Harness:
+    clock = clock or VirtualClock()
+    outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
+    app = await build_app(
+        settings or Settings(),
+        clock=clock,
+        outbox=outbox,
+        llm=llm,
+        judge_llm=None,
+        store_url=f"sqlite:///{tmp_path / name}",
+        judge=judge or AddressedOnlyJudge(),
+    )
+    h = Harness(app, clock, outbox, llm)
+    app.engine.on_decision(h.decisions.append)
+    return h
+
+
+@pytest.fixture
+async def h(tmp_path: Path) -> AsyncIterator[Harness]:
+    harness = await make(tmp_path, llm=ScriptedLLM())
+    yield harness
+    await harness.app.close()
+
+
+async def test_addressed_message_gets_a_generated_reply_that_joins_the_timeline(
+    h: Harness,
+) -> None:
+    h.llm.enqueue("Luna is a lovely name for a cat.")
+    await h.say(ALICE, "morning all")
+    mid = await h.say(ALICE, "Kuu, what's a good name for a cat?")
+    d = h.last()
+    assert d.message_id == mid
+    assert d.action.kind is ActionKind.REPLY and d.stage is Stage.ADDRESSED
+    assert d.action.text == "Luna is a lovely name for a cat."
+    assert [a.text for _, a in h.outbox.sent] == ["Luna is a lovely name for a cat."]
+    # The prompt held the conversation, and the bot's reply is now in buffer and store.
+    assert "what's a good name for a cat" in h.llm.history[-1].prompt
+    state = h.app.engine.state("general")
+    assert state is not None
+    assert [m.text for m in state.buffer.recent()][-1] == "Luna is a lovely name for a cat."
+    await h.app.writer.flush()
+    stored = await h.app.store.recent_messages("general")
+    assert [m.user.id for m in stored] == ["alice", "alice", "Kuu"]
+    row = await h.app.store.decision_for(mid)
+    assert row["action"] == "reply" and row["trace"]["llm_calls"][0]["outcome"] == "ok"
+
+
+async def test_ambient_message_gets_no_action_and_no_llm_call(h: Harness) -> None:
+    await h.say(ALICE, "anyone watching the game tonight?")
+    assert h.last().action.kind is ActionKind.NONE
+    assert h.llm.history == [] and h.outbox.sent == []
+
+
+async def test_reply_to_the_bot_and_platform_mention_are_addressed(h: Harness) -> None:
+    h.llm.enqueue("hi!", "sure")
+    await h.say(ALICE, "hello", mentions=("Kuu",))
+    bot_msg = h.outbox.sent[-1]
+    assert bot_msg[1].kind is ActionKind.REPLY
+    state = h.app.engine.state("general")
+    assert state is not None
+    bot_id = next(iter(state.bot_message_ids))
+    await h.say(BOB, "really?", reply_to=bot_id)
+    assert h.last().stage is Stage.ADDRESSED and h.last().action.text == "sure"
+
+
+async def test_same_event_delivered_twice_is_handled_once(h: Harness) -> None:
+    h.llm.enqueue("once")
+    msg = Message("dup", "general", ALICE, "Kuu, ping", h.clock.now())
+    ev = ChatEvent(EventKind.POSTED, GENERAL, "dup", msg.ts, message=msg)
+    assert await h.app.engine.handle(ev) is True
+    assert await h.app.engine.handle(ev) is False
+    await h.app.engine.idle()
+    assert await h.app.engine.handle(ev) is False
+    await h.app.engine.idle()
+    assert len(h.decisions) == 1 and len(h.outbox.sent) == 1
+
+
+class ExplodingJudge:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        self.calls += 1
+        if "boom" in situation.message.text:
+            raise RuntimeError("judge exploded")
+        return await AddressedOnlyJudge().judge(situation, trace)
+
+
+async def test_a_failure_inside_one_event_is_traced_and_the_queue_goes_on(
+    tmp_path: Path,
+) -> None:
+    h = await make(tmp_path, llm=ScriptedLLM("fine"), judge=ExplodingJudge())
+    try:
+        await h.say(ALICE, "boom")
+        assert h.last().stage is Stage.ERROR
+        assert "judge exploded" in h.last().trace.errors[0]
+        await h.say(ALICE, "Kuu, still there?")
+        assert h.last().action.text == "fine"
+    finally:
+        await h.app.close()
+
+
+async def test_outbox_failure_is_recorded_and_does_not_stop_the_channel(h: Harness) -> None:
+    h.llm.enqueue("a", "b")
+    h.outbox.fail_with = ConnectionError("platform down")
+    await h.say(ALICE, "Kuu, one")
+    assert any("platform down" in e for e in h.last().trace.errors)
+    h.outbox.fail_with = None
+    await h.say(ALICE, "Kuu, two")
+    assert h.last().action.text == "b" and len(h.outbox.sent) == 1
+
+
+@pytest.mark.parametrize(
+    ("failure", "outcome"),
+    [(LLMTimeout("took too long"), "timeout"), (LLMBadOutput("garbage"), "invalid"), ("", "ok")],
+)
+async def test_llm_failures_fall_back_to_a_reaction_and_say_so(
+    h: Harness, failure: Any, outcome: str
+) -> None:
+    h.llm.enqueue(failure)
+    await h.say(ALICE, "Kuu, thanks for the help!")
+    d = h.last()
+    assert d.action.kind is ActionKind.REACT and d.action.emoji == "😊"
+    assert d.trace.llm_calls[0].outcome == outcome
+    assert any("no usable text" in s for s in d.trace.steps)
+    h.llm.enqueue("back again")
+    await h.say(ALICE, "Kuu, and now?")
+    assert h.last().action.text == "back again"
+
+
+async def test_unreachable_openai_endpoint_keeps_the_engine_running(tmp_path: Path) -> None:
+    from kuuki.llm.registry import create
+
+    dead = create("openai", model="x", base_url="http://127.0.0.1:9/v1", api_key="sk-x",
+                  max_retries=0, timeout_s=2)
+    h = await make(tmp_path, llm=dead)
+    try:
+        await h.say(ALICE, "Kuu, are you there?")
+        call = h.last().trace.llm_calls[0]
+        assert call.outcome == "unavailable"
+        assert h.last().action.kind is ActionKind.REACT
+        assert "sk-x" not in call.detail
+    finally:
+        await h.app.close()
+
+
+async def test_nasty_text_is_stored_safely(h: Harness) -> None:
+    h.llm.enqueue("ok")
+    huge = "あ" * 100_000
+    await h.say(ALICE, huge, mid="huge")
+    await h.say(ALICE, "zero\u200bwidth\x00ctrl\x07 \ud800 lone", mid="nasty")
+    await h.say(ALICE, "", mid="empty")
+    assert h.last().stage is Stage.FILTERED and h.last().reason == "empty message"
+    await h.say(ALICE, "Kuu, still fine?")
+    assert h.last().action.text == "ok"
+    await h.app.writer.flush()
+    stored = {m.id: m for m in await h.app.store.recent_messages("general", limit=10)}
+    assert stored["huge"].text.startswith("あ" * 1000) and len(stored["huge"].text) <= 20_010
+    nasty = stored["nasty"].text
+    assert "\x00" not in nasty and "\x07" not in nasty and "\ud800" not in nasty
+    assert "zero\u200bwidth" in nasty
+
+
+async def test_edits_deletes_and_reactions_update_buffer_and_store(h: Harness) -> None:
+    mid = await h.say(ALICE, "teh typo")
+    other = await h.say(BOB, "to be deleted")
+    at = h.clock.now()
+    engine = h.app.engine
+    await engine.handle(ChatEvent(EventKind.EDITED, GENERAL, "e1", at, target_id=mid, text="the typo"))
+    await engine.handle(ChatEvent(EventKind.DELETED, GENERAL, "d1", at, target_id=other))
+    await engine.handle(
+        ChatEvent(EventKind.REACTION_ADDED, GENERAL, "r1", at, target_id=mid, user=BOB, emoji="👍")
+    )
+    await engine.handle(ChatEvent(EventKind.DELETED, GENERAL, "d2", at, target_id="never-seen"))
+    await engine.idle()
+    state = engine.state("general")
+    assert state is not None
+    assert [m.text for m in state.buffer.recent()] == ["the typo"]
+    stored = await h.app.store.recent_messages("general")
+    assert [m.text for m in stored] == ["the typo"]
+    assert [r[1] for r in await h.app.store.reactions(mid)] == ["👍"]
+
+
+async def test_denied_channel_leaves_nothing_behind(tmp_path: Path) -> None:
+    settings = replace(Settings(), channel_deny=("secret",))
+    h = await make(tmp_path, llm=ScriptedLLM(), settings=settings)
+    try:
+        await h.say(ALICE, "Kuu, hello", channel=Channel("secret", "secret"))
+        await h.app.writer.flush()
+        assert h.decisions == [] and h.outbox.sent == []
+        assert await h.app.store.recent_messages("secret") == []
+    finally:
+        await h.app.close()
+
+
+async def test_dms_off_and_bot_loop_guard(tmp_path: Path) -> None:
+    settings = replace(Settings(), dms_enabled=False)
+    h = await make(tmp_path, llm=ScriptedLLM(default="hi"), settings=settings)
+    try:
+        await h.say(ALICE, "Kuu, psst", channel=Channel("dm1", "dm", Visibility.DM))
+        assert h.last().stage is Stage.FILTERED and "DMs" in h.last().reason
+        other = User("otterbot", "otterbot", is_bot=True)
+        await h.say(other, "Kuu, beep")
+        assert h.last().action.kind is ActionKind.REPLY  # a bot may address us once
+        await h.say(other, "Kuu, beep beep")
+        assert h.last().stage is Stage.FILTERED and "loop guard" in h.last().reason
+    finally:
+        await h.app.close()
+
+
+async def test_channels_run_in_parallel_and_keep_order(h: Harness) -> None:
+    engine = h.app.engine
+    chans = [Channel(f"c{i}", f"c{i}") for i in range(5)]
+    for n in range(20):
+        for ch in chans:
+            msg = Message(f"{ch.id}-{n}", ch.id, ALICE, f"msg {n}", h.clock.now())
+            await engine.handle(ChatEvent(EventKind.POSTED, ch, msg.id, msg.ts, message=msg))
+    await engine.idle()
+    for ch in chans:
+        ids = [d.message_id for d in h.decisions if d.channel_id == ch.id]
+        assert ids == [f"{ch.id}-{n}" for n in range(20)]
+
+
+async def test_restart_rebuilds_the_buffer_and_remembers_handled_events(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    h = await make(tmp_path, llm=ScriptedLLM("hello"), clock=clock)
+    await h.say(ALICE, "before the restart", mid="a1")
+    await h.say(ALICE, "Kuu, hi", mid="a2")
+    await h.app.close()
+
+    h2 = await make(tmp_path, llm=ScriptedLLM("again"), clock=clock)
+    try:
+        msg = Message("a2", "general", ALICE, "Kuu, hi", clock.now())
+        again = ChatEvent(EventKind.POSTED, GENERAL, "a2", msg.ts, message=msg)
+        assert await h2.app.engine.handle(again) is False
+        await h2.say(BOB, "after", mid="b1")
+        state = h2.app.engine.state("general")
+        assert state is not None
+        texts = [m.text for m in state.buffer.recent()]
+        assert texts == ["before the restart", "Kuu, hi", "hello", "after"]
+        # The bot recognises its own earlier message after the restart.
+        await h2.say(BOB, "what did you mean?", reply_to="bot-1")
+        assert h2.last().stage is Stage.ADDRESSED
+    finally:
+        await h2.app.close()
+
+
+class DebounceJudge:
+    """Defers ambient messages; then speaks on the settled pass, and re-checks questions."""
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        if situation.extra.get("recheck"):
+            return Verdict(ActionKind.REPLY, Stage.LOCAL, 70, "question still unanswered")
+        if not situation.extra.get("settled"):
+            return Verdict(ActionKind.NONE, Stage.LOCAL, 0, "wait", defer_s=20)
+        recheck = 300.0 if situation.message.text.endswith("?") else None
+        return Verdict(ActionKind.REACT, Stage.LOCAL, 50, "settled", recheck_s=recheck)
+
+
+async def test_debounce_supersede_and_recheck_run_on_the_clock(tmp_path: Path) -> None:
+    h = await make(tmp_path, llm=ScriptedLLM(default="answer"), judge=DebounceJudge())
+    try:
+        await h.say(ALICE, "first")
+        assert h.decisions == []  # waiting for the burst to settle
+        await h.clock.advance(5)
+        await h.say(BOB, "second?")
+        assert [d.reason for d in h.decisions] == ["superseded"]
+        await h.clock.advance(19)
+        assert len(h.decisions) == 1
+        await h.clock.advance(2)
+        await h.app.engine.idle()
+        assert h.decisions[-1].reason == "settled"
+        assert h.decisions[-1].action.kind is ActionKind.REACT
+        await h.clock.advance(300)
+        await h.app.engine.idle()
+        assert h.decisions[-1].reason == "question still unanswered"
+        assert h.decisions[-1].action.text == "answer"
+    finally:
+        await h.app.close()
+
+
+async def test_quiet_mode_silences_ambient_but_not_addressed(h: Harness) -> None:
+    h.llm.enqueue("yes?")
+    await h.app.engine.quiet(GENERAL, 30)
+    await h.say(ALICE, "hmm")
+    assert h.last().reason == "asked to be quiet here"
+    await h.say(ALICE, "Kuu?")
+    assert h.last().action.text == "yes?"
+    await h.clock.advance(31 * 60)
+    assert h.app.engine.status(GENERAL)["quiet_until"] is None
+
+
+async def test_status_counts_llm_use(h: Harness) -> None:
+    h.llm.enqueue("one")
+    await h.say(ALICE, "Kuu, hi")
+    st = h.app.engine.status(GENERAL)
+    assert st["listening"] is True and st["llm_calls_today"] == 1
+    assert h.clock.now() - h.decisions[0].decided_at < timedelta(seconds=1)
