@@ -138,7 +138,7 @@ class LLMCallRecord:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
-    outcome: str  # "ok" | "invalid" | "timeout" | "error" | "skipped"
+    outcome: str  # "ok" | "invalid" | "timeout" | "unavailable" | "error" | "skipped"
     detail: str = ""
     prompt: str | None = None
 

@@ -1,0 +1,321 @@
+"""The OpenAI-compatible back-end: any server that speaks ``/v1/chat/completions``.
+
+OpenAI itself, vLLM, Ollama, llama.cpp's server, LM Studio… Retries are done here rather
+than by the SDK (which gets ``max_retries=0``) so that backoff waits go through an
+injectable ``sleep`` and tests never really wait. Structured output asks for
+``response_format: json_schema`` first and steps down to plain JSON mode, with the
+schema spelt out in the prompt, when a server rejects that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
+
+from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
+from kuuki.llm.base import ChatMessage, Completion, Usage
+from kuuki.llm.schema import parse_json
+
+log = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+# Ways to ask for JSON, strictest first. "json_object+schema" is the llama.cpp/Anyscale
+# extension that passes the schema inside json_object mode; servers that predate
+# json_schema often constrain their output with it.
+_JSON_MODES = ("json_schema", "json_object+schema", "json_object")
+
+# HTTP statuses with which a server says "I do not understand this request format".
+_REJECTED = (openai.BadRequestError, openai.UnprocessableEntityError)
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt after a pause (429, 5xx, connection trouble)."""
+
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.retry_after = retry_after
+
+
+class OpenAICompatLLM:
+    """An `LLM` that calls an OpenAI-compatible chat-completions endpoint.
+
+    A call is tried ``1 + max_retries`` times when the server answers 429 or 5xx or cannot
+    be reached, pausing ``backoff_s * 2**attempt`` (capped at ``backoff_max_s``, with
+    up to 50 % random jitter, or the server's Retry-After if longer) between attempts.
+    A timeout is not retried: the caller's time budget is already spent.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        *,
+        timeout_s: float = 30.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.model = model
+        self.name = name or model
+        self.base_url = base_url
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self.timeout_s = timeout_s
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._api_key = api_key
+        self._client = AsyncOpenAI(
+            # Local servers take no key, but the SDK insists on one.
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            timeout=timeout_s,
+            max_retries=0,
+        )
+        self._json_modes = list(_JSON_MODES)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.close()
+
+    async def __aenter__(self) -> OpenAICompatLLM:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        start = time.monotonic()
+        try:
+            response = await self._request(messages, json_schema, max_tokens, temperature)
+        except LLMError as exc:
+            failure = exc
+        else:
+            return self._completion(response, json_schema, (time.monotonic() - start) * 1000)
+        # Raised outside the except block so a scrubbed error carries no __context__.
+        raise self._without_key(failure)
+
+    def _without_key(self, exc: LLMError) -> LLMError:
+        """``exc``, or a copy with the key masked and no chain if the key shows anywhere.
+
+        Servers echo request details in error bodies, which the SDK's exceptions (our
+        causes) carry; the key must not reach a log through a traceback.
+        """
+        chain: list[BaseException] = []
+        link: BaseException | None = exc
+        while link is not None and link not in chain:
+            chain.append(link)
+            link = link.__cause__ or link.__context__
+        if self._api_key is None or not any(self._api_key in repr(e) for e in chain):
+            return exc
+        return type(exc)(str(exc).replace(self._api_key, "***"))
+
+    async def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        json_schema: dict[str, Any] | None,
+        max_tokens: int,
+        temperature: float,
+    ) -> Any:
+        if json_schema is None:
+            return await self._with_retries(messages, None, max_tokens, temperature)
+        while True:
+            mode = self._json_modes[0]
+            request = _json_request(messages, json_schema, mode)
+            try:
+                return await self._with_retries(request[0], request[1], max_tokens, temperature)
+            except _FormatRejected as exc:
+                if len(self._json_modes) == 1:
+                    raise LLMError(f"{self.base_url} rejected the request: {exc}") from exc
+                # Remember for later calls: this server will not accept the mode. (A
+                # concurrent call may have stepped down already.)
+                log.info("%s rejected response_format %s; trying the next", self.base_url, mode)
+                if self._json_modes[0] == mode:
+                    self._json_modes.pop(0)
+
+    async def _with_retries(
+        self,
+        messages: Sequence[ChatMessage],
+        response_format: dict[str, Any] | None,
+        max_tokens: int,
+        temperature: float,
+    ) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return await self._attempt(messages, response_format, max_tokens, temperature)
+            except _Retryable as exc:
+                if attempt >= self.max_retries:
+                    raise LLMUnavailable(
+                        f"{self.base_url}: {exc} (gave up after {attempt + 1} attempts)"
+                    ) from exc
+                delay = self._backoff(attempt, exc.retry_after)
+                log.warning(
+                    "%s: %s; retry %d/%d in %.2fs",
+                    self.base_url,
+                    exc,
+                    attempt + 1,
+                    self.max_retries,
+                    delay,
+                )
+                await self._sleep(delay)
+                attempt += 1
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        delay: float = min(self.backoff_s * 2.0**attempt, self.backoff_max_s)
+        # Jitter spreads out clients that failed together, so they do not retry together.
+        delay *= 1 + 0.5 * self._rng.random()
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_max_s))
+        return delay
+
+    async def _attempt(
+        self,
+        messages: Sequence[ChatMessage],
+        response_format: dict[str, Any] | None,
+        max_tokens: int,
+        temperature: float,
+    ) -> Any:
+        extra: dict[str, Any] = {}
+        if response_format is not None:
+            extra["response_format"] = response_format
+        try:
+            return await self._client.chat.completions.create(
+                model=self.model,
+                messages=cast(
+                    "list[ChatCompletionMessageParam]",
+                    [{"role": m.role, "content": m.content} for m in messages],
+                ),
+                max_tokens=max_tokens,
+                temperature=temperature,
+                **extra,
+            )
+        except openai.APITimeoutError as exc:
+            raise LLMTimeout(f"{self.base_url} did not answer within {self.timeout_s}s") from exc
+        except openai.APIConnectionError as exc:
+            raise _Retryable(f"cannot connect ({_cause(exc)})") from exc
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise LLMUnavailable(
+                f"{self.base_url} refused the API key (HTTP {exc.status_code}); "
+                "check the llm api_key setting"
+            ) from exc
+        except openai.RateLimitError as exc:
+            raise _Retryable("rate limited (HTTP 429)", _retry_after(exc)) from exc
+        except openai.InternalServerError as exc:
+            if response_format is not None and "response_format" in exc.message:
+                # llama-cpp-python's server answers 500, not 400, to a format it lacks.
+                raise _FormatRejected(_status_message(exc)) from exc
+            raise _Retryable(f"server error (HTTP {exc.status_code})") from exc
+        except openai.NotFoundError as exc:
+            raise LLMUnavailable(
+                f"{self.base_url} does not know model {self.model!r} (HTTP 404)"
+            ) from exc
+        except _REJECTED as exc:
+            if response_format is not None:
+                raise _FormatRejected(_status_message(exc)) from exc
+            raise LLMError(f"{self.base_url} rejected the request: {_status_message(exc)}") from exc
+        except openai.APIStatusError as exc:
+            raise LLMError(f"{self.base_url} failed: {_status_message(exc)}") from exc
+        except openai.OpenAIError as exc:
+            # e.g. a 200 whose body is not a chat completion at all.
+            raise LLMBadOutput(f"{self.base_url} sent an unreadable answer: {exc}") from exc
+
+    def _completion(
+        self, response: Any, json_schema: dict[str, Any] | None, latency_ms: float
+    ) -> Completion:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise LLMBadOutput(f"{self.base_url} returned no choices")
+        text = (choices[0].message.content or "").strip()
+        if not text:
+            raise LLMBadOutput(f"{self.base_url} returned an empty answer")
+        data = parse_json(text, json_schema) if json_schema is not None else None
+        usage = response.usage
+        return Completion(
+            text=text,
+            model=getattr(response, "model", None) or self.name,
+            usage=Usage(
+                usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0
+            ),
+            data=data,
+            latency_ms=latency_ms,
+        )
+
+
+class _FormatRejected(Exception):
+    """The server answered 400/422 to a request that carried a response_format."""
+
+
+def _json_request(
+    messages: Sequence[ChatMessage], json_schema: dict[str, Any], mode: str
+) -> tuple[list[ChatMessage], dict[str, Any]]:
+    if mode == "json_schema":
+        return list(messages), {
+            "type": "json_schema",
+            "json_schema": {
+                "name": _schema_name(json_schema),
+                "schema": json_schema,
+                "strict": True,
+            },
+        }
+    # JSON mode alone does not tell the model which object to write: spell it out, in the
+    # system message (some chat templates reject a system message anywhere but first).
+    hint = (
+        "Answer with one JSON object that matches this JSON schema, and nothing else:\n"
+        + json.dumps(json_schema)
+    )
+    rest = list(messages)
+    if rest and rest[0].role == "system":
+        first = ChatMessage("system", f"{rest.pop(0).content}\n\n{hint}")
+    else:
+        first = ChatMessage("system", hint)
+    response_format: dict[str, Any] = {"type": "json_object"}
+    if mode == "json_object+schema":
+        response_format["schema"] = json_schema
+    return [first, *rest], response_format
+
+
+def _schema_name(json_schema: dict[str, Any]) -> str:
+    # OpenAI accepts [a-zA-Z0-9_-]{1,64} here.
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", str(json_schema.get("title", "answer")))
+    return name[:64] or "answer"
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    try:
+        return float(str(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date; rare enough to fall back to our own backoff
+
+
+def _status_message(exc: openai.APIStatusError) -> str:
+    return f"HTTP {exc.status_code}: {exc.message}"
+
+
+def _cause(exc: BaseException) -> str:
+    # The SDK says only "Connection error."; the httpx cause says refused/unreachable.
+    cause = exc.__cause__
+    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
