@@ -89,8 +89,11 @@ class App:
     llm: LLM | None
     judge_llm: LLM | None
     closers: list[Any] = field(default_factory=list)
+    memory: Any = None  # kuuki.memory.service.MemoryService when a store is in use
 
     async def close(self) -> None:
+        if self.memory is not None:  # memory jobs may still act through the engine
+            await self.memory.close()
         await self.engine.close()
         if self.store is not None:
             await self.store.close()
@@ -132,9 +135,27 @@ async def build_app(
 
         embedder = default_embedder()
     prompts = Prompts(settings.persona.language, settings.prompts_dir or None)
+    # --- memory (issue 5) -------------------------------------------------------------------
+    memory = None
+    if store is not None:
+        from .memory.service import MemoryService
+
+        memory = await MemoryService.open(
+            settings, store=store, clock=clock, llm=main_llm, embedder=embedder,
+            prompts=prompts, dump=dump, bot_user_ids=tuple(bot_user_ids),
+        )
+    # -----------------------------------------------------------------------------------------
     responder = Responder(
-        settings.persona, ContextBuilder(settings.persona, prompts), main_llm, dump=dump
+        settings.persona, ContextBuilder(settings.persona, prompts), main_llm, dump=dump,
+        memory=memory.provider() if memory is not None else None,
     )
+    if judge is None:
+        from .judge.hybrid import build_judge
+
+        judge = build_judge(
+            settings, j_llm, clock, embedder=embedder, dump=dump,
+            memory=memory.provider(retrieve_facts=False) if memory is not None else None,
+        )
     engine = Engine(
         settings,
         clock=clock,
@@ -145,8 +166,11 @@ async def build_app(
         judge=judge,
         tracker_factory=tracker_factory(settings, embedder),
         bot_user_ids=bot_user_ids,
+        memory_hooks=[memory] if memory is not None else (),
     )
-    return App(settings, engine, clock, store, writer, main_llm, j_llm)
+    if memory is not None:
+        memory.attach(engine)
+    return App(settings, engine, clock, store, writer, main_llm, j_llm, memory=memory)
 
 
 async def run_chat(settings: Settings) -> int:
@@ -285,3 +309,80 @@ async def running(app: App) -> AsyncIterator[App]:
         yield app
     finally:
         await app.close()
+
+
+def platforms_to_run(settings: Settings) -> list[str]:
+    """Which platforms have their tokens; a ConfigError that says what to set if none."""
+    found: list[str] = []
+    if settings.discord_token:
+        found.append("discord")
+    bot, app_token = settings.slack_bot_token, settings.slack_app_token
+    if bot and not app_token:
+        raise ConfigError(
+            "SLACK_APP_TOKEN",
+            "SLACK_BOT_TOKEN is set but Socket Mode also needs the app-level token "
+            "(xapp-…, scope connections:write)",
+        )
+    if app_token and not bot:
+        raise ConfigError(
+            "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN is set but the bot token (xoxb-…) is missing"
+        )
+    if bot and app_token:
+        found.append("slack")
+    if not found:
+        raise ConfigError(
+            "DISCORD_TOKEN",
+            "no platform token is set: set DISCORD_TOKEN for Discord, or SLACK_BOT_TOKEN and "
+            "SLACK_APP_TOKEN for Slack (environment or kuuki.toml [discord]/[slack]). "
+            "To try kuuki locally without any account: `kuuki playground` or `kuuki chat`",
+        )
+    return found
+
+
+class RoutingOutbox:
+    """One engine, several platforms: each channel's actions go to its platform's outbox."""
+
+    def __init__(self, outboxes: dict[str, Outbox]) -> None:
+        self.outboxes = outboxes
+
+    def _for(self, channel: Channel) -> Outbox:
+        try:
+            return self.outboxes[channel.platform]
+        except KeyError:
+            raise KuukiError(f"no outbox for platform {channel.platform!r}") from None
+
+    async def send(self, channel: Channel, action: Any) -> Any:
+        return await self._for(channel).send(channel, action)
+
+    def typing(self, channel: Channel) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._for(channel).typing(channel)
+
+
+async def run_platforms(settings: Settings) -> int:
+    """`kuuki run`: every configured platform at once, on one engine and one store."""
+    import asyncio
+
+    names = platforms_to_run(settings)
+    outboxes: dict[str, Outbox] = {}
+    starters: list[Callable[[App], Any]] = []
+    if "discord" in names:
+        from .platforms.discord import DiscordOutbox, run_discord
+
+        d_out = DiscordOutbox()
+        outboxes["discord"] = d_out
+        starters.append(lambda app: run_discord(app, settings.discord_token, d_out))
+    if "slack" in names:
+        from .platforms.slack import SlackOutbox, run_slack
+
+        s_out = SlackOutbox()
+        outboxes["slack"] = s_out
+        starters.append(
+            lambda app: run_slack(app, settings.slack_bot_token, settings.slack_app_token, s_out)
+        )
+    app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes))
+    print(f"kuuki run: {settings.persona.name} on {', '.join(names)}", flush=True)
+    try:
+        await asyncio.gather(*(start(app) for start in starters))
+    finally:
+        await app.close()
+    return 0

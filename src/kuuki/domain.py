@@ -67,6 +67,13 @@ class Channel:
     visibility: Visibility = Visibility.PUBLIC
     workspace: str = "default"
     platform: str = "local"
+    parent_id: str | None = None  # a thread's channel; allow/deny lists follow the parent
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every key an allow or deny list may use for this channel."""
+        keys = (self.id, self.name)
+        return (*keys, self.parent_id) if self.parent_id else keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +114,8 @@ class ChatEvent:
     user: User | None = None
     text: str | None = None
     emoji: str | None = None
+    # History read at start-up so the bot does not start blind: recorded, never judged.
+    backfill: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,6 +181,7 @@ class Engine:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._intake = asyncio.Lock()
         self._closed = False
         self.handled = 0
         self.usage = Usage()
@@ -199,6 +200,12 @@ class Engine:
         """Queue an event on its channel. False when the id was already handled (or queued)."""
         if self._closed:
             raise RuntimeError("engine is closed")
+        # Intake is serialised: the awaits below (store look-ups on a channel's first event,
+        # event-id checks) must not let a later event overtake an earlier one.
+        async with self._intake:
+            return await self._intake_one(event)
+
+    async def _intake_one(self, event: ChatEvent) -> bool:
         if event.event_id in self._seen:
             return False
         self._mark_seen(event.event_id)
@@ -302,7 +309,7 @@ class Engine:
     async def _process(self, state: ChannelState, event: ChatEvent) -> None:
         self.handled += 1
         if event.kind is EventKind.POSTED and event.message is not None:
-            await self._posted(state, event.message)
+            await self._posted(state, event.message, backfill=event.backfill)
         elif event.kind is EventKind.EDITED and event.target_id is not None:
             text = clean_incoming(event.text or "")
             state.buffer.edit(event.target_id, text)
@@ -332,7 +339,7 @@ class Engine:
         if self.writer is not None:
             await self.writer.flush()
 
-    async def _posted(self, state: ChannelState, raw: Message) -> None:
+    async def _posted(self, state: ChannelState, raw: Message, *, backfill: bool = False) -> None:
         msg = replace(raw, text=clean_incoming(raw.text))
         trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
         own = self._is_own(msg.user)
@@ -342,7 +349,7 @@ class Engine:
             return  # a denied channel leaves nothing behind, not even in the store
         # 2 record ---------------------------------------------------------------------------
         conversation_id = await self._record(state, msg, own=own)
-        if own:
+        if own or backfill:
             return
         if blocked:
             trace.step(f"filtered: {blocked}")
@@ -372,6 +379,10 @@ class Engine:
                 verdict.defer_s, lambda: self._settled(state, msg, trace)
             )
             state.pending = PendingJudgment(msg, trace, handle)
+            # judge change (issue 4): an open question keeps its recheck timer even when a
+            # newer message supersedes the debounced judgment, so "nobody answered it" is
+            # still noticed in a busy channel.
+            self._schedule_recheck(state, msg, verdict)
             return
         await self.act(state, msg, verdict, trace)
         self._schedule_recheck(state, msg, verdict)
@@ -477,17 +488,17 @@ class Engine:
         state.bot.quiet_until = until
         return until
 
-    def listening(self, channel: Channel) -> bool:
+    def _allowed(self, channel: Channel) -> bool:
         s = self.settings
-        if (
-            s.channel_allow
-            and channel.id not in s.channel_allow
-            and channel.name not in s.channel_allow
-        ):
+        keys = set(channel.names)
+        if s.channel_allow and not keys & set(s.channel_allow):
             return False
-        if channel.id in s.channel_deny or channel.name in s.channel_deny:
+        return not keys & set(s.channel_deny)
+
+    def listening(self, channel: Channel) -> bool:
+        if not self._allowed(channel):
             return False
-        return not (channel.visibility is Visibility.DM and not s.dms_enabled)
+        return not (channel.visibility is Visibility.DM and not self.settings.dms_enabled)
 
     def status(self, channel: Channel) -> dict[str, Any]:
         state = self.channels.get(channel.id)
@@ -509,14 +520,11 @@ class Engine:
 
     def _filter(self, state: ChannelState, msg: Message) -> str:
         ch = state.channel
-        s = self.settings
-        if s.channel_allow and ch.id not in s.channel_allow and ch.name not in s.channel_allow:
-            return "denied"
-        if ch.id in s.channel_deny or ch.name in s.channel_deny:
+        if not self._allowed(ch):
             return "denied"
         if self._is_own(msg.user):
             return "own message"
-        if ch.visibility is Visibility.DM and not s.dms_enabled:
+        if ch.visibility is Visibility.DM and not self.settings.dms_enabled:
             return "DMs are off"
         if msg.user.is_bot:
             if state.bot_turns_since_human >= 2:
@@ -554,9 +562,20 @@ class Engine:
         return conversation_id
 
     async def act(
-        self, state: ChannelState, msg: Message, verdict: Verdict, trace: DecisionTrace
+        self,
+        state: ChannelState,
+        msg: Message,
+        verdict: Verdict,
+        trace: DecisionTrace,
+        *,
+        task: str | None = None,
+        extra: dict[str, str] | None = None,
     ) -> Decision:
-        """Step 6 and 7 for a verdict about `msg` (also used by timers of the judge)."""
+        """Step 6 and 7 for a verdict about `msg` (also used by timers of the judge).
+
+        `task` and `extra` choose another prompt than reply/ack (the memory layer's
+        proactive talk passes ``task="proactive"`` with the remembered topic).
+        """
         action: Action | None = None
         if verdict.action is not ActionKind.NONE:
             latest = state.last_human
@@ -571,6 +590,8 @@ class Engine:
                         other,
                         trace,
                         emoji=verdict.emoji,
+                        task=task,
+                        extra=extra,
                     )
             except Exception as exc:
                 trace.error(f"generation failed: {type(exc).__name__}: {exc}")

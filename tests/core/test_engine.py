@@ -370,3 +370,13 @@ async def test_status_counts_llm_use(h: Harness) -> None:
     st = h.app.engine.status(GENERAL)
     assert st["listening"] is True and st["llm_calls_today"] == 1
     assert h.clock.now() - h.decisions[0].decided_at < timedelta(seconds=1)
+
+
+async def test_backfilled_history_is_recorded_but_never_answered(h: Harness) -> None:
+    msg = Message("old", "general", ALICE, "Kuu, are you there?", h.clock.now())
+    ev = ChatEvent(EventKind.POSTED, GENERAL, "old", msg.ts, message=msg, backfill=True)
+    await h.app.engine.handle(ev)
+    await h.app.engine.idle()
+    assert h.decisions == [] and h.llm.history == []
+    state = h.app.engine.state("general")
+    assert state is not None and [m.id for m in state.buffer.recent()] == ["old"]

@@ -123,3 +123,20 @@ def test_bad_setting_stops_start_up_with_one_message(tmp_path: Path) -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["version"]) == 0
     assert capsys.readouterr().out.startswith("kuuki ")
+
+
+def test_run_without_tokens_says_which_setting_is_missing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "DISCORD_TOKEN" in err and "SLACK_BOT_TOKEN" in err and "kuuki playground" in err
+
+
+def test_run_with_half_a_slack_config_names_the_missing_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-secret-value")
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "SLACK_APP_TOKEN" in err and "xoxb-secret-value" not in err

@@ -1,0 +1,221 @@
+"""Translation between domain values and table rows, plus the store's own record types.
+
+Rows are plain dicts on the way in (they feed batched ``executemany`` inserts directly) and
+SQLAlchemy ``Row`` mappings on the way out. Text is cleaned here as well as in the column
+types so that a value the store hands back from its write-behind buffer is identical to
+the one a database read would return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kuuki.domain import Channel, Decision, Message, User, Visibility
+from kuuki.store.types import clean_text, to_utc
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A stored memory document (``content`` is any JSON value)."""
+
+    scope: str
+    scope_id: str
+    kind: str
+    content: Any
+    visibility: Visibility
+    source_channel_id: str | None
+    source_user_ids: tuple[str, ...]
+    workspace: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class FactRecord:
+    """A stored fact; ``embedding`` is a float32 vector or None."""
+
+    id: int
+    content: str
+    source_channel_id: str | None
+    source_user_ids: tuple[str, ...]
+    keywords: tuple[str, ...]
+    embedding: npt.NDArray[np.float32] | None
+    confidence: float
+    shareable: bool
+    visibility: Visibility
+    workspace: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+def visibility(value: str) -> Visibility:
+    # An unknown value (written by a newer version, say) must never widen who sees a
+    # memory, so it reads as the most restrictive option.
+    try:
+        return Visibility(value)
+    except ValueError:
+        return Visibility.DM
+
+
+def channel_row(ch: Channel) -> dict[str, Any]:
+    return {
+        "id": clean_text(ch.id),
+        "name": clean_text(ch.name),
+        "visibility": str(ch.visibility),
+        "workspace": clean_text(ch.workspace),
+        "platform": clean_text(ch.platform),
+    }
+
+
+def row_to_channel(r: Mapping[Any, Any]) -> Channel:
+    return Channel(
+        id=r["id"],
+        name=r["name"],
+        visibility=visibility(r["visibility"]),
+        workspace=r["workspace"],
+        platform=r["platform"],
+    )
+
+
+def message_row(m: Message, conversation_id: str | None, seq: int = 0) -> dict[str, Any]:
+    """Insert parameters for ``m``; also carries the author's name/is_bot for read-back."""
+    return {
+        "id": clean_text(m.id),
+        "channel_id": clean_text(m.channel_id),
+        "user_id": clean_text(m.user.id),
+        "text": "" if m.deleted else clean_text(m.text),
+        "ts": to_utc(m.ts),
+        "reply_to": None if m.reply_to is None else clean_text(m.reply_to),
+        "thread": None if m.thread is None else clean_text(m.thread),
+        "mentions": [clean_text(x) for x in m.mentions],
+        "conversation_id": None if conversation_id is None else clean_text(conversation_id),
+        "edited": m.edited,
+        "deleted": m.deleted,
+        "reflected": False,
+        "seq": seq,
+        # Not message columns: used to upsert the author and to rebuild the Message.
+        "user_name": clean_text(m.user.name),
+        "user_is_bot": m.user.is_bot,
+    }
+
+
+MESSAGE_COLUMNS = (
+    "id",
+    "channel_id",
+    "user_id",
+    "text",
+    "ts",
+    "reply_to",
+    "thread",
+    "mentions",
+    "conversation_id",
+    "edited",
+    "deleted",
+    "reflected",
+    "seq",
+)
+
+
+def row_to_message(r: Mapping[Any, Any]) -> Message:
+    """Build a Message from a messages⋈users row or from a :func:`message_row` dict."""
+    return Message(
+        id=r["id"],
+        channel_id=r["channel_id"],
+        user=User(id=r["user_id"], name=r["user_name"], is_bot=bool(r["user_is_bot"])),
+        text=r["text"],
+        ts=to_utc(r["ts"]),
+        reply_to=r["reply_to"],
+        thread=r["thread"],
+        mentions=tuple(r["mentions"] or ()),
+        edited=bool(r["edited"]),
+        deleted=bool(r["deleted"]),
+    )
+
+
+def decision_row(d: Decision) -> dict[str, Any]:
+    return {
+        "message_id": d.message_id,
+        "channel_id": d.channel_id,
+        "action": str(d.action.kind),
+        "action_text": d.action.text,
+        "emoji": d.action.emoji,
+        "thread": d.action.thread,
+        "reply_to": d.action.reply_to,
+        "stage": str(d.stage),
+        "score": float(d.score),
+        "reason": d.reason,
+        "decided_at": to_utc(d.decided_at),
+        "llm_calls": d.llm_calls,
+        "trace": d.trace.to_dict(),  # cleaned by SafeJSON
+    }
+
+
+DECISION_KEYS = (
+    "id",
+    "message_id",
+    "channel_id",
+    "action",
+    "action_text",
+    "emoji",
+    "thread",
+    "reply_to",
+    "stage",
+    "score",
+    "reason",
+    "decided_at",
+    "llm_calls",
+    "trace",
+)
+
+
+def row_to_decision(r: Mapping[Any, Any]) -> dict[str, Any]:
+    """A decision as a plain dict: the columns of ``decisions``, ``trace`` as a dict."""
+    out = {k: r[k] for k in DECISION_KEYS}
+    out["decided_at"] = to_utc(out["decided_at"])
+    return out
+
+
+def row_to_memory(r: Mapping[Any, Any]) -> MemoryRecord:
+    return MemoryRecord(
+        scope=r["scope"],
+        scope_id=r["scope_id"],
+        kind=r["kind"],
+        content=r["content"],
+        visibility=visibility(r["visibility"]),
+        source_channel_id=r["source_channel_id"],
+        source_user_ids=tuple(r["source_user_ids"] or ()),
+        workspace=r["workspace"],
+        updated_at=to_utc(r["updated_at"]),
+    )
+
+
+def embedding_bytes(vec: Sequence[float] | npt.NDArray[Any] | None) -> bytes | None:
+    if vec is None:
+        return None
+    # Little-endian float32 explicitly, so a database copied between machines still reads.
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+def row_to_fact(r: Mapping[Any, Any]) -> FactRecord:
+    raw = r["embedding"]
+    emb = None if raw is None else np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32)
+    last_used = r["last_used_at"]
+    return FactRecord(
+        id=int(r["id"]),
+        content=r["content"],
+        source_channel_id=r["source_channel_id"],
+        source_user_ids=tuple(r["source_user_ids"] or ()),
+        keywords=tuple(r["keywords"] or ()),
+        embedding=emb,
+        confidence=float(r["confidence"]),
+        shareable=bool(r["shareable"]),
+        visibility=visibility(r["visibility"]),
+        workspace=r["workspace"],
+        created_at=to_utc(r["created_at"]),
+        last_used_at=None if last_used is None else to_utc(last_used),
+    )

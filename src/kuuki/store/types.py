@@ -1,0 +1,139 @@
+"""Column types that clean values at the database boundary.
+
+Chat text is hostile input: lone UTF-16 surrogates (from badly decoded platform payloads)
+cannot be encoded as UTF-8, and PostgreSQL refuses NUL characters in text and in JSONB.
+Rather than letting one such message fail a whole batched transaction, every text and JSON
+value is sanitised on its way in, identically on SQLite and PostgreSQL, so both backends
+return the same thing. Datetimes are stored in UTC and always come back timezone-aware:
+SQLite keeps no zone, so the zone is re-attached on the way out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Dialect, String, Text, TypeDecorator
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.types import TypeEngine
+
+REPLACEMENT = "\ufffd"
+
+# Lone surrogates and NUL are the only characters that the databases reject; everything
+# else (other control characters, zero-width characters, RTL marks) is kept verbatim.
+_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
+# In dumped JSON: a lone surrogate, an escaped NUL, or a bare NaN/Infinity. Matching such
+# text inside an ordinary string only costs a trip through the slow path.
+_JSON_SUSPECT = re.compile(r"[\ud800-\udfff]|\\u0000|NaN|Infinity")
+
+
+def clean_text(value: str) -> str:
+    """Return ``value`` with NUL and unpaired surrogates replaced by U+FFFD.
+
+    A correctly paired surrogate sequence (which can appear in a Python str built from
+    UTF-16 data) is joined into the character it encodes instead of being replaced.
+    """
+    if _BAD_CHARS.search(value) is None:  # fast path: almost every message
+        return value
+    if "\x00" in value:
+        value = value.replace("\x00", REPLACEMENT)
+    # Round-trip through UTF-16: valid pairs combine, lone halves become U+FFFD.
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def clean_json(value: Any) -> Any:
+    """Make ``value`` storable as JSON on every backend.
+
+    Strings (keys included) are cleaned like text; tuples and sets become lists;
+    non-finite floats become None because JSONB rejects NaN and Infinity; anything else
+    that JSON cannot represent is stored as its ``str()``.
+    """
+    # Fast path: one C-accelerated dump and a scan. Decision traces are written for every
+    # message, and walking them in Python dominated the batched ingest profile.
+    try:
+        dumped = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return _clean_json(value)
+    return value if _JSON_SUSPECT.search(dumped) is None else _clean_json(value)
+
+
+def _clean_json(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {clean_text(str(k)): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_clean_json(v) for v in value]
+    if isinstance(value, datetime):
+        return to_utc(value).isoformat()
+    return clean_text(str(value))
+
+
+def to_utc(value: datetime) -> datetime:
+    """Aware datetime in UTC; a naive value is taken to already be UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+class SafeText(TypeDecorator[str]):
+    """Unbounded text, sanitised on the way in."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else clean_text(value)
+
+
+class SafeString(TypeDecorator[str]):
+    """Identifier-like string (ids, names, enum values), sanitised on the way in."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else clean_text(value)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamp stored as UTC, returned timezone-aware on every backend."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = to_utc(value)
+        # SQLite stores the ISO text; dropping the zone after converting keeps every stored
+        # value in one format, so string comparison in SQL orders them correctly.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else to_utc(value)
+
+
+class SafeJSON(TypeDecorator[Any]):
+    """JSON document (JSONB on PostgreSQL), cleaned with :func:`clean_json` on the way in.
+
+    SQL NULL stands for Python None; a JSON ``null`` document is never stored.
+    """
+
+    impl = JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(JSONB(none_as_null=True))
+        return dialect.type_descriptor(JSON(none_as_null=True))
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return None if value is None else clean_json(value)

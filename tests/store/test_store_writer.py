@@ -1,0 +1,167 @@
+"""The write-behind batcher: flushing, read-your-writes, triggers, failures, close."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from storekit import GENERAL, T0, decision, msg
+
+from kuuki.errors import StoreError
+from kuuki.store import Store
+from kuuki.store.schema import DecisionRow, MessageRow, ProcessedEventRow
+
+
+async def count(store: Store, model: Any) -> int:
+    async with store.engine.connect() as conn:
+        return int(await conn.scalar(select(func.count()).select_from(model)) or 0)
+
+
+async def wait_for_count(store: Store, model: Any, n: int, timeout: float = 3.0) -> int:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (c := await count(store, model)) != n and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    return c
+
+
+@pytest.fixture
+async def slow_store(store_url: str) -> Any:
+    """A store whose writer only flushes when asked (or when 10 items queue up)."""
+    s = await Store.open(store_url, batch_size=10, batch_delay=60)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def test_flush_writes_everything_in_one_go(slow_store: Store) -> None:
+    w = slow_store.writer
+    for i in range(4):  # 9 items: just under the batch size of 10
+        m = msg(f"m{i}", minutes=i)
+        assert await w.mark_event(f"ev{i}", T0)
+        await w.add_message(m)
+        await w.add_message(m)  # duplicate in the queue
+    await w.add_decision(decision(msg("m0")))
+    assert len(w) == 9
+    assert await count(slow_store, MessageRow) == 0
+    assert await w.flush() == 4
+    assert len(w) == 0 and w.stats.flushes == 1
+    assert await count(slow_store, MessageRow) == 4
+    assert await count(slow_store, ProcessedEventRow) == 4
+    assert await count(slow_store, DecisionRow) == 1
+    assert await w.flush() == 0  # nothing left
+
+
+async def test_already_stored_ids_are_ignored_on_flush(slow_store: Store) -> None:
+    await slow_store.add_message(msg("m1", "stored"))
+    await slow_store.writer.add_message(msg("m1", "again"))
+    await slow_store.writer.add_message(msg("m2"))
+    assert await slow_store.writer.flush() == 1
+    got = await slow_store.get_message("m1")
+    assert got is not None and got.text == "stored"
+
+
+async def test_reads_see_pending_writes(slow_store: Store) -> None:
+    await slow_store.add_message(msg("m0", "stored"))
+    w = slow_store.writer
+    for i in range(1, 4):
+        await w.add_message(msg(f"m{i}", f"pending {i}", minutes=i))
+    await w.add_message(msg("gone", deleted=True, minutes=9))
+    assert await slow_store.get_message("m2") == msg("m2", "pending 2", minutes=2)
+    recent = await slow_store.recent_messages(GENERAL.id, limit=3)
+    assert [m.id for m in recent] == ["m1", "m2", "m3"]
+    assert await count(slow_store, MessageRow) == 1  # still only the stored one
+    # Reads that depend on queued rows flush first.
+    await w.add_decision(decision(msg("m3")))
+    got = await slow_store.decision_for("m3")
+    assert got is not None and got["message_id"] == "m3"
+    assert await slow_store.edit_message("m1", "edited")
+    edited = await slow_store.get_message("m1")
+    assert edited is not None and edited.edited and edited.text == "edited"
+
+
+async def test_full_batch_flushes_without_being_asked(slow_store: Store) -> None:
+    for i in range(10):
+        await slow_store.writer.add_message(msg(f"m{i}", minutes=i))
+    assert await wait_for_count(slow_store, MessageRow, 10) == 10
+    for i in range(10, 50):  # a burst: producers wait once 4 batches are queued
+        await slow_store.writer.add_message(msg(f"m{i}", minutes=i))
+    await slow_store.writer.flush()
+    assert await count(slow_store, MessageRow) == 50
+
+
+async def test_timer_flushes_after_the_delay(store_url: str) -> None:
+    s = await Store.open(store_url, batch_size=1000, batch_delay=0.05)
+    try:
+        await s.writer.add_message(msg("m1"))
+        assert await wait_for_count(s, MessageRow, 1) == 1
+    finally:
+        await s.close()
+
+
+async def test_close_flushes_and_then_refuses(store_url: str) -> None:
+    s = await Store.open(store_url, batch_size=100, batch_delay=60)
+    await s.writer.add_message(msg("m1"))
+    await s.writer.add_decision(decision(msg("m1")))
+    await s.close()
+    with pytest.raises(StoreError, match="closed"):
+        await s.writer.add_message(msg("m2"))
+    s2 = await Store.open(store_url)
+    try:
+        assert await s2.get_message("m1") == msg("m1")
+        assert await s2.decision_for("m1") is not None
+    finally:
+        await s2.close()
+    s3 = await Store.open(store_url)
+    await s3.close()
+    with pytest.raises(StoreError, match="closed"):
+        _ = s3.writer
+
+
+async def test_failed_batch_is_kept_and_retried(
+    slow_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = slow_store._write_batch
+    calls = 0
+
+    async def flaky(*args: Any) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("disk on fire")
+        return await real(*args)
+
+    monkeypatch.setattr(slow_store, "_write_batch", flaky)
+    await slow_store.writer.add_message(msg("m1"))
+    with pytest.raises(StoreError, match="disk on fire"):
+        await slow_store.writer.flush()
+    assert len(slow_store.writer) == 1 and slow_store.writer.stats.failures == 1
+    assert await slow_store.get_message("m1") == msg("m1")  # still visible while queued
+    await slow_store.writer.add_message(msg("m2", minutes=1))
+    assert await slow_store.writer.flush() == 2
+    assert [m.id for m in await slow_store.recent_messages(GENERAL.id)] == ["m1", "m2"]
+
+
+async def test_timed_flush_failure_retries_in_background(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = await Store.open(store_url, batch_size=1000, batch_delay=0.02)
+    try:
+        real = s._write_batch
+        calls = 0
+
+        async def flaky(*args: Any) -> int:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("transient")
+            return await real(*args)
+
+        monkeypatch.setattr(s, "_write_batch", flaky)
+        await s.writer.add_message(msg("m1"))
+        assert await wait_for_count(s, MessageRow, 1) == 1
+        assert s.writer.stats.failures == 1 and "transient" in caplog.text
+    finally:
+        await s.close()
