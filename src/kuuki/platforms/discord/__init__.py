@@ -1,0 +1,76 @@
+"""Discord adapter: discord.py events → ChatEvents, the engine's actions → Discord.
+
+    outbox = DiscordOutbox()
+    app = await build_app(settings, clock=RealClock(), outbox=outbox)
+    await run_discord(app, settings.discord_token)   # until cancelled
+
+The adapter translates and holds no decisions (see `client`, `mapping`, `outbox`,
+`commands`). Needs the privileged MESSAGE CONTENT intent (see the README).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+with warnings.catch_warnings():
+    # discord.py imports the stdlib audioop for voice; deprecated since 3.11 (audioop-lts
+    # replaces it on 3.13). kuuki has no voice; keep the warning out of users' logs.
+    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+    import discord
+
+from ...app import App, build_app
+from ...clock import RealClock
+from ...errors import ConfigError, KuukiError
+from ...settings import Settings
+from .client import KuukiClient, intents
+from .outbox import DiscordOutbox
+
+__all__ = ["DiscordOutbox", "KuukiClient", "intents", "run_discord", "serve_discord"]
+
+log = logging.getLogger("kuuki.discord")
+
+
+async def run_discord(
+    app: App, token: str, outbox: DiscordOutbox | None = None, **client_options: Any
+) -> None:
+    """Run the Discord client for `app` until cancelled.
+
+    `app` must have been built with a `DiscordOutbox`; the outbox is bound to the client
+    when the client has logged in. The client is closed on the way out, never `app`.
+    A rejected token or a refused MESSAGE CONTENT intent raise `KuukiError` saying what
+    to change; lost connections are resumed by discord.py.
+    """
+    found = outbox or app.engine.outbox
+    if not isinstance(found, DiscordOutbox):
+        raise TypeError("run_discord needs a DiscordOutbox (the app's, or routed to by it)")
+    outbox = found
+    if not token:
+        raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
+    client = KuukiClient(app.engine, outbox, **client_options)
+    try:
+        async with client:
+            await client.start(token)
+    except discord.LoginFailure as exc:
+        raise KuukiError(
+            "Discord rejected the bot token (DISCORD_TOKEN): copy it again from the "
+            "Developer Portal, Bot → Reset Token"
+        ) from exc
+    except discord.PrivilegedIntentsRequired as exc:
+        raise KuukiError(
+            "Discord refused the MESSAGE CONTENT intent: turn it on in the Developer Portal, "
+            "your application → Bot → Privileged Gateway Intents → MESSAGE CONTENT INTENT"
+        ) from exc
+
+
+async def serve_discord(settings: Settings) -> int:
+    """`kuuki discord`: build the app, run the client until cancelled, close everything."""
+    if not settings.discord_token:
+        raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
+    app = await build_app(settings, clock=RealClock(), outbox=DiscordOutbox())
+    try:
+        await run_discord(app, settings.discord_token)
+    finally:
+        await app.close()
+    return 0

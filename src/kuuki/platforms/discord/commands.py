@@ -1,0 +1,90 @@
+"""`/kuuki …` as a discord.py app command group, answered by the platform-neutral
+`kuuki.commands.run_command`. This module only translates: who asked, where, with which
+permission, and shows the reply (ephemeral when the reply says so)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from ...commands import CommandReply, run_command
+from ...domain import Channel
+from ...engine import Engine
+from ...safety import defuse_mentions
+from .mapping import TEXT_LIMIT, channel_of, fallback_channel, user_of
+from .outbox import allowed_mentions
+
+log = logging.getLogger("kuuki.discord")
+
+ChannelResolver = Callable[[discord.Interaction[Any]], Awaitable[Channel]]
+
+
+async def interaction_channel(interaction: discord.Interaction[Any]) -> Channel:
+    channel = interaction.channel
+    if channel is None:
+        return fallback_channel(interaction.channel_id or 0, interaction.guild_id)
+    return channel_of(channel)
+
+
+def kuuki_group(
+    engine: Engine,
+    *,
+    memory: Any = None,
+    resolve: ChannelResolver = interaction_channel,
+) -> app_commands.Group:
+    """The `/kuuki` command group: status, why, quiet <minutes>, memory, forget-me."""
+    group = app_commands.Group(name="kuuki", description="Ask kuuki about itself in this channel")
+
+    async def answer(
+        interaction: discord.Interaction[Any], name: str, args: Sequence[str] = ()
+    ) -> None:
+        try:
+            channel = await resolve(interaction)
+            perms = interaction.permissions
+            reply = await run_command(
+                engine,
+                channel,
+                user_of(interaction.user),
+                name,
+                args,
+                can_manage_channel=perms.manage_channels,
+                memory=memory,
+            )
+        except Exception:
+            log.exception("/kuuki %s failed", name)
+            reply = CommandReply("Sorry, that did not work; it has been logged.", ok=False)
+        await interaction.response.send_message(
+            defuse_mentions(reply.text)[:TEXT_LIMIT],
+            ephemeral=reply.ephemeral,
+            allowed_mentions=allowed_mentions(reply=False),
+        )
+
+    @group.command(name="status", description="Am I listening here, and how much have I used?")
+    async def status(interaction: discord.Interaction[Any]) -> None:
+        await answer(interaction, "status")
+
+    @group.command(name="why", description="Why I last did (or did not) speak here")
+    async def why(interaction: discord.Interaction[Any]) -> None:
+        await answer(interaction, "why")
+
+    @group.command(name="quiet", description="Stay quiet here unless addressed (manage channel)")
+    @app_commands.describe(minutes="How long, in minutes (0 ends it)")
+    async def quiet(
+        interaction: discord.Interaction[Any],
+        minutes: app_commands.Range[int, 0, 10080],
+    ) -> None:
+        await answer(interaction, "quiet", [str(minutes)])
+
+    @group.command(name="memory", description="What I remember about you (only you see it)")
+    async def memory_cmd(interaction: discord.Interaction[Any]) -> None:
+        await answer(interaction, "memory")
+
+    @group.command(name="forget-me", description="Forget what I remember about you")
+    async def forget_me(interaction: discord.Interaction[Any]) -> None:
+        await answer(interaction, "forget-me")
+
+    return group

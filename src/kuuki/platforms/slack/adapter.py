@@ -1,0 +1,237 @@
+"""`SlackAdapter`: slack-bolt (async, Socket Mode) between Slack and the engine.
+
+Start-up order: ``auth.test`` (the bot's user id joins ``engine.bot_user_ids`` before any
+channel exists), bind the outbox, backfill history, then open the Socket Mode connection,
+so live events queue behind the history they follow.
+
+Delivery: bolt runs with ``process_before_response=True``, so an envelope is acked only
+after its event has been queued in the engine. An event lost to a dropped socket is
+therefore never acked and comes again after the reconnect; one delivered twice (both
+``message`` and ``app_mention``, or a redelivery) has the same event id and is handled once.
+Anything that cannot be mapped is logged with its kind, acked and skipped: one bad payload
+never stops the adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from ...commands import CommandReply
+from ...domain import User
+from ...errors import ConfigError
+from .backfill import backfill
+from .commands import COMMAND, response_of, run_slash
+from .mapping import MalformedPayload, Mapper, payload_kind
+from .names import Directory
+from .outbox import SlackOutbox
+
+if TYPE_CHECKING:
+    from ...app import App
+
+log = logging.getLogger("kuuki.slack")
+
+SLACK_API = "https://slack.com/api/"
+_RECENT = 5_000
+_HANDLED_TYPES = frozenset({"message", "app_mention", "reaction_added"})
+
+
+class SlackAdapter:
+    """One workspace connection for one App (see module doc)."""
+
+    def __init__(
+        self,
+        app: App,
+        bot_token: str,
+        app_token: str,
+        outbox: SlackOutbox | None = None,
+        *,
+        base_url: str | None = None,
+        backfill_limit: int = 50,
+    ) -> None:
+        self.app = app
+        if outbox is None:
+            if not isinstance(app.engine.outbox, SlackOutbox):
+                raise ValueError(
+                    "pass the SlackOutbox the App's engine sends through (for instance the "
+                    "one inside a RoutingOutbox)"
+                )
+            outbox = app.engine.outbox
+        self.outbox = outbox
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.base_url = base_url or SLACK_API
+        self.backfill_limit = backfill_limit
+        self._session: aiohttp.ClientSession | None = None
+        self._handler: AsyncSocketModeHandler | None = None
+        self._mapper: Mapper | None = None
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.skipped = 0
+
+    @property
+    def mapper(self) -> Mapper:
+        if self._mapper is None:
+            raise RuntimeError("the Slack adapter has not started")
+        return self._mapper
+
+    async def start(self) -> None:
+        """Authenticate, backfill, connect. Raises ConfigError when Slack refuses a token."""
+        if not self.app_token.startswith("xapp-"):
+            raise ConfigError(
+                "SLACK_APP_TOKEN",
+                "Socket Mode needs an app-level token (xapp-…) with the connections:write scope",
+            )
+        self._session = aiohttp.ClientSession()
+        client = AsyncWebClient(token=self.bot_token, base_url=self.base_url, session=self._session)
+        try:
+            auth = await client.auth_test()
+        except SlackApiError as exc:
+            raise ConfigError(
+                "SLACK_BOT_TOKEN",
+                f"Slack refused the bot token ({exc.response.get('error')}); expected the "
+                "xoxb-… token of an app installed in the workspace",
+            ) from exc
+        bot_user_id, team_id = str(auth["user_id"]), str(auth["team_id"])
+        bot_id = auth.get("bot_id")
+        persona = self.app.settings.persona.name
+        self.app.engine.bot_user_ids.add(bot_user_id)
+        directory = Directory(client, team_id=team_id, bot_user_id=bot_user_id, bot_name=persona)
+        self._mapper = Mapper(directory, bot_id=str(bot_id) if bot_id else None)
+        self.outbox.bind(client, User(bot_user_id, persona, is_bot=True))
+        await backfill(
+            client, self._mapper, self.app.engine, self.outbox, per_channel=self.backfill_limit
+        )
+        bolt = AsyncApp(client=client, process_before_response=True, logger=log)
+        bolt.use(self._guard)
+        for kind in sorted(_HANDLED_TYPES):
+            bolt.event(kind)(self._on_event)
+        bolt.command(COMMAND)(self._on_command)
+        self._handler = AsyncSocketModeHandler(bolt, self.app_token)
+        await self._handler.connect_async()  # type: ignore[no-untyped-call]
+        log.info("connected to Slack team %s as %s", team_id, bot_user_id)
+
+    async def close(self) -> None:
+        handler, self._handler = self._handler, None
+        if handler is not None:
+            client = handler.client
+            await handler.close_async()  # type: ignore[no-untyped-call]
+            tasks = [
+                t
+                for t in (
+                    client.message_processor,
+                    client.message_receiver,
+                    client.current_session_monitor,
+                )
+                if t is not None
+            ]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.outbox.unbind()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # -- bolt listeners ---------------------------------------------------------------------
+
+    async def _guard(
+        self, body: dict[str, Any], ack: AsyncAck, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse | None:
+        """Before any listener: ack and log what no listener will take, so it is not
+        redelivered forever and never reaches a listener half-formed."""
+        if "command" in body:
+            if body.get("command") == COMMAND:
+                return await next()
+            return self._skip(await ack(), "slash_commands", f"unknown command {body['command']}")
+        event = body.get("event")
+        if body.get("type") == "event_callback":
+            if not isinstance(event, Mapping) or not isinstance(event.get("type"), str):
+                return self._skip(await ack(), "events_api", "no event or event type")
+            if event["type"] not in _HANDLED_TYPES:
+                return self._skip(await ack(), payload_kind(event), "unknown event type")
+            return await next()
+        return self._skip(await ack(), str(body.get("type") or "?"), "unsupported payload")
+
+    def _skip(self, resp: BoltResponse, kind: str, reason: str) -> BoltResponse:
+        self.skipped += 1
+        log.warning("skipped slack %s payload: %s", kind, reason)
+        return resp
+
+    async def _on_event(self, event: dict[str, Any]) -> None:
+        try:
+            await self.deliver(event)
+        except MalformedPayload as exc:
+            self._skip(BoltResponse(status=200), exc.kind, exc.reason)
+        except Exception:  # one bad event must never stop the adapter
+            self.skipped += 1
+            log.exception("slack %s event failed", payload_kind(event))
+
+    async def deliver(self, event: Mapping[str, Any]) -> bool:
+        """Map one Events API event and queue it; False when nothing was queued.
+
+        Envelopes are dispatched concurrently; a per-channel lock keeps one channel's events
+        in arrival order while a first-time name lookup is in flight.
+        """
+        key = _posted_key(event)
+        async with self._lock(_channel_of(event)):
+            if key is not None and key in self._recent:
+                return False  # the same message as `message` and as `app_mention`
+            mapped = await self.mapper.event(event)
+            if mapped is None:
+                return False
+            queued = await self.app.engine.handle(mapped)
+            if key is not None:
+                self._recent[key] = None
+                if len(self._recent) > _RECENT:
+                    self._recent.popitem(last=False)
+            return queued
+
+    def _lock(self, channel: str) -> asyncio.Lock:
+        lock = self._locks.get(channel)
+        if lock is None:
+            lock = self._locks[channel] = asyncio.Lock()
+        return lock
+
+    async def _on_command(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        try:
+            reply = await run_slash(self.app.engine, self.mapper.directory, body)
+        except MalformedPayload as exc:
+            self._skip(BoltResponse(status=200), exc.kind, exc.reason)
+            reply = CommandReply("Sorry, that command arrived incomplete.", ok=False)
+        except Exception:
+            log.exception("/kuuki %s failed", body.get("text"))
+            reply = CommandReply("Sorry, that did not work. Please try again.", ok=False)
+        try:
+            await respond(**response_of(reply))
+        except Exception as exc:
+            log.warning("could not answer /kuuki %s: %s", body.get("text"), exc)
+
+
+def _channel_of(event: Mapping[str, Any]) -> str:
+    channel = event.get("channel")
+    if not isinstance(channel, str):
+        item = event.get("item")
+        channel = item.get("channel") if isinstance(item, Mapping) else None
+    return channel if isinstance(channel, str) else ""
+
+
+def _posted_key(event: Mapping[str, Any]) -> str | None:
+    if event.get("type") in ("message", "app_mention") and event.get("subtype") is None:
+        channel, ts = event.get("channel"), event.get("ts")
+        if isinstance(channel, str) and isinstance(ts, str):
+            return f"slack:{channel}:{ts}"
+    return None

@@ -1,0 +1,206 @@
+"""Slack ids to names, and Slack markup to readable text.
+
+Users are looked up once with ``users.info`` and channels with ``conversations.info``; the
+answers are cached for the life of the adapter. `Directory.render` turns ``<@U…>``,
+``<#C…|name>``, ``<!here>`` and ``<https://…|label>`` into what a person would read, so no
+prompt ever sees a raw Slack id. The bot's own ``<@U…>`` becomes ``@<persona name>`` and
+is reported as a platform mention.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from ...domain import Channel, User, Visibility
+
+log = logging.getLogger("kuuki.slack")
+
+_MARKUP = re.compile(r"<([^<>]*)>")
+_CACHE_SIZE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    user: User
+    is_admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    text: str
+    mentions: tuple[str, ...]
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Lru(Generic[K, V]):
+    def __init__(self, size: int = _CACHE_SIZE) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+class Directory:
+    """Cached users and channels of one workspace, and the renderer that needs them."""
+
+    def __init__(
+        self, client: AsyncWebClient, *, team_id: str, bot_user_id: str, bot_name: str
+    ) -> None:
+        self.client = client
+        self.team_id = team_id
+        self.bot_user_id = bot_user_id
+        self.bot_name = bot_name
+        self._users: _Lru[str, UserInfo] = _Lru()
+        self._channels: _Lru[str, Channel] = _Lru()
+
+    # -- users ----------------------------------------------------------------------------
+
+    async def user_info(
+        self, user_id: str, *, hint: str | None = None, fresh: bool = False
+    ) -> UserInfo:
+        """A user's name and role; `fresh` skips the cache (permission checks must not
+        trust an admin flag that may have been revoked since)."""
+        if user_id == self.bot_user_id:
+            return UserInfo(User(user_id, self.bot_name, is_bot=True))
+        cached = None if fresh else self._users.get(user_id)
+        if cached is not None:
+            return cached
+        try:
+            resp = await self.client.users_info(user=user_id)
+        except SlackApiError as exc:
+            log.warning("users.info %s failed: %s", user_id, exc.response.get("error"))
+            return UserInfo(User(user_id, hint or user_id))
+        info = user_from_payload(resp.get("user") or {}, fallback=hint or user_id)
+        self._users.put(user_id, info)
+        return info
+
+    async def user(self, user_id: str, *, is_bot: bool = False, hint: str | None = None) -> User:
+        found = (await self.user_info(user_id, hint=hint)).user
+        if is_bot and not found.is_bot:
+            return User(found.id, found.name, is_bot=True)
+        return found
+
+    # -- channels ---------------------------------------------------------------------------
+
+    async def channel(self, channel_id: str) -> Channel:
+        cached = self._channels.get(channel_id)
+        if cached is not None:
+            return cached
+        try:
+            resp = await self.client.conversations_info(channel=channel_id)
+        except SlackApiError as exc:
+            # Not cached: the next event retries, and the id still works as a name.
+            log.warning("conversations.info %s failed: %s", channel_id, exc.response.get("error"))
+            # Unknown is treated as private (the cautious side); D… ids are always DMs.
+            visibility = Visibility.DM if channel_id.startswith("D") else Visibility.PRIVATE
+            return Channel(
+                channel_id, channel_id, visibility, workspace=self.team_id, platform="slack"
+            )
+        ch = await self._channel_from(resp.get("channel") or {}, channel_id)
+        self._channels.put(channel_id, ch)
+        return ch
+
+    async def _channel_from(self, raw: dict[str, Any], channel_id: str) -> Channel:
+        if raw.get("is_im"):
+            peer = str(raw.get("user") or "")
+            name = "dm:" + ((await self.user_info(peer)).user.name if peer else channel_id)
+            visibility = Visibility.DM
+        else:
+            name = str(raw.get("name") or channel_id)
+            private = bool(raw.get("is_private") or raw.get("is_group") or raw.get("is_mpim"))
+            visibility = Visibility.PRIVATE if private else Visibility.PUBLIC
+        return Channel(channel_id, name, visibility, workspace=self.team_id, platform="slack")
+
+    def remember_channel(self, raw: dict[str, Any]) -> None:
+        """Seed the cache from a ``users.conversations`` row (DM rows need a lookup)."""
+        cid = raw.get("id")
+        if isinstance(cid, str) and not raw.get("is_im"):
+            private = bool(raw.get("is_private") or raw.get("is_group") or raw.get("is_mpim"))
+            self._channels.put(
+                cid,
+                Channel(
+                    cid,
+                    str(raw.get("name") or cid),
+                    Visibility.PRIVATE if private else Visibility.PUBLIC,
+                    workspace=self.team_id,
+                    platform="slack",
+                ),
+            )
+
+    # -- text ---------------------------------------------------------------------------------
+
+    async def render(self, text: str) -> Rendered:
+        """Slack markup → readable text, plus the user ids the text mentions."""
+        mentions: list[str] = []
+        out: list[str] = []
+        pos = 0
+        for m in _MARKUP.finditer(text):
+            out.append(unescape(text[pos : m.start()]))
+            out.append(await self._token(m.group(1), mentions))
+            pos = m.end()
+        out.append(unescape(text[pos:]))
+        return Rendered("".join(out), tuple(dict.fromkeys(mentions)))
+
+    async def _token(self, inner: str, mentions: list[str]) -> str:
+        target, _, label = inner.partition("|")
+        label = unescape(label)
+        if target.startswith("@"):
+            uid = target[1:]
+            mentions.append(uid)
+            if uid == self.bot_user_id:
+                return "@" + self.bot_name
+            return "@" + (await self.user(uid, hint=label or None)).name
+        if target.startswith("#"):
+            if label:
+                return "#" + label
+            return "#" + (await self.channel(target[1:])).name
+        if target.startswith("!"):
+            word = target[1:].split("^")[0]
+            return label if label.startswith("@") else "@" + (label or word)
+        url = unescape(target)
+        return f"{label} ({url})" if label and label != url else url
+
+
+def user_from_payload(raw: dict[str, Any], *, fallback: str) -> UserInfo:
+    profile = raw.get("profile") or {}
+    name = (
+        profile.get("display_name")
+        or profile.get("real_name")
+        or raw.get("real_name")
+        or raw.get("name")
+        or fallback
+    )
+    uid = str(raw.get("id") or fallback)
+    is_bot = bool(raw.get("is_bot")) or uid == "USLACKBOT"
+    admin = bool(raw.get("is_admin") or raw.get("is_owner") or raw.get("is_primary_owner"))
+    return UserInfo(User(uid, str(name), is_bot=is_bot), is_admin=admin)
+
+
+def unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def escape(text: str) -> str:
+    """What Slack asks of outgoing text: ``&``, ``<`` and ``>`` escaped, so no markup of
+    ours (``<!channel>``, ``<@U…>``) can be read as a control sequence."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

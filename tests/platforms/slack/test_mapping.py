@@ -1,0 +1,124 @@
+"""Payload mapping with the real Web API client against the local server (no socket)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from kuuki.domain import EventKind, Visibility
+from kuuki.platforms.slack.mapping import MalformedPayload, Mapper
+from kuuki.platforms.slack.names import Directory
+from kuuki.testing.slack_server import SlackServer
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[SlackServer]:
+    s = SlackServer(bot_name="Kuu")
+    await s.start()
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+@pytest.fixture
+async def mapper(server: SlackServer) -> AsyncIterator[Mapper]:
+    async with aiohttp.ClientSession() as session:
+        client = AsyncWebClient(token="xoxb-t", base_url=server.api_url, session=session)
+        directory = Directory(
+            client, team_id=server.team_id, bot_user_id=server.bot_user_id, bot_name="Kuu"
+        )
+        yield Mapper(directory, bot_id=server.bot_id)
+
+
+def _lookups(server: SlackServer, method: str) -> int:
+    return sum(1 for c in server.calls if c.method == method)
+
+
+async def test_names_are_looked_up_once(server: SlackServer, mapper: Mapper) -> None:
+    alice, bob = server.add_user("alice"), server.add_user("bob")
+    general = server.add_channel("general")
+    for i in range(3):
+        msg = server.user_message(alice, general, f"<@{bob}> <@{server.bot_user_id}> #{i}")
+        event = await mapper.event(server.message_event(general, msg))
+        assert event is not None and event.message is not None
+        assert event.message.text == f"@bob @Kuu #{i}"
+        assert event.message.mentions == (bob, server.bot_user_id)
+    assert _lookups(server, "users.info") == 2  # alice and bob, once each; never the bot
+    assert _lookups(server, "conversations.info") == 1
+
+
+async def test_dm_and_unknown_channels(server: SlackServer, mapper: Mapper) -> None:
+    alice = server.add_user("alice")
+    dm = server.add_channel("", im_user=alice)
+    ch = await mapper.directory.channel(dm)
+    assert (ch.name, ch.visibility) == ("dm:alice", Visibility.DM)
+    unknown = await mapper.directory.channel("C999")
+    assert unknown.visibility is Visibility.PRIVATE  # unknown is treated cautiously
+    assert (await mapper.directory.channel("D999")).visibility is Visibility.DM
+    ghost = await mapper.directory.user("U404", hint="ghost")
+    assert ghost.name == "ghost"
+
+
+async def test_unfurls_are_not_edits_and_own_posts_are_skipped(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    alice = server.add_user("alice")
+    general = server.add_channel("general")
+    msg = server.user_message(alice, general, "see https://example.com")
+    unfurled = {**msg, "attachments": [{"title": "Example"}]}
+    assert await mapper.event(server.changed_event(general, msg, unfurled)) is None
+    edited = {**msg, "text": "see <https://example.com|the site>", "edited": {"ts": "1.5"}}
+    event = await mapper.event(server.changed_event(general, msg, edited))
+    assert event is not None and event.kind is EventKind.EDITED
+    assert (event.target_id, event.text) == (msg["ts"], "see the site (https://example.com)")
+    assert event.event_id == f"slack:{general}:{msg['ts']}:edit:1.5"
+    own = server.user_message(server.bot_user_id, general, "mine", bot_id=server.bot_id)
+    assert await mapper.event(server.message_event(general, own)) is None
+    kept = await mapper.event(server.message_event(general, own), include_own=True)
+    assert kept is not None and kept.message is not None and kept.message.user.is_bot
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {
+            "type": "message",
+            "subtype": "bot_message",
+            "bot_id": "B9",
+            "username": "ci",
+            "text": "build green",
+            "ts": "1700000000.000100",
+            "channel": "CX",
+        },
+        {
+            "type": "message",
+            "subtype": "file_share",
+            "user": "UX",
+            "text": "",
+            "files": [{"name": "plan.pdf"}],
+            "ts": "1700000000.000200",
+            "channel": "CX",
+        },
+    ],
+)
+async def test_bot_and_file_messages(mapper: Mapper, event: dict[str, Any]) -> None:
+    mapped = await mapper.event(event)
+    assert mapped is not None and mapped.message is not None
+    if event["subtype"] == "bot_message":
+        assert mapped.message.user.is_bot and mapped.message.user.name == "ci"
+    else:
+        assert mapped.message.text.strip() == "[file: plan.pdf]"
+
+
+async def test_joins_are_ignored_and_garbage_is_refused(mapper: Mapper) -> None:
+    join = {"type": "message", "subtype": "channel_join", "channel": "C1", "ts": "1.0"}
+    assert await mapper.event(join) is None
+    with pytest.raises(MalformedPayload, match="deleted_ts"):
+        await mapper.event({"type": "message", "subtype": "message_deleted", "channel": "C1"})
+    with pytest.raises(MalformedPayload, match="unknown event type"):
+        await mapper.event({"type": "team_join"})
