@@ -53,10 +53,7 @@ def make_llm(s: LLMSettings) -> LLM | None:
 def tracker_factory(
     settings: Settings, embedder: Any | None
 ) -> Callable[[Channel], Tracker | None]:
-    try:
-        from .conversation.tracker import ConversationTracker
-    except ImportError:  # TEMPORARY until the tracker lands
-        return lambda channel: None
+    from .conversation.tracker import ConversationTracker
 
     def make(channel: Channel) -> Tracker:
         return ConversationTracker(channel.id, embedder=embedder, bot_names=settings.persona.names)

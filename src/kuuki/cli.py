@@ -62,12 +62,45 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "disentangle":
         from .conversation.cli import run_bench
 
-        result = run_bench(Path(args.data), sys.stdout)
-        return 0 if result else 1
+        run_bench(Path(args.data), sys.stdout)
+        return 0
+    elif args.what == "judge":
+        from .judge.bench import run_bench_judge
+
+        run_bench_judge(Path(args.dir), sys.stdout)
+        return 0
+    elif args.what == "facts":
+        from .memory.bench import run_bench_facts
+
+        run_bench_facts(sys.stdout)
+        return 0
     else:
         raise KuukiError(f"unknown benchmark {args.what!r}")
     print(json.dumps(result), flush=True)
     return 0
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    from .memory.cli import run_memory_forget, run_memory_show
+
+    settings = _settings(args)
+    if args.what == "show":
+        return asyncio.run(run_memory_show(settings, args.user, sys.stdout))
+    return asyncio.run(run_memory_forget(settings, args.user, sys.stdout))
+
+
+def cmd_playground(args: argparse.Namespace) -> int:
+    from .platforms.playground import serve_playground
+
+    overrides = {"KUUKI_LLM": args.llm} if args.llm else None
+    asyncio.run(serve_playground(_settings(args, overrides), host=args.host, port=args.port))
+    return 0  # Ctrl-C ends uvicorn cleanly, then reaches main() as KeyboardInterrupt
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .app import run_platforms
+
+    return asyncio.run(run_platforms(_settings(args)))
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
@@ -135,6 +168,28 @@ def build_parser() -> argparse.ArgumentParser:
     dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
     dis.add_argument("--data", default=str(_data_dir()))
     dis.set_defaults(fn=cmd_bench)
+
+    jb = bsub.add_parser("judge", help="LLM calls per 100 ambient messages, local-stage latency")
+    jb.add_argument("dir", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
+    jb.set_defaults(fn=cmd_bench)
+    fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
+    fb.set_defaults(fn=cmd_bench)
+
+    run = sub.add_parser("run", help="run on Discord and/or Slack (tokens from env or kuuki.toml)")
+    run.set_defaults(fn=cmd_run)
+
+    pg = sub.add_parser("playground", help="a web page to try kuuki and see why it speaks")
+    pg.add_argument("--host", default="127.0.0.1")
+    pg.add_argument("--port", type=int, default=8765)
+    pg.add_argument("--llm", choices=LLM_BACKENDS, help="LLM back-end (default: settings)")
+    pg.set_defaults(fn=cmd_playground)
+
+    mem = sub.add_parser("memory", help="what the bot remembers about a user")
+    msub = mem.add_subparsers(dest="what", required=True)
+    for name, text in (("show", "print it"), ("forget", "forget it")):
+        mp = msub.add_parser(name, help=text)
+        mp.add_argument("--user", required=True, help="the user's id")
+        mp.set_defaults(fn=cmd_memory)
 
     dt = sub.add_parser("disentangle", help="print reply links for an IRC log file")
     dt.add_argument("file")

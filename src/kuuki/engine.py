@@ -78,8 +78,6 @@ class Tracker(Protocol):
 class MessageStore(Protocol):
     async def upsert_channel(self, ch: Channel) -> None: ...
 
-    async def upsert_user(self, u: User, seen_at: Any) -> None: ...
-
     async def recent_messages(
         self, channel_id: str, *, limit: int = 50, since: Any = None
     ) -> list[Message]: ...
@@ -177,7 +175,6 @@ class Engine:
         self._listeners: list[DecisionListener] = []
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_capacity = seen_capacity
-        self._known_users: set[str] = set()
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -549,9 +546,6 @@ class Engine:
                 conversation_id = state.tracker.conversation_of(msg.id)
             except Exception as exc:
                 log.warning("tracker failed on %s: %s", msg.id, exc)
-        if self.store is not None and msg.user.id not in self._known_users:
-            self._known_users.add(msg.user.id)
-            await self.store.upsert_user(msg.user, msg.ts)
         if self.writer is not None:
             await self.writer.add_message(msg, conversation_id=conversation_id)
         for hook in self.memory_hooks:  # 4 remember

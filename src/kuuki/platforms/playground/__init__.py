@@ -1,0 +1,21 @@
+"""The web playground: a chat room in the browser with the engine's reasoning beside it.
+
+`serve_playground` runs it (``kuuki playground``); `create_app` gives the ASGI app for
+tests, with the LLM, judge, store and memory panel injectable.
+"""
+
+from __future__ import annotations
+
+from .memory import MemorySnapshot, StoreMemorySnapshot
+from .serve import running_server, serve_playground
+from .server import create_app
+from .session import Playground
+
+__all__ = [
+    "MemorySnapshot",
+    "Playground",
+    "StoreMemorySnapshot",
+    "create_app",
+    "running_server",
+    "serve_playground",
+]

@@ -1,0 +1,280 @@
+"""One playground session: the engine, its room, its clock, and what the page is told.
+
+`Playground` is the composition root of the page: it builds the kuuki App on a
+`ClockDriver`-moved VirtualClock with the `Room` as Outbox, turns every Decision into a
+trace card for the page, keeps conversation colours and the memory panel fresh, and
+answers the page's commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import tempfile
+from collections import deque
+from collections.abc import Coroutine
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ...app import App, build_app
+from ...clock import VirtualClock
+from ...domain import Decision
+from ...judge.base import Judge
+from ...llm.base import LLM
+from ...platforms.replay import decision_line
+from ...settings import Settings
+from .memory import MemorySnapshot, StoreMemorySnapshot, empty_snapshot
+from .playback import Player
+from .room import Hub, Room, dumps
+from .timeline import ClockDriver, timer_driven
+
+log = logging.getLogger("kuuki.playground")
+
+DECISIONS_KEPT = 300
+MEMORY_POLL_S = 5.0
+
+
+class Playground:
+    """The running engine behind the page. `start` builds it; `close` tears it down."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        llm: LLM | str | None = "settings",
+        judge: Judge | None = None,
+        store_url: str | None = None,
+        embedder: Any = "default",
+        memory: MemorySnapshot | None = None,
+        tick_s: float = 0.5,
+        start: datetime | None = None,
+    ) -> None:
+        self.settings = settings
+        self._llm = llm
+        self._judge = judge
+        self._store_url = store_url
+        self._embedder = embedder
+        self._memory = memory
+        self.clock = VirtualClock(start or datetime.now(UTC))
+        self.hub = Hub()
+        self.room = Room(settings.persona, self.clock, self.hub)
+        self.driver = ClockDriver(self.clock, tick_s=tick_s)
+        self.app: App | None = None
+        self.player: Player | None = None
+        self.decisions: deque[dict[str, Any]] = deque(maxlen=DECISIONS_KEPT)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._memory_sent: dict[str, str] = {}
+        self._memory_due: set[str] = set()
+        self._last_poll = 0.0
+        self._seq = 0
+
+    # -- life ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.app is not None:
+            return
+        store_url = self._store_url
+        if store_url is None:  # a fresh room each time, never the real bot's database
+            self._tmp = tempfile.TemporaryDirectory(prefix="kuuki-playground-")
+            store_url = f"sqlite:///{self._tmp.name}/playground.sqlite3"
+        llm = self._llm
+        self.app = await build_app(
+            self.settings,
+            clock=self.clock,
+            outbox=self.room,
+            llm=llm,
+            judge_llm="settings" if llm == "settings" else llm,
+            store_url=store_url,
+            dump=self.room.dump_prompt,
+            embedder=self._embedder,
+            judge=self._judge,
+        )
+        engine = self.app.engine
+        engine.on_decision(self._on_decision)
+        if self._memory is None:
+            service = getattr(getattr(self.app, "memory", None), "snapshot", None)
+            self._memory = service if callable(service) else None
+        if self._memory is None:
+            self._memory = StoreMemorySnapshot(self.app.store, self.clock)
+        self.player = Player(self.room, self.driver, engine.handle, engine.idle)
+        self.driver.on_move(self._on_move)
+        self.driver.start()
+
+    async def close(self) -> None:
+        await self.driver.stop()
+        if self.player is not None:
+            await self.player.stop()
+        for task in list(self._tasks):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.app is not None:
+            await self.app.close()
+            self.app = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("playground task failed", exc_info=task.exception())
+            self.hub.publish({"type": "error", "error": f"internal error: {task.exception()}"})
+
+    @property
+    def engine_app(self) -> App:
+        if self.app is None:
+            raise RuntimeError("the playground is not started")
+        return self.app
+
+    # -- what the page sees ---------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        s = self.settings
+        app = self.app
+        return {
+            "type": "state",
+            "persona": {
+                "name": s.persona.name,
+                "aliases": list(s.persona.aliases),
+                "language": s.persona.language,
+            },
+            "llm": getattr(app.llm, "name", None) if app else None,
+            "judge": type(app.engine.judge).__name__ if app else None,
+            "participants": self.room.participants,
+            "channels": self.room.channel_list(),
+            "messages": list(self.room.messages.values()),
+            "decisions": list(self.decisions),
+            "typing": sorted(self.room.typing_now),
+            "clock": self.driver.status(),
+            "playback": self.player.status() if self.player else None,
+        }
+
+    async def _on_decision(self, d: Decision) -> None:
+        self._seq += 1
+        view = self.room.messages.get(d.message_id)
+        keys = [f"{d.channel_id}-{d.message_id}-{c.purpose}" for c in d.trace.llm_calls]
+        for key, call in zip(keys, d.trace.llm_calls, strict=True):
+            self.room.claim_prompt(key, call.purpose)
+        payload = {
+            "type": "decision",
+            "seq": self._seq,
+            **decision_line(d),
+            "timer": timer_driven(),
+            "message_user": view["user"] if view else None,
+            "message_text": view["text"] if view else None,
+            "trace": d.trace.to_dict(),
+            "state": self._channel_state(d.channel_id),
+            "prompts": keys,
+        }
+        payload = _jsonable(payload)
+        self.decisions.append(payload)
+        if view is not None:
+            view["decision"] = {"action": payload["action"], "seq": self._seq}
+        self.hub.publish(payload)
+        self._refresh_conversations(d.channel_id)
+        self.want_memory(d.channel_id)
+
+    def _channel_state(self, channel_id: str) -> dict[str, Any]:
+        """The engine's view of the channel right after the decision (conversation state)."""
+        state = self.engine_app.engine.state(channel_id)
+        if state is None:
+            return {}
+        bot = state.bot
+        now = self.clock.now()
+        out: dict[str, Any] = {
+            "buffered_messages": len(state.buffer.recent()),
+            "bot_turns_since_human": state.bot_turns_since_human,
+            "last_reply_at": bot.last_reply_at,
+            "last_reply_conversation": bot.last_reply_conversation,
+            "interventions_last_hour": sum(
+                1 for at, _ in bot.interventions if now - at <= timedelta(hours=1)
+            ),
+            "quiet_until": bot.quiet_until,
+            "waiting_for_burst": state.pending.message.id if state.pending else None,
+            "rechecks_scheduled": sorted(state.rechecks),
+        }
+        tracker = state.tracker
+        describe = getattr(tracker, "describe", None) or getattr(tracker, "snapshot", None)
+        if callable(describe):
+            try:
+                out["conversations"] = describe()
+            except Exception as exc:  # a display aid must not break the decision feed
+                out["conversations"] = f"unavailable: {exc}"
+        return out
+
+    def _refresh_conversations(self, channel_id: str) -> None:
+        state = self.engine_app.engine.state(channel_id)
+        if state is None or state.tracker is None:
+            return
+        changed: dict[str, str | None] = {}
+        views = [v for v in self.room.messages.values() if v["channel"] == channel_id]
+        for view in views[-200:]:
+            try:
+                cid = state.tracker.conversation_of(view["id"])
+            except Exception:
+                cid = None
+            cid = None if cid is None else str(cid)
+            if cid != view["conversation"]:
+                view["conversation"] = cid
+                changed[view["id"]] = cid
+        if changed:
+            self.hub.publish({"type": "conversations", "channel": channel_id, "map": changed})
+
+    # -- memory panel -----------------------------------------------------------------------------
+
+    def want_memory(self, channel_id: str) -> None:
+        if channel_id in self._memory_due:
+            return
+        self._memory_due.add(channel_id)
+        self.spawn(self._memory_soon(channel_id))
+
+    async def _memory_soon(self, channel_id: str) -> None:
+        await asyncio.sleep(0)  # let a burst of decisions coalesce into one read
+        self._memory_due.discard(channel_id)
+        await self.push_memory(channel_id)
+
+    async def push_memory(self, channel_id: str, *, force: bool = False) -> None:
+        assert self._memory is not None
+        try:
+            snap = await self._memory(channel_id)
+        except Exception as exc:
+            snap = {**empty_snapshot(), "error": f"{type(exc).__name__}: {exc}"}
+        text = dumps(snap)
+        if not force and self._memory_sent.get(channel_id) == text:
+            return
+        self._memory_sent[channel_id] = text
+        self.hub.publish({"type": "memory", "channel": channel_id, "memory": _jsonable(snap)})
+
+    async def _on_move(self) -> None:
+        self.hub.publish({"type": "clock", **self.driver.status()})
+        loop_now = asyncio.get_running_loop().time()
+        if loop_now - self._last_poll >= MEMORY_POLL_S:
+            self._last_poll = loop_now
+            for channel_id in self.room.channels:
+                self.want_memory(channel_id)
+
+    # -- commands from the page -------------------------------------------------------------------
+
+    async def say(self, user: str, channel: str, text: str, reply_to: str | None) -> None:
+        event = self.room.record(self.room.compose(user, channel, text, reply_to))
+        await self.engine_app.engine.handle(event)
+
+    async def jump(self, seconds: float) -> None:
+        await self.driver.advance(seconds)
+        self._last_poll = 0.0
+        for channel_id in self.room.channels:
+            self.want_memory(channel_id)
+
+
+def _jsonable(value: Any) -> Any:
+    """Datetimes and other values as plain JSON values (a round trip through json)."""
+    return json.loads(dumps(value))

@@ -1,0 +1,560 @@
+// kuuki playground — the page. Plain JS, no framework, no build step.
+// The server is the source of truth: it sends a full "state" on connect and then events;
+// the page sends commands ({type: "say" | "add_participant" | "add_channel" | "jump" |
+// "memory" | "stop_playback"}) over the same WebSocket.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+
+/** Build an element: h("div", {class: "x", onclick: fn}, "text", child, …). */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "style") el.style.cssText = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const S = {
+  ws: null,
+  persona: { name: "Kuu", aliases: [] },
+  participants: [],
+  channels: [],
+  messages: new Map(), // id → message view
+  decisions: [], // oldest first
+  me: "alice",
+  channel: "general",
+  typing: new Set(),
+  memory: {}, // channel → snapshot
+  unread: {},
+  selected: null, // decision seq
+  replyTo: null,
+  convIndex: new Map(),
+  tab: "trace",
+  allChannels: false,
+  retry: 0,
+};
+
+// -- colours ------------------------------------------------------------------------------
+function hashHue(text) {
+  let x = 0;
+  for (const ch of text) x = (x * 31 + ch.codePointAt(0)) >>> 0;
+  return x % 360;
+}
+function personColour(name) {
+  return `hsl(${hashHue(name)}, 55%, 45%)`;
+}
+function convColour(id) {
+  if (!S.convIndex.has(id)) S.convIndex.set(id, S.convIndex.size);
+  const hue = (S.convIndex.get(id) * 137.508 + 200) % 360;
+  return `hsl(${hue}, 62%, 48%)`;
+}
+function convLabel(id) {
+  if (!S.convIndex.has(id)) convColour(id);
+  return `conv ${S.convIndex.get(id) + 1}`;
+}
+function avatar(name) {
+  return h("span", { class: "avatar", style: `background:${personColour(name)}`, "aria-hidden": "true" },
+    (name[0] || "?").toUpperCase());
+}
+
+// -- time ---------------------------------------------------------------------------------
+const pad = (n) => String(n).padStart(2, "0");
+function hms(iso) {
+  const d = new Date(iso);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+function dayTime(iso) {
+  const d = new Date(iso);
+  return `${d.toLocaleDateString(undefined, { weekday: "short", month: "short", day: "numeric" })} ${hms(iso)}`;
+}
+function duration(seconds) {
+  if (seconds < 60) return `${Math.max(0, Math.round(seconds))} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`;
+  return `${(seconds / 86400).toFixed(1)} days`;
+}
+
+// -- connection ---------------------------------------------------------------------------
+function connect() {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${proto}://${location.host}/ws`);
+  S.ws = ws;
+  ws.onopen = () => { S.retry = 0; $("#conn").hidden = true; };
+  ws.onmessage = (ev) => {
+    let msg;
+    try { msg = JSON.parse(ev.data); } catch { return; }
+    const handler = HANDLERS[msg.type];
+    if (handler) handler(msg);
+  };
+  ws.onclose = () => {
+    $("#conn").hidden = false;
+    S.retry = Math.min(S.retry + 1, 6);
+    setTimeout(connect, 500 * S.retry);
+  };
+}
+function send(obj) {
+  if (!S.ws || S.ws.readyState !== WebSocket.OPEN) {
+    toast("Not connected to the playground server.");
+    return false;
+  }
+  S.ws.send(JSON.stringify(obj));
+  return true;
+}
+
+const HANDLERS = {
+  state(m) {
+    S.persona = m.persona;
+    S.participants = m.participants;
+    S.channels = m.channels;
+    S.messages = new Map(m.messages.map((x) => [x.id, x]));
+    S.decisions = m.decisions;
+    S.typing = new Set(m.typing);
+    if (!S.participants.includes(S.me)) S.me = S.participants[0] || "alice";
+    if (!S.channels.some((c) => c.id === S.channel)) S.channel = (S.channels[0] || {}).id || "general";
+    $("#persona").textContent = $("#persona").title =
+      `bot: ${m.persona.name}` + (m.persona.aliases.length ? ` (${m.persona.aliases.join(", ")})` : "") +
+      ` · ${m.persona.language} · LLM: ${m.llm || "off"} · judge: ${m.judge}`;
+    renderClock(m.clock);
+    renderPlayback(m.playback);
+    renderAll();
+    send({ type: "memory", channel: S.channel });
+  },
+  message(m) {
+    const msg = m.message;
+    S.messages.set(msg.id, msg);
+    if (msg.channel === S.channel) appendMessage(msg);
+    else {
+      S.unread[msg.channel] = (S.unread[msg.channel] || 0) + 1;
+      renderChannels();
+    }
+  },
+  edit(m) { S.messages.set(m.message.id, m.message); replaceMessage(m.message); },
+  reaction(m) {
+    const msg = S.messages.get(m.message_id);
+    if (!msg) return;
+    msg.reactions.push({ emoji: m.emoji, user: m.user });
+    replaceMessage(msg);
+  },
+  decision(d) {
+    S.decisions.push(d);
+    if (S.decisions.length > 300) S.decisions.shift();
+    const msg = S.messages.get(d.after);
+    if (msg) { msg.decision = { action: d.action, seq: d.seq }; replaceMessage(msg); }
+    if (S.allChannels || d.channel === S.channel) prependCard(d);
+  },
+  typing(m) {
+    if (m.on) S.typing.add(m.channel); else S.typing.delete(m.channel);
+    renderTyping();
+  },
+  clock(m) { renderClock(m); },
+  conversations(m) {
+    for (const [id, conv] of Object.entries(m.map)) {
+      const msg = S.messages.get(id);
+      if (msg) { msg.conversation = conv; if (msg.channel === S.channel) replaceMessage(msg); }
+    }
+  },
+  memory(m) {
+    S.memory[m.channel] = { ...m.memory, received: S.clockNow };
+    if (m.channel === S.channel) renderMemory();
+  },
+  participants(m) { S.participants = m.participants; renderPeople(); },
+  channels(m) { S.channels = m.channels; renderChannels(); },
+  playback(m) { renderPlayback(m); },
+  error(m) { toast(m.error); },
+};
+
+// -- rendering: sidebar -------------------------------------------------------------------
+function renderAll() {
+  renderChannels();
+  renderPeople();
+  renderMessages();
+  renderTyping();
+  renderDecisions();
+  renderMemory();
+}
+function renderChannels() {
+  const list = $("#channels");
+  list.replaceChildren(...S.channels.map((c) => h("li", {},
+    h("button", {
+      type: "button", "aria-current": c.id === S.channel ? "true" : "false",
+      "data-channel": c.id, onclick: () => switchChannel(c.id),
+    },
+    h("span", {}, (c.visibility === "public" ? "# " : "🔒 ") + c.id),
+    S.unread[c.id] ? h("span", { class: "unread" }, S.unread[c.id]) :
+      (c.visibility !== "public" ? h("span", { class: "badge" }, c.visibility) : null)),
+  )));
+  $("#chat-title").textContent = (channelOf(S.channel).visibility === "public" ? "#" : "🔒 ") + S.channel;
+  $("#text").placeholder = `Message #${S.channel} as ${S.me}`;
+  $("#memory-channel").textContent = `#${S.channel}`;
+}
+function channelOf(id) {
+  return S.channels.find((c) => c.id === id) || { id, visibility: "public" };
+}
+function renderPeople() {
+  const people = S.participants.map((p) => h("li", {},
+    h("button", { type: "button", "aria-pressed": p === S.me ? "true" : "false", onclick: () => setSpeaker(p) },
+      h("span", { class: "who" }, avatar(p), p))));
+  $("#people").replaceChildren(...people);
+  $("#speakers").replaceChildren(...S.participants.map((p) =>
+    h("button", {
+      type: "button", class: "speaker", role: "radio", "aria-checked": p === S.me ? "true" : "false",
+      "data-speaker": p, onclick: () => setSpeaker(p),
+    }, avatar(p), p)));
+  $("#text").placeholder = `Message #${S.channel} as ${S.me}`;
+}
+function setSpeaker(name) {
+  S.me = name;
+  renderPeople();
+  $("#text").focus();
+}
+function switchChannel(id) {
+  S.channel = id;
+  S.unread[id] = 0;
+  S.replyTo = null;
+  renderReplyTo();
+  renderChannels();
+  renderMessages();
+  renderTyping();
+  renderDecisions();
+  renderMemory();
+  send({ type: "memory", channel: id });
+}
+
+// -- rendering: chat ----------------------------------------------------------------------
+function messageEl(m) {
+  const conv = m.conversation;
+  const colour = conv ? convColour(conv) : null;
+  const quoted = m.reply_to ? S.messages.get(m.reply_to) : null;
+  const chip = m.decision ? h("button", {
+    type: "button", class: `decision-chip act-${m.decision.action}`, title: "Show why",
+    "data-testid": "decision-chip", onclick: () => showDecision(m.decision.seq),
+  }, `→ ${m.decision.action}`) : null;
+  return h("li", {
+    class: `msg${m.bot ? " bot" : ""}${m.deleted ? " deleted" : ""}`,
+    "data-id": m.id, "data-testid": m.bot ? "bot-message" : "message",
+    style: colour ? `border-left-color:${colour}` : null,
+  },
+  h("div", { class: "msg-head" },
+    h("span", { class: "who" }, avatar(m.user), h("span", { class: "name" }, m.user)),
+    m.bot ? h("span", { class: "tag bot" }, m.kind === "ack" ? "bot · ack" : "bot") : null,
+    m.other_bot ? h("span", { class: "tag" }, "other bot") : null,
+    h("time", { datetime: m.t, title: dayTime(m.t) }, hms(m.t)),
+    conv ? h("span", { class: "conv", style: `background:${colour}`, title: `conversation ${conv}` }, convLabel(conv)) : null,
+    m.edited ? h("span", { class: "tag" }, "edited") : null,
+    m.thread ? h("span", { class: "tag" }, "thread") : null,
+    h("button", {
+      type: "button", class: "msg-reply ghost", title: "Reply to this message",
+      "aria-label": `Reply to ${m.user}`, onclick: () => setReplyTo(m.id),
+    }, "↩"),
+  ),
+  quoted ? h("div", { class: "quote" }, `↩ ${quoted.user}: ${quoted.text}`) : null,
+  h("div", { class: "text" }, m.text || (m.bot ? "(no text: generation is off)" : "")),
+  (m.reactions.length || chip) ? h("div", { class: "msg-foot" },
+    m.reactions.map((r) => h("span", { class: "reaction", title: `${r.user} reacted`, "data-testid": "reaction" }, r.emoji)),
+    chip) : null,
+  );
+}
+function renderMessages() {
+  const list = $("#messages");
+  const items = [...S.messages.values()].filter((m) => m.channel === S.channel);
+  list.replaceChildren(...items.map(messageEl));
+  if (!items.length) {
+    list.append(h("li", { class: "day" },
+      `Say something. Address the bot with @${S.persona.name} or its name — or just talk and see if it joins in.`));
+  }
+  list.scrollTop = list.scrollHeight;
+}
+function appendMessage(m) {
+  const list = $("#messages");
+  const near = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  list.querySelector(".day")?.remove();
+  list.append(messageEl(m));
+  if (near || !m.bot) list.scrollTop = list.scrollHeight;
+}
+function replaceMessage(m) {
+  const old = $(`#messages [data-id="${CSS.escape(m.id)}"]`);
+  if (old) old.replaceWith(messageEl(m));
+}
+function renderTyping() {
+  const on = S.typing.has(S.channel);
+  $("#typing").hidden = !on;
+  $("#typing-text").textContent = `${S.persona.name} is typing…`;
+}
+function setReplyTo(id) {
+  S.replyTo = id;
+  renderReplyTo();
+  $("#text").focus();
+}
+function renderReplyTo() {
+  const m = S.replyTo ? S.messages.get(S.replyTo) : null;
+  $("#reply-to").hidden = !m;
+  if (m) $("#reply-to-text").textContent = `replying to ${m.user}: ${m.text.slice(0, 80)}`;
+}
+
+// -- rendering: decisions -----------------------------------------------------------------
+function renderDecisions() {
+  const list = $("#decisions");
+  const items = S.decisions.filter((d) => S.allChannels || d.channel === S.channel);
+  list.replaceChildren(...items.reverse().map((d, i) => cardEl(d, i === 0)));
+  $("#trace-empty").hidden = items.length > 0;
+}
+function prependCard(d) {
+  const list = $("#decisions");
+  list.querySelectorAll("details[open]").forEach((el) => { if (!el.classList.contains("selected")) el.open = false; });
+  list.prepend(cardEl(d, true));
+  $("#trace-empty").hidden = true;
+  while (list.children.length > 300) list.lastChild.remove();
+}
+function cardEl(d, open) {
+  const t = d.trace;
+  const msg = S.messages.get(d.after);
+  const conv = (t.features && t.features.conversation) || (msg && msg.conversation);
+  const details = h("details", {
+    class: `card${S.selected === d.seq ? " selected" : ""}`, "data-seq": d.seq, "data-testid": "decision",
+    style: `border-left-color:${conv ? convColour(conv) : "var(--line)"}`, open: open || S.selected === d.seq,
+  },
+  h("summary", {},
+    h("div", { class: "card-top" },
+      h("span", { class: `action act-${d.action}`, "data-testid": "decision-action" }, d.action),
+      d.emoji ? h("span", {}, d.emoji) : null,
+      h("span", { class: "tag" }, d.stage),
+      h("span", { class: "score", title: "total score" }, `score ${Number(d.score).toFixed(0)}`),
+      d.timer ? h("span", { class: "tag timer-tag", "data-testid": "timer-tag" }, "⏱ timer") : null,
+      d.llm_calls ? h("span", { class: "tag" }, `${d.llm_calls} LLM`) : null,
+      conv ? h("span", { class: "conv", style: `background:${convColour(conv)}` }, convLabel(conv)) : null,
+      h("time", { class: "badge", datetime: d.t, title: dayTime(d.t) }, hms(d.t)),
+      S.allChannels ? h("span", { class: "badge" }, `#${d.channel}`) : null,
+    ),
+    h("div", { class: "card-msg" }, `${d.message_user || "?"}: ${d.message_text || (msg ? msg.text : d.after)}`),
+    h("div", { class: "reason", "data-testid": "decision-reason" }, d.reason),
+  ),
+  h("div", { class: "card-body" },
+    rulesEl(t.contributions),
+    kvSection("Features", t.features),
+    kvSection("Conversation state", d.state),
+    t.steps.length ? h("section", {}, h("h3", {}, "Steps"), h("ol", { class: "steps" }, t.steps.map((s) => h("li", {}, s)))) : null,
+    callsEl(d),
+    d.text ? h("section", {}, h("h3", {}, "Sent"), h("div", { class: "text" }, d.text)) : null,
+    t.errors.length ? h("section", {}, h("h3", {}, "Errors"), h("ul", { class: "errors" }, t.errors.map((e) => h("li", {}, e)))) : null,
+  ));
+  return h("li", {}, details);
+}
+function rulesEl(contributions) {
+  if (!contributions.length) return h("section", {}, h("h3", {}, "Rules"), h("div", { class: "empty" }, "no rule contributed"));
+  const max = Math.max(10, ...contributions.map((c) => Math.abs(c.points)));
+  return h("section", {}, h("h3", {}, "Rule contributions"),
+    h("div", { class: "rules", "data-testid": "rules" }, contributions.flatMap((c) => {
+      const w = `${(Math.abs(c.points) / max) * 50}%`;
+      return [
+        h("div", { class: "rule", "data-testid": "rule" }, c.rule, c.detail ? h("small", {}, c.detail) : null),
+        h("div", { class: "pts" }, (c.points > 0 ? "+" : "") + Number(c.points).toFixed(c.points % 1 ? 1 : 0)),
+        h("div", { class: "bar" }, h("span", { class: c.points >= 0 ? "pos" : "neg", style: `width:${w}` })),
+      ];
+    })));
+}
+function show(value) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toFixed(3);
+  if (typeof value === "string") return value;
+  const flat = JSON.stringify(value);
+  return flat.length > 60 ? JSON.stringify(value, null, 1) : flat;
+}
+function kvSection(title, obj) {
+  const entries = Object.entries(obj || {});
+  if (!entries.length) return null;
+  return h("section", {}, h("h3", {}, title),
+    h("dl", { class: "kv" }, entries.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, show(v))])));
+}
+function callsEl(d) {
+  const calls = d.trace.llm_calls;
+  if (!calls.length) return null;
+  return h("section", {}, h("h3", {}, "LLM calls"), h("div", { class: "calls-wrap" },
+    h("table", { class: "calls" },
+      h("thead", {}, h("tr", {}, ["purpose", "model", "tokens in/out", "latency", "outcome", ""].map((x) => h("th", {}, x)))),
+      h("tbody", {}, calls.map((c, i) => h("tr", {},
+        h("td", {}, c.purpose), h("td", {}, c.model),
+        h("td", {}, `${c.prompt_tokens} / ${c.completion_tokens}`),
+        h("td", {}, `${Number(c.latency_ms).toFixed(0)} ms`),
+        h("td", {}, c.outcome + (c.detail ? ` (${c.detail})` : "")),
+        h("td", {}, h("button", { type: "button", class: "small ghost", onclick: () => showPrompt(d, c, i) }, "prompt")),
+      ))))));
+}
+async function showPrompt(d, call, i) {
+  let text = call.prompt;
+  if (!text) {
+    const res = await fetch(`/api/prompt?key=${encodeURIComponent(d.prompts[i])}`);
+    text = await res.text();
+  }
+  $("#prompt-title").textContent = `${call.purpose} prompt for ${d.after} (${call.model})`;
+  $("#prompt-text").textContent = text;
+  $("#prompt-dialog").showModal();
+}
+function showDecision(seq) {
+  S.selected = seq;
+  const d = S.decisions.find((x) => x.seq === seq);
+  if (d && d.channel !== S.channel && !S.allChannels) switchChannel(d.channel);
+  selectTab("trace");
+  renderDecisions();
+  document.querySelectorAll(".msg.selected").forEach((el) => el.classList.remove("selected"));
+  if (d) $(`#messages [data-id="${CSS.escape(d.after)}"]`)?.classList.add("selected");
+  $(`#decisions [data-seq="${seq}"]`)?.scrollIntoView({ block: "nearest" });
+}
+
+// -- rendering: memory --------------------------------------------------------------------
+const MEMORY_TITLES = { summary: "Channel summary", facts: "Facts", profiles: "User profiles", proactive: "Proactive ledger" };
+function memItem(item) {
+  if (item === null || typeof item !== "object") return h("li", {}, show(item));
+  const main = item.content ?? item.text ?? item.summary;
+  const rest = Object.entries(item).filter(([k]) => !["content", "text", "summary"].includes(k) && item[k] !== null && !(Array.isArray(item[k]) && !item[k].length));
+  return h("li", {}, main !== undefined ? h("div", {}, show(main)) : null,
+    rest.length ? h("small", { class: "badge" }, rest.map(([k, v]) => `${k}: ${show(v)}`).join(" · ")) : null);
+}
+function renderMemory() {
+  const snap = S.memory[S.channel];
+  const box = $("#memory");
+  $("#memory-channel").textContent = `#${S.channel}` + (snap && snap.received ? ` · read at ${hms(snap.received)} (virtual)` : "");
+  if (!snap) { box.replaceChildren(h("p", { class: "empty" }, "Loading…")); return; }
+  const keys = [...Object.keys(MEMORY_TITLES), ...Object.keys(snap).filter((k) => !(k in MEMORY_TITLES) && k !== "received" && k !== "error")];
+  const sections = keys.map((k) => {
+      const v = snap[k];
+      let body;
+      if (v === null || v === undefined || (Array.isArray(v) && !v.length) || v === "") body = h("p", { class: "none" }, "nothing yet");
+      else if (Array.isArray(v)) body = h("ul", {}, v.map(memItem));
+      else if (typeof v === "object") body = h("dl", { class: "kv" }, Object.entries(v).flatMap(([a, b]) => [h("dt", {}, a), h("dd", {}, show(b))]));
+      else body = h("p", {}, show(v));
+      return h("section", { class: "mem-section", "data-section": k }, h("h3", {}, MEMORY_TITLES[k] || k), body);
+    });
+  if (snap.error) sections.unshift(h("p", { class: "mem-error" }, `memory could not be read: ${snap.error}`));
+  box.replaceChildren(...sections);
+}
+
+// -- rendering: header --------------------------------------------------------------------
+function renderClock(c) {
+  if (!c) return;
+  S.clockNow = c.now;
+  $("#clock-now").textContent = dayTime(c.now);
+  $("#clock-now").dateTime = c.now;
+  let timers = c.pending_timers ? `${c.pending_timers} timer${c.pending_timers > 1 ? "s" : ""}` : "no timers";
+  if (c.next_due) timers += ` · next in ${duration((new Date(c.next_due) - new Date(c.now)) / 1000)}`;
+  if (c.rate !== 1) timers += ` · ${c.rate}× speed`;
+  $("#clock-timers").textContent = timers;
+}
+function renderPlayback(p) {
+  const box = $("#playback");
+  if (!p || (!p.playing && !p.total)) { box.hidden = true; return; }
+  box.hidden = false;
+  const speed = p.speed === "instant" ? "instant" : `${p.speed}×`;
+  $("#playback-text").textContent = p.playing
+    ? `▶ ${p.name} ${p.done}/${p.total} at ${speed}`
+    : `✓ ${p.name}: ${p.done}/${p.total} played`;
+  $("#playback-stop").hidden = !p.playing;
+}
+
+// -- toasts -------------------------------------------------------------------------------
+function toast(text, ok = false) {
+  const el = h("div", { class: `toast${ok ? " ok" : ""}`, "data-testid": ok ? "toast-ok" : "toast-error" },
+    text, h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: () => el.remove() }, "×"));
+  $("#toasts").append(el);
+  setTimeout(() => el.remove(), ok ? 5000 : 12000);
+}
+
+// -- tabs ---------------------------------------------------------------------------------
+function selectTab(name) {
+  S.tab = name;
+  for (const t of ["trace", "memory"]) {
+    $(`#tab-${t}`).setAttribute("aria-selected", String(t === name));
+    $(`#panel-${t}`).hidden = t !== name;
+  }
+  if (name === "memory") send({ type: "memory", channel: S.channel });
+}
+
+// -- wiring -------------------------------------------------------------------------------
+function wire() {
+  $("#composer").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = $("#text").value.trim();
+    if (!text) return;
+    if (send({ type: "say", user: S.me, channel: S.channel, text, reply_to: S.replyTo })) {
+      $("#text").value = "";
+      S.replyTo = null;
+      renderReplyTo();
+    }
+  });
+  $("#text").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      $("#composer").requestSubmit();
+    }
+  });
+  $("#mention").addEventListener("click", () => {
+    const box = $("#text");
+    box.value = `@${S.persona.name} ${box.value}`;
+    box.focus();
+  });
+  $("#reply-cancel").addEventListener("click", () => { S.replyTo = null; renderReplyTo(); });
+  $("#add-person").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const input = ev.target.elements.name;
+    const name = input.value.trim();
+    if (S.participants.includes(name)) { setSpeaker(name); input.value = ""; return; }
+    if (name && send({ type: "add_participant", name })) { S.pendingMe = name; input.value = ""; }
+  });
+  $("#add-channel").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const f = ev.target.elements;
+    const name = f.name.value.trim().replace(/^#/, "");
+    if (S.channels.some((c) => c.id === name)) { switchChannel(name); f.name.value = ""; return; }
+    if (name && send({ type: "add_channel", name, visibility: f.visibility.value })) {
+      f.name.value = "";
+      S.pendingSwitch = name;
+    }
+  });
+  document.querySelectorAll("[data-jump]").forEach((b) =>
+    b.addEventListener("click", () => send({ type: "jump", seconds: Number(b.dataset.jump) })));
+  $("#transcript-file").addEventListener("change", async (ev) => {
+    const file = ev.target.files[0];
+    ev.target.value = "";
+    if (!file) return;
+    const speed = $("#speed").value;
+    const res = await fetch(`/api/transcript?name=${encodeURIComponent(file.name)}&speed=${speed}`, {
+      method: "POST", body: await file.text(), headers: { "Content-Type": "application/jsonl" },
+    });
+    const body = await res.json();
+    if (!body.ok) toast(`Could not load ${file.name}:\n${body.problems.join("\n")}`);
+    else toast(`Playing ${body.events} events from ${file.name}` + (body.note ? `\n(${body.note})` : ""), true);
+  });
+  $("#playback-stop").addEventListener("click", () => send({ type: "stop_playback" }));
+  $("#tab-trace").addEventListener("click", () => selectTab("trace"));
+  $("#tab-memory").addEventListener("click", () => selectTab("memory"));
+  $("#memory-refresh").addEventListener("click", () => send({ type: "memory", channel: S.channel }));
+  $("#all-channels").addEventListener("change", (ev) => { S.allChannels = ev.target.checked; renderDecisions(); });
+}
+
+// Switch to a channel the person just added, once the server has confirmed it.
+const baseChannels = HANDLERS.channels;
+HANDLERS.channels = (m) => {
+  baseChannels(m);
+  if (S.pendingSwitch && m.channels.some((c) => c.id === S.pendingSwitch)) {
+    const id = S.pendingSwitch;
+    S.pendingSwitch = null;
+    switchChannel(id);
+  }
+};
+const baseParticipants = HANDLERS.participants;
+HANDLERS.participants = (m) => {
+  if (S.pendingMe && m.participants.includes(S.pendingMe)) { S.me = S.pendingMe; S.pendingMe = null; }
+  if (!m.participants.includes(S.me)) S.me = m.participants[0];
+  baseParticipants(m);
+};
+
+wire();
+connect();

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kuuki.domain import ActionKind, DecisionTrace, Stage
+from kuuki.judge.base import Situation, Verdict
+from kuuki.llm.base import ChatMessage, Completion, current_purpose
+from kuuki.llm.stub import passive_value
+from kuuki.settings import Settings, load_settings
+from kuuki.testing.llm import ScriptedLLM
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+
+TRANSCRIPT = "\n".join(
+    json.dumps(line, ensure_ascii=False)
+    for line in [
+        {"setup": {"bot": "Kuu", "language": "en"}},
+        {"id": "m1", "t": 0, "channel": "general", "user": "dave", "text": "lunch plans?"},
+        {"id": "m2", "t": 20, "channel": "general", "user": "erin", "text": "ramen again"},
+        {"id": "m3", "t": 40, "channel": "general", "user": "dave", "text": "Kuu, you in?"},
+        {
+            "t": 45,
+            "channel": "general",
+            "user": "erin",
+            "kind": "reaction",
+            "target": "m2",
+            "emoji": "🍜",
+        },
+        {
+            "id": "m4",
+            "t": 60,
+            "channel": "ops",
+            "user": "erin",
+            "text": "deploy done",
+            "channel_visibility": "private",
+        },
+    ]
+)
+
+BAD_TRANSCRIPT = (
+    '{"id": "m1", "t": 0, "user": "dave", "text": "fine"}\n'
+    '{"id": "m2", "t": 5, "user": "erin", "text": "broken\n'
+    '{"id": "m3", "t": 9, "user": "erin", "text": "also fine"}\n'
+)
+
+
+class ReplyScript(ScriptedLLM):
+    """A ScriptedLLM whose queue answers only replies and acks; anything else the engine
+    asks in the background (memory jobs, judging) gets the passive default, so a scripted
+    reply is never eaten by a summary that happened to run first."""
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        if current_purpose.get() in ("reply", "ack"):
+            return await super().complete(
+                messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature
+            )
+        data = passive_value(json_schema) if json_schema is not None else None
+        return Completion(text="" if data is None else json.dumps(data), model=self.name, data=data)
+
+
+class QuestionJudge:
+    """A judge with a timer: addressed → reply; an open question → wait, and if it is
+    still open when re-judged five minutes later, reply; anything else → stay silent."""
+
+    RECHECK_S = 300.0
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        if situation.addressing:
+            trace.add(f"addressed:{situation.addressing.kind}", 100, "spoken to directly")
+            return Verdict(ActionKind.REPLY, Stage.ADDRESSED, 100, "addressed")
+        if situation.extra.get("recheck"):
+            trace.add("unanswered question", 70, "nobody answered for 5 minutes")
+            return Verdict(ActionKind.REPLY, Stage.LOCAL, 70, "nobody answered the question")
+        if situation.message.text.rstrip().endswith("?"):
+            trace.add("open question", 30, "give the others time")
+            return Verdict(
+                ActionKind.NONE,
+                Stage.LOCAL,
+                30,
+                "open question: wait for the others",
+                recheck_s=self.RECHECK_S,
+            )
+        trace.add("small talk", -10)
+        return Verdict(ActionKind.NONE, Stage.LOCAL, -10, "nothing to add")
+
+
+@pytest.fixture
+def llm() -> ReplyScript:
+    return ReplyScript()
+
+
+@pytest.fixture
+def transcript_text() -> str:
+    return TRANSCRIPT
+
+
+@pytest.fixture
+def bad_transcript_text() -> str:
+    return BAD_TRANSCRIPT
+
+
+@pytest.fixture
+def judge() -> QuestionJudge:
+    return QuestionJudge()
+
+
+@pytest.fixture
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return load_settings(env={})
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/playground.sqlite3"
