@@ -426,23 +426,26 @@ class Engine:
             if self._inflight == 0:
                 self._idle.set()
 
+    async def _judge_again(
+        self, state: ChannelState, msg: Message, trace: DecisionTrace, flag: str
+    ) -> Verdict:
+        """Judge `msg` once more from a timer, with the channel as it is now."""
+        conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
+        addressing = self.address.detect(
+            msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
+        )
+        situation = self._situation(state, msg, conversation_id, addressing)
+        situation.extra[flag] = True
+        verdict = await self._judge(situation, trace)
+        await self.act(state, msg, verdict, trace)
+        return verdict
+
     async def _settled(self, state: ChannelState, msg: Message, trace: DecisionTrace) -> None:
         async def work() -> None:
             if state.pending is None or state.pending.message.id != msg.id:
                 return
             state.pending = None
-            conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
-            situation = self._situation(
-                state,
-                msg,
-                conversation_id,
-                self.address.detect(
-                    msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
-                ),
-            )
-            situation.extra["settled"] = True
-            verdict = await self._judge(situation, trace)
-            await self.act(state, msg, verdict, trace)
+            verdict = await self._judge_again(state, msg, trace, "settled")
             self._schedule_recheck(state, msg, verdict)
 
         await self._timer_work(work)
@@ -453,28 +456,18 @@ class Engine:
         old = state.rechecks.pop(msg.id, None)
         if old is not None:
             old.cancel()
+        delay = verdict.recheck_s
 
         async def recheck() -> None:
             async def work() -> None:
                 state.rechecks.pop(msg.id, None)
                 trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
-                trace.step(f"re-judged after {verdict.recheck_s:.0f} s")
-                conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
-                situation = self._situation(
-                    state,
-                    msg,
-                    conversation_id,
-                    self.address.detect(
-                        msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
-                    ),
-                )
-                situation.extra["recheck"] = True
-                again = await self._judge(situation, trace)
-                await self.act(state, msg, again, trace)
+                trace.step(f"re-judged after {delay:.0f} s")
+                await self._judge_again(state, msg, trace, "recheck")
 
             await self._timer_work(work)
 
-        state.rechecks[msg.id] = self.clock.call_later(verdict.recheck_s, recheck)
+        state.rechecks[msg.id] = self.clock.call_later(delay, recheck)
 
     # -- commands (used by platform slash commands) ----------------------------------------
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -56,26 +55,19 @@ class TerminalOutbox:
 
 
 def format_trace(d: Decision) -> str:
-    t = d.trace
-    lines = [
-        f"message {d.message_id} in #{d.channel_id}: {d.action.kind.value} "
-        f"(stage {d.stage.value}, score {d.score:.0f}) — {d.reason}"
-    ]
-    for c in t.contributions:
-        lines.append(f"  {c.points:+6.0f}  {c.rule}" + (f"  ({c.detail})" if c.detail else ""))
-    for key, value in t.features.items():
-        lines.append(f"  · {key}: {json.dumps(value, ensure_ascii=False, default=str)}")
-    for s in t.steps:
-        lines.append(f"  → {s}")
-    for call in t.llm_calls:
-        lines.append(
-            f"  llm {call.purpose}: {call.model} {call.outcome} "
-            f"{call.prompt_tokens}+{call.completion_tokens} tokens {call.latency_ms:.0f} ms"
-            + (f" ({call.detail})" if call.detail else "")
-        )
-    for e in t.errors:
-        lines.append(f"  ! {e}")
-    return "\n".join(lines)
+    from ..app import format_decision_row
+
+    return format_decision_row(
+        {
+            "message_id": d.message_id,
+            "channel_id": d.channel_id,
+            "action": d.action.kind.value,
+            "stage": d.stage.value,
+            "score": round(d.score, 1),
+            "reason": d.reason,
+            "trace": d.trace.to_dict(),
+        }
+    )
 
 
 class TerminalRoom:
