@@ -1,0 +1,224 @@
+"""The LLM stage: the model calls the judge makes when the local stage cannot tell.
+
+Four questions, each with its own prompt (``prompts/<lang>/*.j2``), structured output and
+the seed's fail-safe when the model errs:
+
+    state               ENDING / MISUNDERSTANDING / CONFLICT / ACTIVE   error → ACTIVE
+    same_conversation   is this the conversation of my last intervention? error → same
+    situation_changed   within that conversation, did the situation change? error → changed
+    judge               {should_respond, response_type, reason, confidence} error → silent
+
+Every answer is validated against its schema here, whatever the back-end promised. The
+model is reached through a circuit breaker; `available` says whether it is worth trying.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from ..clock import Clock
+from ..domain import DecisionTrace, Message
+from ..llm.base import LLM, ChatMessage
+from ..llm.breaker import BreakerState, CircuitBreaker, GuardedLLM
+from ..llm.record import PromptDump, call_llm
+from ..llm.schema import parse_json, schema_errors
+from ..memory.context import ContextBuilder, PromptContext
+from ..prompts import Prompts
+from ..respond import MemoryProvider
+from .base import Situation
+from .cache import LLMJudgment
+from .history import TTLCache
+from .state import ConvState, StateResult, parse_state
+from .tracking import format_log
+
+JUDGE_SCHEMA: dict[str, Any] = {
+    "title": "judge",
+    "type": "object",
+    "properties": {
+        "should_respond": {"type": "boolean"},
+        "response_type": {"type": "string", "enum": ["none", "react", "ack", "reply"]},
+        "reason": {"type": "string", "maxLength": 400},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["should_respond", "response_type", "reason", "confidence"],
+    "additionalProperties": False,
+}
+STATE_SCHEMA: dict[str, Any] = {
+    "title": "state",
+    "type": "object",
+    "properties": {
+        "state": {"type": "string", "enum": ["ACTIVE", "ENDING", "MISUNDERSTANDING", "CONFLICT"]}
+    },
+    "required": ["state"],
+}
+SAME_SCHEMA: dict[str, Any] = {
+    "title": "same_conversation",
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["SAME", "DIFFERENT"]}},
+    "required": ["answer"],
+}
+CHANGED_SCHEMA: dict[str, Any] = {
+    "title": "situation_changed",
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["UNCHANGED", "CHANGED"]}},
+    "required": ["answer"],
+}
+
+
+def _data(completion: Any, schema: dict[str, Any]) -> Any:
+    """The completion's JSON object if it matches ``schema``; None otherwise."""
+    if completion is None:
+        return None
+    data = completion.data
+    if data is None:
+        try:
+            data = parse_json(completion.text, schema)
+        except Exception:
+            return None
+    return None if schema_errors(data, schema) else data
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha1("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()[:20]
+
+
+class LLMStage:
+    """The judge's model calls, behind a circuit breaker, with the seed's caches."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        clock: Clock,
+        prompts: Prompts,
+        builder: ContextBuilder,
+        *,
+        memory: MemoryProvider | None = None,
+        dump: PromptDump | None = None,
+        failure_threshold: int = 3,
+        cooldown_s: float = 120.0,
+    ) -> None:
+        self.inner = llm
+        self.breaker = CircuitBreaker(
+            clock, failure_threshold=failure_threshold, cooldown_s=cooldown_s
+        )
+        self.llm: LLM = GuardedLLM(llm, self.breaker)
+        self.clock = clock
+        self.prompts = prompts
+        self.builder = builder
+        self.memory = memory
+        self.dump = dump
+        self.same_cache: TTLCache[str, bool] = TTLCache()
+        self.changed_cache: TTLCache[str, bool] = TTLCache()
+
+    @property
+    def available(self) -> bool:
+        return self.breaker.state is not BreakerState.OPEN
+
+    def describe_breaker(self) -> str:
+        return f"{self.breaker.state.value} after {self.breaker.failures} failure(s)"
+
+    async def _ask(
+        self,
+        trace: DecisionTrace,
+        purpose: str,
+        messages: list[ChatMessage],
+        schema: dict[str, Any],
+        max_tokens: int,
+    ) -> Any:
+        completion = await call_llm(
+            self.llm,
+            trace,
+            purpose,
+            messages,
+            json_schema=schema,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            dump=self.dump,
+        )
+        return _data(completion, schema)
+
+    async def state(self, conversation: Sequence[Message], trace: DecisionTrace) -> StateResult:
+        prompt = self.prompts.render("state", conversation_log=format_log(conversation))
+        data = await self._ask(trace, "state", [ChatMessage("user", prompt)], STATE_SCHEMA, 20)
+        state = parse_state(data.get("state")) if isinstance(data, dict) else None
+        if state is None:
+            trace.step("state by LLM failed: fail-safe ACTIVE")
+            return StateResult(ConvState.ACTIVE, 0.5, "fail-safe")
+        trace.step(f"state by LLM: {state.value}")
+        return StateResult(state, 0.8, "llm")
+
+    async def same_conversation(self, previous: str, current: str, trace: DecisionTrace) -> bool:
+        now = self.clock.now()
+        key = _key(previous, current)
+        cached = self.same_cache.get(key, now)
+        if cached is not None:
+            trace.step(f"same conversation (cached 5 min): {'SAME' if cached else 'DIFFERENT'}")
+            return cached
+        prompt = self.prompts.render(
+            "same_conversation", previous_conversation=previous, current_conversation=current
+        )
+        data = await self._ask(
+            trace, "same_conversation", [ChatMessage("user", prompt)], SAME_SCHEMA, 20
+        )
+        if not isinstance(data, dict):
+            trace.step("same conversation by LLM failed: fail-safe SAME")
+            return True  # not cached: the next try may get a real answer
+        same: bool = data["answer"] == "SAME"
+        self.same_cache.put(key, same, now)
+        trace.step(f"same conversation by LLM: {data['answer']}")
+        return same
+
+    async def situation_changed(self, previous: str, current: str, trace: DecisionTrace) -> bool:
+        now = self.clock.now()
+        key = _key(previous, current)
+        cached = self.changed_cache.get(key, now)
+        if cached is not None:
+            trace.step(f"situation (cached 5 min): {'CHANGED' if cached else 'UNCHANGED'}")
+            return cached
+        prompt = self.prompts.render(
+            "situation_changed", previous_conversation=previous, current_conversation=current
+        )
+        data = await self._ask(
+            trace, "situation_changed", [ChatMessage("user", prompt)], CHANGED_SCHEMA, 20
+        )
+        if not isinstance(data, dict):
+            trace.step("situation-changed by LLM failed: fail-safe CHANGED")
+            return True
+        changed: bool = data["answer"] == "CHANGED"
+        self.changed_cache.put(key, changed, now)
+        trace.step(f"situation by LLM: {data['answer']}")
+        return changed
+
+    async def judge(
+        self,
+        s: Situation,
+        conversation: Sequence[Message],
+        other: Sequence[Message],
+        trace: DecisionTrace,
+        hints: str = "",
+    ) -> LLMJudgment | None:
+        """The seed 003 judgment; None when the call or its answer is unusable."""
+        ctx = PromptContext(
+            channel=s.channel,
+            now=s.now,
+            conversation=conversation,
+            other_messages=other,
+            trigger=s.message,
+        )
+        if self.memory is not None:
+            try:
+                await self.memory.fill(ctx, trace)
+            except Exception as exc:  # memories are context, not a reason to fail
+                trace.error(f"memory context failed: {type(exc).__name__}: {exc}")
+        system = self.builder.render("judge", ctx, hints=hints)
+        data = await self._ask(trace, "judge", [ChatMessage("system", system)], JUDGE_SCHEMA, 120)
+        if not isinstance(data, dict):
+            return None
+        return LLMJudgment(
+            should_respond=bool(data["should_respond"]),
+            response_type=str(data["response_type"]),
+            reason=str(data["reason"])[:400],
+            confidence=float(data["confidence"]),
+        )

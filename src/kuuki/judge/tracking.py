@@ -1,0 +1,188 @@
+"""The judge's view of the channel's structure, whether or not a tracker is there.
+
+The live ConversationTracker (``kuuki.conversation.tracker``) says which conversation a
+message belongs to, who talks to whom and which questions went unanswered. The judge must
+work without it too (structure off, or a tracker that raises), so every question asked here
+has a cheap fallback computed from the short-term buffer, and every tracker call is
+guarded: a tracker failure degrades one answer, never the decision.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..domain import Message
+from .base import Situation
+
+log = logging.getLogger("kuuki.judge")
+
+# Without a tracker, "the conversation" is the channel's recent talk within this window.
+FALLBACK_WINDOW = timedelta(minutes=10)
+# Lines by one author this close together are read as one message.
+BURST_GAP = timedelta(seconds=45)
+
+
+def _call(tracker: Any, name: str, *args: Any) -> Any:
+    """Call a tracker method; None when it is missing or fails."""
+    fn = getattr(tracker, name, None)
+    if fn is None:
+        return None
+    try:
+        return fn(*args)
+    except Exception as exc:  # the tracker is another team's moving part
+        log.debug("tracker.%s failed: %s", name, exc)
+        return None
+
+
+class ChannelView:
+    """Conversation structure around one message: tracker answers, buffer fallbacks."""
+
+    def __init__(self, situation: Situation) -> None:
+        self.s = situation
+        self.tracker = situation.tracker
+        self.recent: Sequence[Message] = situation.recent
+        self.conversation_id = situation.conversation_id
+        if self.conversation_id is None and self.tracker is not None:
+            cid = _call(self.tracker, "conversation_of", situation.message.id)
+            self.conversation_id = cid if isinstance(cid, str) else None
+        self._conv_cache: list[Message] | None = None
+
+    @property
+    def has_tracker(self) -> bool:
+        return self.tracker is not None and self.conversation_id is not None
+
+    def conversation_of(self, message_id: str) -> str | None:
+        if self.tracker is None:
+            return None
+        cid = _call(self.tracker, "conversation_of", message_id)
+        return cid if isinstance(cid, str) else None
+
+    def conversation(self) -> list[Message]:
+        """Messages of the target conversation in the buffer, oldest first."""
+        if self._conv_cache is not None:
+            return self._conv_cache
+        msg = self.s.message
+        if self.has_tracker:
+            out = [m for m in self.recent if self.conversation_of(m.id) == self.conversation_id]
+        else:
+            cutoff = msg.ts - FALLBACK_WINDOW
+            out = [m for m in self.recent if m.ts >= cutoff]
+        if not any(m.id == msg.id for m in out):
+            out.append(msg)
+        self._conv_cache = out
+        return out
+
+    def burst(self) -> list[Message]:
+        """The author's own run of messages ending with this one (one thought, split up).
+
+        People often type one thought over several lines; the judge reads the run as one
+        so a question or good news in the first line is not lost to the debounce.
+        """
+        msg = self.s.message
+        run = [msg]
+        for m in reversed([m for m in self.recent if m.id != msg.id and m.ts <= msg.ts]):
+            if m.user.id != msg.user.id or run[0].ts - m.ts > BURST_GAP:
+                break
+            run.insert(0, m)
+        return run[-5:]
+
+    def split(self) -> tuple[list[Message], list[Message]]:
+        """The target conversation in full and the channel's other recent messages."""
+        mine = self.conversation()
+        ids = {m.id for m in mine}
+        other = [m for m in self.recent if m.id not in ids]
+        return mine[-20:], other[-10:]
+
+    def is_one_to_one(self, bot_ids: frozenset[str]) -> tuple[bool, str]:
+        """Two people talking to each other (whoever else is in the channel)."""
+        if self.has_tracker:
+            answer = _call(self.tracker, "is_one_to_one", self.conversation_id)
+            if isinstance(answer, bool):
+                return answer, "tracker"
+        humans = [m for m in self.conversation() if not m.user.is_bot][-6:]
+        if len(humans) < 4 or any(m.user.id in bot_ids for m in humans):
+            return False, "buffer"
+        speakers = {m.user.id for m in humans}
+        if len(speakers) != 2:
+            return False, "buffer"
+        switches = sum(1 for a, b in itertools.pairwise(humans) if a.user.id != b.user.id)
+        return switches >= 3, "buffer"
+
+    def same_conversation(self, cid: str | None, message_id: str) -> tuple[bool, float] | None:
+        """Is ``message_id`` in conversation ``cid``? None when nobody can tell."""
+        if self.tracker is None or cid is None:
+            return None
+        answer = _call(self.tracker, "same_conversation", cid, message_id)
+        if (
+            isinstance(answer, tuple)
+            and len(answer) == 2
+            and isinstance(answer[0], bool)
+            and isinstance(answer[1], int | float)
+        ):
+            return answer[0], float(answer[1])
+        mine = self.conversation_of(message_id)
+        if mine is None:
+            return None
+        return mine == cid, 0.7
+
+    def unanswered(self, now: datetime, min_age_s: float, bot_ids: frozenset[str]) -> bool | None:
+        """Has the message gone unanswered? True/False, or None when unknown."""
+        ids = {m.id for m in self.burst()}
+        if self.tracker is not None:
+            found = _call(self.tracker, "unanswered_questions", now, min_age_s)
+            if isinstance(found, list):
+                return any(getattr(m, "id", None) in ids for m in found)
+        return self._unanswered_fallback(bot_ids)
+
+    def _unanswered_fallback(self, bot_ids: frozenset[str]) -> bool:
+        # Without structure, any later message by someone else counts as an answer: in a
+        # busy channel that errs towards "answered", which keeps the bot from talking over
+        # people.
+        msg = self.s.message
+        return not any(
+            m.ts >= msg.ts and m.id != msg.id and m.user.id != msg.user.id for m in self.recent
+        )
+
+    def who_talks_to_whom(self) -> Any:
+        if not self.has_tracker:
+            return None
+        return _call(self.tracker, "who_talks_to_whom", self.conversation_id)
+
+    def in_exchange(self, bot_ids: frozenset[str]) -> bool:
+        """Has another person already been talking with this message's author?
+
+        Then a question is part of that exchange, not one put to the room.
+        """
+        asker = self.s.message.user.id
+        pairs = self.who_talks_to_whom()
+        if isinstance(pairs, dict):
+            return any(
+                isinstance(k, tuple)
+                and len(k) == 2
+                and k[1] == asker
+                and k[0] != asker
+                and k[0] not in bot_ids
+                and n
+                for k, n in pairs.items()
+            )
+        mine = {m.id for m in self.conversation() if m.user.id == asker}
+        return any(
+            m.reply_to in mine and m.user.id != asker and m.user.id not in bot_ids
+            for m in self.conversation()
+        )
+
+    def participants(self) -> list[str]:
+        seen: list[str] = []
+        for m in self.conversation():
+            if m.user.id not in seen:
+                seen.append(m.user.id)
+        return seen
+
+
+def format_log(messages: Sequence[Message]) -> str:
+    """A conversation as plain lines, for the same-conversation and situation prompts."""
+    return "\n".join(f"[{m.ts:%H:%M}] {m.user.name}: {m.text}" for m in messages)

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from kuuki.clock import VirtualClock
+from kuuki.domain import Channel, DecisionTrace, Message, User
+from kuuki.errors import LLMUnavailable
+from kuuki.judge.addressing import AddressDetector
+from kuuki.judge.base import BotState, Situation
+from kuuki.llm.base import ChatMessage, Completion
+from kuuki.settings import Persona, Settings
+
+T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+CH = Channel("general", "general")
+BOT = User("Kuu", "Kuu", is_bot=True)
+
+
+def settings(**kw: Any) -> Settings:
+    persona = Persona(
+        name="Kuu",
+        aliases=("くう", "クウ"),
+        language=kw.pop("language", "en"),
+        keywords=("docker", "python", "ゲーム"),
+    )
+    return Settings(persona=persona, **kw)
+
+
+def msg(mid: str, t: float, user: str, text: str, **kw: Any) -> Message:
+    who = BOT if user == "Kuu" else User(user, user, is_bot=kw.pop("bot", False))
+    return Message(mid, CH.id, who, text, T0 + timedelta(seconds=t), **kw)
+
+
+class Room:
+    """A channel's buffer and bot state, to build Situations the way the engine does."""
+
+    def __init__(self) -> None:
+        self.recent: list[Message] = []
+        self.bot = BotState(frozenset({"Kuu"}))
+        self.detector = AddressDetector(["Kuu", "くう", "クウ"])
+
+    def add(self, m: Message) -> Message:
+        self.recent.append(m)
+        if m.user.id == "Kuu":
+            self.bot.last_reply_at = m.ts
+        return m
+
+    def situation(self, m: Message, *, at: float | None = None, **extra: Any) -> Situation:
+        if m not in self.recent:
+            self.add(m)
+        bot_ids = {x.id for x in self.recent if x.user.id == "Kuu"}
+        addressing = self.detector.detect(m, bot_user_ids={"Kuu"}, bot_message_ids=bot_ids)
+        now = T0 + timedelta(seconds=at) if at is not None else m.ts
+        return Situation(
+            m, CH, addressing, list(self.recent), now, None, None, self.bot, dict(extra)
+        )
+
+
+def trace(m: Message) -> DecisionTrace:
+    return DecisionTrace(m.id, CH.id, m.ts)
+
+
+class FakeLLM:
+    """A scripted judge model: answers from a queue (dicts, strings or exceptions)."""
+
+    name = "fake"
+
+    def __init__(self, *answers: Any) -> None:
+        self.queue: list[Any] = list(answers)
+        self.history: list[tuple[Sequence[ChatMessage], dict[str, Any] | None]] = []
+        self.default: Any = {
+            "should_respond": False,
+            "response_type": "none",
+            "reason": "no",
+            "confidence": 0.9,
+        }
+
+    def enqueue(self, *answers: Any) -> None:
+        self.queue.extend(answers)
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        self.history.append((list(messages), json_schema))
+        answer = self.queue.pop(0) if self.queue else self.default
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(answer, str):
+            return Completion(text=answer, model=self.name)
+        return Completion(text="", model=self.name, data=answer)
+
+    def purposes(self) -> list[str]:
+        return [str((schema or {}).get("title")) for _, schema in self.history]
+
+
+@pytest.fixture
+def room() -> Room:
+    return Room()
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(T0)
+
+
+DOWN = LLMUnavailable("connection refused")
