@@ -1,0 +1,184 @@
+"""Proactive talk: when a channel wakes up, bring up a related thing the bot remembers.
+
+Conditions (seed 002): a shareable fact the channel may see relates to what is being said,
+the channel was silent for at least ``silence`` before this message, and the bot is outside
+its cooldown (no reply within EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES, nothing said
+about the wake-up message already, not asked to be quiet). The check runs a short while
+after the wake-up message, off the message path, so the judge's own answer comes first.
+
+The ledger (the store's ``proactive_ledger``) records what was brought up, where and when;
+a fact is never brought up twice in the same channel.
+
+It acts through the engine: a ``Verdict`` with ``Stage.PROACTIVE`` passed to
+``Engine.act(..., task="proactive", extra={"topic": fact})``, so the message is sent,
+recorded and explained like any other decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from ..clock import Clock
+from ..domain import ActionKind, Channel, DecisionTrace, Message, Stage
+from ..judge.base import Verdict
+from ..store.memory_extra import proactive_fact_ids
+from .fact_store import FactMemory
+from .jobs import JobRecord, Jobs
+
+DEFAULT_SILENCE = timedelta(minutes=30)
+DEFAULT_DELAY_S = 20.0
+MIN_RELEVANCE = 0.3
+
+
+class LedgerPort(Protocol):
+    async def record_proactive(self, fact_id: int, channel_id: str, at: datetime) -> None: ...
+
+    @property
+    def engine(self) -> Any: ...
+
+
+class ActingEngine(Protocol):
+    """The part of the engine proactive talk needs."""
+
+    def state(self, channel_id: str) -> Any: ...
+
+    async def act(
+        self,
+        state: Any,
+        msg: Message,
+        verdict: Verdict,
+        trace: DecisionTrace,
+        *,
+        task: str | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> Any: ...
+
+
+class ProactiveTalker:
+    """Watches for wake-ups and volunteers a remembered fact."""
+
+    def __init__(
+        self,
+        *,
+        facts: FactMemory,
+        ledger: LedgerPort,
+        clock: Clock,
+        jobs: Jobs,
+        cooldown: timedelta,
+        silence: timedelta = DEFAULT_SILENCE,
+        delay_s: float = DEFAULT_DELAY_S,
+    ) -> None:
+        self.facts = facts
+        self.ledger = ledger
+        self.clock = clock
+        self.jobs = jobs
+        self.cooldown = cooldown
+        self.silence = silence
+        self.delay_s = delay_s
+        self.engine: ActingEngine | None = None
+        self._last_seen: dict[str, datetime] = {}
+        self._used: dict[str, set[int]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._timers: list[Any] = []
+
+    def observe(self, channel: Channel, msg: Message, *, from_bot: bool) -> None:
+        previous = self._last_seen.get(channel.id)
+        if previous is None or msg.ts > previous:
+            self._last_seen[channel.id] = msg.ts
+        if from_bot or msg.user.is_bot or self.engine is None:
+            return
+        # The first message seen in a channel after a restart counts as a wake-up only if
+        # the store's history says so; without history there is no silence to measure.
+        if previous is None or msg.ts - previous < self.silence:
+            return
+
+        async def fire() -> None:
+            self.jobs.spawn(f"proactive-{channel.id}", lambda: self.consider(channel, msg))
+
+        self._timers = [t for t in self._timers if not getattr(t, "cancelled", False)][-50:]
+        self._timers.append(self.clock.call_later(self.delay_s, fire))
+
+    def seen_before(self, channel_id: str, ts: datetime) -> None:
+        """Seed the silence detector with the newest stored message of a channel."""
+        previous = self._last_seen.get(channel_id)
+        if previous is None or ts > previous:
+            self._last_seen[channel_id] = ts
+
+    async def used(self, channel_id: str) -> set[int]:
+        used = self._used.get(channel_id)
+        if used is None:
+            used = self._used[channel_id] = await proactive_fact_ids(self.ledger, channel_id)
+        return used
+
+    async def consider(self, channel: Channel, wake: Message) -> bool:
+        """Bring up a fact about the wake-up, if every condition holds. True if it did."""
+        engine = self.engine
+        if engine is None:
+            return False
+        lock = self._locks.setdefault(channel.id, asyncio.Lock())
+        async with lock:
+            now = self.clock.now()
+            state = engine.state(channel.id)
+            if state is None:
+                return False
+            why = self._blocked(state, wake, now)
+            if why:
+                self._record(channel, now, False, why)
+                return False
+            trigger = state.last_human or wake
+            recent = [m.text for m in state.buffer.recent() if m.ts >= wake.ts
+                      and not m.user.is_bot][-5:]
+            text = "\n".join(recent) or wake.text
+            used = await self.used(channel.id)
+            hits = self.facts.search(
+                channel, text, now=now, speaker=trigger.user.id, limit=1,
+                shareable_only=True, exclude=used, min_relevance=MIN_RELEVANCE,
+            )
+            if not hits:
+                self._record(channel, now, False, "no related shareable fact")
+                return False
+            hit = hits[0]
+            used.add(hit.fact.id)  # reserved now: a concurrent wake-up must not pick it too
+            trace = DecisionTrace(trigger.id, channel.id, now)
+            trace.step(
+                f"proactive: channel woke up after a silence; fact {hit.fact.id} relates "
+                f"(relevance {hit.relevance:.2f}, score {hit.score:.2f})"
+            )
+            verdict = Verdict(
+                ActionKind.REPLY, Stage.PROACTIVE, round(hit.score * 100, 1),
+                f"proactive: bringing up fact {hit.fact.id}",
+            )
+            decision = await engine.act(
+                state, trigger, verdict, trace, task="proactive",
+                extra={"topic": hit.fact.content},
+            )
+            acted = decision is not None and decision.action.kind in (
+                ActionKind.REPLY, ActionKind.ACK)
+            if acted:
+                await self.ledger.record_proactive(hit.fact.id, channel.id, now)
+            self._record(channel, now, acted,
+                         f"fact {hit.fact.id}" if acted else "generation produced no message")
+            return acted
+
+    def _blocked(self, state: Any, wake: Message, now: datetime) -> str:
+        bot = state.bot
+        if bot.quiet_until is not None and now < bot.quiet_until:
+            return "asked to be quiet"
+        if bot.last_action_at is not None and bot.last_action_at >= wake.ts:
+            return "already responded after the wake-up"
+        if bot.last_reply_at is not None and now - bot.last_reply_at < self.cooldown:
+            return "in cooldown"
+        return ""
+
+    def _record(self, channel: Channel, now: datetime, ok: bool, reason: str) -> None:
+        self.jobs.record(JobRecord("proactive", channel.id, now, ok, reason))
+
+    def forget_cache(self) -> None:
+        self._used.clear()
+
+    def cancel_timers(self) -> None:
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()

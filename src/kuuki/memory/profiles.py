@@ -1,0 +1,225 @@
+"""User profiles: counters, familiarity, recent topics, and what reflection learned.
+
+Counters change on every message, in memory; keyword extraction and persistence happen in
+`flush` (called by the service's periodic maintenance and on close), never on the message
+path. Everything learned from a channel — topics, tags, the last conversation summary —
+is kept per source channel, so rendering a profile for a prompt can drop what came from a
+DM or another private channel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..domain import Channel, Message, Visibility
+from .book import MemoryStorePort
+from .keywords import keywords_of
+from .privacy import ChannelRegistry, may_show_channel
+
+LEVELS = ("stranger", "acquaintance", "regular", "close")
+MAX_TOPICS = 6
+MAX_TAGS = 8
+PENDING_TEXTS = 10
+
+
+def familiarity(count: int, thresholds: tuple[int, int, int]) -> str:
+    """stranger 0-5 / acquaintance 6-30 / regular 31-100 / close 101+ (default thresholds)."""
+    level = sum(1 for t in thresholds if count >= t)
+    return LEVELS[level]
+
+
+@dataclass(slots=True)
+class UserProfile:
+    """Seed 002's user profile, with per-channel sources for what was learned."""
+
+    user_id: str
+    display_name: str
+    interaction_count: int = 0
+    mentioned_bot_count: int = 0
+    channels_active: list[str] = field(default_factory=list)
+    last_interaction: datetime | None = None
+    # channel id → {"keywords": [...], "at": iso}
+    last_topics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # channel id → [tag, ...] (from reflection)
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    # channel id → {"text": ..., "at": iso} (from reflection)
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "displayName": self.display_name,
+            "interactionCount": self.interaction_count,
+            "mentionedBotCount": self.mentioned_bot_count,
+            "channelsActive": list(self.channels_active),
+            "lastInteraction": self.last_interaction.isoformat()
+            if self.last_interaction
+            else None,
+            "lastTopic": self.last_topics,
+            "tags": self.tags,
+            "lastConversationSummary": self.summaries,
+        }
+
+    @classmethod
+    def from_json(cls, user_id: str, data: Any) -> UserProfile:
+        data = data if isinstance(data, dict) else {}
+        last = data.get("lastInteraction")
+        return cls(
+            user_id=user_id,
+            display_name=str(data.get("displayName") or user_id),
+            interaction_count=int(data.get("interactionCount") or 0),
+            mentioned_bot_count=int(data.get("mentionedBotCount") or 0),
+            channels_active=[str(c) for c in data.get("channelsActive") or []],
+            last_interaction=datetime.fromisoformat(last) if last else None,
+            last_topics=dict(data.get("lastTopic") or {}),
+            tags={k: list(v) for k, v in (data.get("tags") or {}).items()},
+            summaries=dict(data.get("lastConversationSummary") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileFacts:
+    """A profile as one channel may see it (the privacy rule already applied)."""
+
+    name: str
+    level: str
+    interaction_count: int
+    mentioned_bot_count: int
+    channels: list[str]
+    topics: list[str]
+    tags: list[str]
+    summary: str
+
+
+class Profiles:
+    """Every known user's profile; persisted as ``user/<id>/profile`` documents."""
+
+    def __init__(
+        self,
+        store: MemoryStorePort,
+        registry: ChannelRegistry,
+        *,
+        thresholds: tuple[int, int, int],
+        bot_names: tuple[str, ...],
+        bot_ids: tuple[str, ...] = (),
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.thresholds = thresholds
+        self.bot_names = tuple(n.lower() for n in bot_names)
+        self.bot_ids = set(bot_ids) | set(bot_names)
+        self._profiles: dict[str, UserProfile] = {}
+        self._dirty: set[str] = set()
+        self._pending: dict[tuple[str, str], list[str]] = {}  # (user, channel) → texts
+
+    async def load(self) -> int:
+        self._profiles = {
+            rec.scope_id: UserProfile.from_json(rec.scope_id, rec.content)
+            for rec in await self.store.memories("user", kind="profile")
+        }
+        return len(self._profiles)
+
+    def get(self, user_id: str) -> UserProfile | None:
+        return self._profiles.get(user_id)
+
+    def observe(self, channel: Channel, msg: Message) -> None:
+        """Count one human message (cheap: no I/O, no analysis)."""
+        p = self._profiles.get(msg.user.id)
+        if p is None:
+            p = self._profiles[msg.user.id] = UserProfile(msg.user.id, msg.user.name)
+        p.display_name = msg.user.name
+        p.interaction_count += 1
+        if self._mentions_bot(msg):
+            p.mentioned_bot_count += 1
+        if channel.id in p.channels_active:
+            p.channels_active.remove(channel.id)
+        p.channels_active.append(channel.id)
+        p.last_interaction = msg.ts
+        texts = self._pending.setdefault((msg.user.id, channel.id), [])
+        texts.append(msg.text)
+        del texts[:-PENDING_TEXTS]
+        self._dirty.add(msg.user.id)
+
+    def _mentions_bot(self, msg: Message) -> bool:
+        if any(m in self.bot_ids for m in msg.mentions):
+            return True
+        lowered = msg.text.lower()
+        return any(name in lowered for name in self.bot_names)
+
+    def learn(self, user_id: str, channel: Channel, tags: list[str], summary: str, at: datetime)\
+            -> None:
+        """What reflection concluded about a user in ``channel``."""
+        p = self._profiles.get(user_id)
+        if p is None:
+            return
+        if tags:
+            merged = list(dict.fromkeys([*tags, *p.tags.get(channel.id, [])]))
+            p.tags[channel.id] = merged[:MAX_TAGS]
+        if summary:
+            p.summaries[channel.id] = {"text": summary, "at": at.isoformat()}
+        self._dirty.add(user_id)
+
+    async def flush(self, now: datetime) -> int:
+        """Extract pending topics and persist changed profiles; returns how many written."""
+        for (user_id, channel_id), texts in self._pending.items():
+            p = self._profiles.get(user_id)
+            words = keywords_of(texts, limit=MAX_TOPICS)
+            if p is not None and words:
+                p.last_topics[channel_id] = {"keywords": words, "at": now.isoformat()}
+        self._pending.clear()
+        dirty, self._dirty = self._dirty, set()
+        for user_id in dirty:
+            p = self._profiles.get(user_id)
+            if p is None:
+                continue
+            await self.store.set_memory(
+                "user",
+                user_id,
+                "profile",
+                p.to_json(),
+                # The document mixes channels; the renderer filters per entry, and the
+                # record itself is private so no generic reader can leak it.
+                visibility=Visibility.PRIVATE,
+                source_user_ids=[user_id],
+                at=now,
+            )
+        return len(dirty)
+
+    def forget(self, user_id: str) -> bool:
+        self._dirty.discard(user_id)
+        for key in [k for k in self._pending if k[0] == user_id]:
+            del self._pending[key]
+        return self._profiles.pop(user_id, None) is not None
+
+    def visible(self, user_id: str, target: Channel) -> ProfileFacts | None:
+        """The profile as a prompt for ``target`` may show it."""
+        p = self._profiles.get(user_id)
+        if p is None:
+            return None
+
+        def ok(channel_id: str) -> bool:
+            return may_show_channel(target, self.registry.get(channel_id))
+
+        channels = [c for c in p.channels_active if ok(c)]
+        names = [ch.name for c in channels if (ch := self.registry.get(c)) is not None]
+        topic_entries = sorted(
+            ((c, t) for c, t in p.last_topics.items() if ok(c)),
+            key=lambda ct: (ct[0] == target.id, str(ct[1].get("at", ""))),
+        )
+        topics = list(topic_entries[-1][1].get("keywords", [])) if topic_entries else []
+        tags = list(dict.fromkeys(t for c, ts in p.tags.items() if ok(c) for t in ts))
+        summary_entries = sorted(
+            ((c, s) for c, s in p.summaries.items() if ok(c)),
+            key=lambda cs: str(cs[1].get("at", "")),
+        )
+        return ProfileFacts(
+            name=p.display_name,
+            level=familiarity(p.interaction_count, self.thresholds),
+            interaction_count=p.interaction_count,
+            mentioned_bot_count=p.mentioned_bot_count,
+            channels=names,
+            topics=topics,
+            tags=tags[:MAX_TAGS],
+            summary=str(summary_entries[-1][1].get("text", "")) if summary_entries else "",
+        )

@@ -1,0 +1,268 @@
+"""`MemoryService`: the memory layer as one object the app wires in.
+
+It is the engine's `MemoryHook` (step 4: counts and schedules, never works on the message
+path), hands out `MemoryProvider`s for the responder (with fact retrieval) and the judge
+(without), implements `MemoryAdmin` (what the bot remembers about a user, and forgetting
+it), and runs the periodic maintenance task on the clock: expired buffer messages,
+profile persistence, forgetting decayed facts.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any, Protocol
+
+from ..clock import Clock, TimerHandle
+from ..domain import Channel, Message
+from ..embed import Embedder
+from ..llm.base import LLM
+from ..llm.record import PromptDump
+from ..prompts import Prompts
+from ..settings import Settings
+from .book import MemoryBook
+from .buffer import prune_buffers
+from .fact_store import FactMemory
+from .jobs import Jobs
+from .privacy import ChannelRegistry
+from .proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
+from .profiles import Profiles, familiarity
+from .provider import MemoryContextProvider
+from .reflection import Reflector
+from .summarizer import Summarizer
+
+log = logging.getLogger("kuuki.memory")
+
+MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
+
+
+class EngineView(Protocol):
+    """What the service needs of the engine: its channels (buffers) and `act`."""
+
+    channels: dict[str, Any]
+
+    def state(self, channel_id: str) -> Any: ...
+
+    async def act(self, state: Any, msg: Message, verdict: Any, trace: Any, *,
+                  task: str | None = None, extra: dict[str, str] | None = None) -> Any: ...
+
+
+class MemoryService:
+    """Channel context, people, facts, reflection and proactive talk, wired together."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Any,
+        clock: Clock,
+        llm: LLM | None,
+        embedder: Embedder | None = None,
+        prompts: Prompts | None = None,
+        dump: PromptDump | None = None,
+        bot_user_ids: tuple[str, ...] = (),
+        silence: timedelta = DEFAULT_SILENCE,
+        proactive_delay_s: float = DEFAULT_DELAY_S,
+    ) -> None:
+        s = settings
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.llm = llm
+        persona = s.persona
+        self.prompts = prompts or Prompts(persona.language, s.prompts_dir or None)
+        self.jobs = Jobs()
+        self.registry = ChannelRegistry()
+        self.book = MemoryBook(store, self.registry)
+        self.facts = FactMemory(
+            store, self.registry, embedder=embedder,
+            half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
+            max_per_channel=s.FACT_STORE_MAX_FACTS_PER_CHANNEL,
+        )
+        self.profiles = Profiles(
+            store, self.registry, thresholds=s.FAMILIARITY_THRESHOLDS,
+            bot_names=persona.names, bot_ids=bot_user_ids,
+        )
+        self.summarizer = Summarizer(
+            llm=llm, prompts=self.prompts, book=self.book, clock=clock, jobs=self.jobs,
+            persona_name=persona.name, every_n_messages=s.SUMMARIZE_EVERY_N_MESSAGES,
+            every_n_minutes=s.SUMMARIZE_EVERY_N_MINUTES, dump=dump,
+        )
+        self.reflector = Reflector(
+            llm=llm, prompts=self.prompts, backlog=store, facts=self.facts,
+            profiles=self.profiles, clock=clock, jobs=self.jobs, persona_name=persona.name,
+            lull_minutes=s.REFLECTION_LULL_MINUTES, min_messages=s.REFLECTION_MIN_MESSAGES,
+            max_buffer=s.REFLECTION_MAX_BUFFER_MESSAGES,
+            profiles_enabled=s.USER_PROFILE_ENABLED, dump=dump,
+        )
+        self.proactive = ProactiveTalker(
+            facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,
+            cooldown=timedelta(minutes=s.EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES),
+            silence=silence, delay_s=proactive_delay_s,
+        )
+        self.engine: EngineView | None = None
+        self._maintenance: TimerHandle | None = None
+        self._active_since_maintenance = False
+        self._closed = False
+        add_settler = getattr(clock, "add_settler", None)
+        if add_settler is not None:  # the virtual clock waits for memory jobs too
+            add_settler(self.jobs.idle)
+
+    @classmethod
+    async def open(cls, settings: Settings, **kwargs: Any) -> MemoryService:
+        service = cls(settings, **kwargs)
+        await service.start()
+        return service
+
+    async def start(self) -> None:
+        """Load channels, memories, profiles and facts from the store."""
+        for ch in await self.store.channels():
+            self.registry.add(ch)
+            last = await self.store.recent_messages(ch.id, limit=1)
+            if last:
+                self.proactive.seen_before(ch.id, last[-1].ts)
+        await self.book.load()
+        await self.profiles.load()
+        count = await self.facts.load()
+        log.debug("memory loaded: %d channels, %d facts", len(self.registry.all()), count)
+
+    def attach(self, engine: EngineView) -> None:
+        """Give the service the engine it may act through (proactive talk, buffers)."""
+        self.engine = engine
+        if self.settings.PROACTIVE_CONVERSATION_ENABLED and self.llm is not None:
+            self.proactive.engine = engine
+
+    # --- providers -----------------------------------------------------------------------
+
+    def provider(self, *, retrieve_facts: bool = True) -> MemoryContextProvider:
+        """The `MemoryProvider` for the responder (facts on) or the judge (facts off)."""
+        s = self.settings
+        return MemoryContextProvider(
+            book=self.book, registry=self.registry, summarizer=self.summarizer,
+            profiles=self.profiles, facts=self.facts, prompts=self.prompts, jobs=self.jobs,
+            channel_context=s.CHANNEL_CONTEXT_ENABLED, user_profiles=s.USER_PROFILE_ENABLED,
+            retrieve_facts=retrieve_facts, touch=self.store.touch_fact,
+        )
+
+    # --- the hook ------------------------------------------------------------------------
+
+    async def observe(self, channel: Channel, msg: Message, *, from_bot: bool) -> None:
+        """Step 4 of the engine: count and schedule; all real work runs in the background."""
+        if self._closed:
+            return
+        self.registry.add(channel)
+        if msg.deleted:
+            return
+        s = self.settings
+        human = not from_bot and not msg.user.is_bot
+        if human and s.USER_PROFILE_ENABLED:
+            self.profiles.observe(channel, msg)
+        if s.CHANNEL_CONTEXT_ENABLED:
+            self.summarizer.observe(channel, msg)
+        if s.REFLECTION_ENABLED:
+            self.reflector.observe(channel, msg)
+        if s.PROACTIVE_CONVERSATION_ENABLED:
+            self.proactive.observe(channel, msg, from_bot=from_bot)
+        self._active_since_maintenance = True
+        if self._maintenance is None:
+            self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
+
+    async def _on_maintenance(self) -> None:
+        self._maintenance = None
+        self.jobs.spawn("maintenance", self.maintain)
+
+    async def maintain(self) -> None:
+        """The periodic task: prune buffers, persist profiles, forget decayed facts."""
+        active, self._active_since_maintenance = self._active_since_maintenance, False
+        now = self.clock.now()
+        if self.engine is not None:
+            prune_buffers((st.buffer for st in self.engine.channels.values()), now)
+        await self.profiles.flush(now)
+        forgotten = await self.facts.forget_decayed(now)
+        if forgotten:
+            log.info("forgot %d decayed facts", forgotten)
+        # Re-arm only while there is activity, so an idle bot leaves no timer pending.
+        buffered = self.engine is not None and any(
+            len(st.buffer) for st in self.engine.channels.values()
+        )
+        if (active or buffered) and not self._closed and self._maintenance is None:
+            self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
+
+    async def idle(self) -> None:
+        await self.jobs.idle()
+
+    async def close(self) -> None:
+        """Finish running jobs and persist profiles; call before the store closes."""
+        if self._closed:
+            return
+        self._closed = True
+        for handle in (self._maintenance,):
+            if handle is not None:
+                handle.cancel()
+        self.summarizer.cancel_timers()
+        self.reflector.cancel_timers()
+        self.proactive.cancel_timers()
+        await self.jobs.close()
+        await self.profiles.flush(self.clock.now())
+
+    # --- MemoryAdmin ---------------------------------------------------------------------
+
+    async def describe_user(self, user_id: str) -> str:
+        """Everything the bot remembers about a user, for that user to read."""
+        p = self.profiles.get(user_id)
+        facts = self.facts.about_user(user_id)
+        if p is None and not facts:
+            return "I don't remember anything about you."
+        lines: list[str] = []
+        if p is not None:
+            level = familiarity(p.interaction_count, self.settings.FAMILIARITY_THRESHOLDS)
+            last = p.last_interaction.strftime("%Y-%m-%d %H:%M") if p.last_interaction else "-"
+            lines.append(f"What I remember about {p.display_name}:")
+            lines.append(f"- {p.interaction_count} messages seen ({level}), "
+                         f"talked to me {p.mentioned_bot_count} times, last on {last}")
+            chans = [self._channel_name(c) for c in p.channels_active]
+            if chans:
+                lines.append("- active in: " + ", ".join(chans))
+            for cid, entry in p.last_topics.items():
+                words = ", ".join(entry.get("keywords", []))
+                lines.append(f"- recent topics in {self._channel_name(cid)}: {words}")
+            for cid, tags in p.tags.items():
+                lines.append(f"- notes from {self._channel_name(cid)}: {', '.join(tags)}")
+            for cid, entry in p.summaries.items():
+                lines.append(f"- last talk in {self._channel_name(cid)}: {entry.get('text')}")
+        else:
+            lines.append("What I remember about you:")
+        if facts:
+            lines.append(f"Facts ({len(facts)}):")
+            for f in facts:
+                lines.append(f"- [{self._channel_name(f.source_channel_id or '')}] {f.content}")
+        lines.append("Say `/kuuki forget-me` to have all of this forgotten.")
+        return "\n".join(lines)
+
+    def _channel_name(self, channel_id: str) -> str:
+        ch = self.registry.get(channel_id)
+        return f"#{ch.name}" if ch is not None else f"#{channel_id}"
+
+    async def forget_user(self, user_id: str) -> int:
+        """Forget what was learned from a user; returns how many items were removed."""
+        # In-memory state first, so a flush running meanwhile cannot write it back.
+        had_profile = self.profiles.forget(user_id)
+        removed = int(await self.store.forget_user(user_id))
+        self.book.drop_cached(user_id)
+        await self._scrub_contexts(user_id)
+        await self.facts.load()
+        self.proactive.forget_cache()
+        return removed if removed else int(had_profile)
+
+    async def _scrub_contexts(self, user_id: str) -> None:
+        self.summarizer.reload()
+        for ch in self.registry.all():
+            ctx = self.summarizer.context(ch.id)
+            rec = self.book.get("channel", ch.id, "context")
+            if ctx is None or rec is None or not ctx.forget_user(user_id):
+                continue
+            await self.book.put(
+                "channel", ch.id, "context", ctx.to_json(), visibility=rec.visibility,
+                workspace=rec.workspace, source_channel_id=rec.source_channel_id,
+                source_user_ids=list(ctx.active_user_ids), at=self.clock.now(),
+            )

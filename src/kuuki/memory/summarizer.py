@@ -1,0 +1,347 @@
+"""The rolling summarizer: channel context, channel/thread memories, workspace memories.
+
+Hybrid trigger (seed 002): every SUMMARIZE_EVERY_N_MESSAGES messages, or
+SUMMARIZE_EVERY_N_MINUTES after the first message since the last summary, whichever comes
+first. The update is incremental — the previous summary, history and recent events plus
+only the new messages — and runs as a background job. One LLM call per channel update
+yields the context (summary, mood, topics), the channel's history and recent events, and
+the summaries of threads that got new messages. When a public channel's memories change,
+the workspace memories are regenerated (debounced) from public channels only.
+
+Every answer is checked against its schema and for content; a bad answer leaves memory
+as it was, keeps the new messages for the next attempt, and is recorded with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..clock import Clock, TimerHandle
+from ..domain import Channel, Message, Visibility
+from ..llm.base import LLM, ChatMessage
+from ..llm.record import PromptDump, call_llm
+from ..prompts import Prompts
+from ..store.records import MemoryRecord
+from .book import MemoryBook, thread_key
+from .channel_context import ChannelContext
+from .jobs import JobRecord, Jobs, failure_reason, trace_for
+from .keywords import keywords_of
+
+MAX_PENDING = 200
+WORKSPACE_DEBOUNCE_S = 60.0
+
+# No maxLength: llama.cpp's grammar compiler cannot expand long bounded repetitions, so
+# lengths are clipped after parsing (MAX_TEXT) instead of constrained while generating.
+_TEXT = {"type": "string"}
+MAX_TEXT = 800
+SUMMARY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {"type": "string", "minLength": 1},
+        "mood": {"type": "string"},
+        "topics": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+        "recent_events": _TEXT,
+        "history": {"type": "string"},
+        "threads": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {
+                "type": "object",
+                "properties": {"thread": {"type": "string"}, "summary": _TEXT},
+                "required": ["thread", "summary"],
+            },
+        },
+    },
+    "required": ["summary", "mood", "topics", "recent_events", "history", "threads"],
+}
+WORKSPACE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"history": {"type": "string"}, "recent_events": _TEXT},
+    "required": ["history", "recent_events"],
+}
+
+
+def _public_text(rec: MemoryRecord | None, workspace: str) -> str:
+    if rec is None or not MemoryBook.visible_everywhere(rec, workspace):
+        return ""
+    return str(rec.content)
+
+
+def has_words(text: str) -> bool:
+    """A summary must say something: passive or garbage answers ("-", "...") are rejected."""
+    return any(ch.isalpha() for ch in text)
+
+
+@dataclass(slots=True)
+class _ChannelState:
+    channel: Channel
+    pending: list[Message] = field(default_factory=list)
+    # Messages since the last attempt: after a failed attempt the kept messages must not
+    # re-trigger on every new message.
+    count: int = 0
+    timer: TimerHandle | None = None
+    running: bool = False
+    again: bool = False
+
+
+class Summarizer:
+    """Keeps each channel's context and memories current, in the background."""
+
+    def __init__(
+        self,
+        *,
+        llm: LLM | None,
+        prompts: Prompts,
+        book: MemoryBook,
+        clock: Clock,
+        jobs: Jobs,
+        persona_name: str,
+        every_n_messages: int,
+        every_n_minutes: float,
+        dump: PromptDump | None = None,
+        max_tokens: int = 400,
+    ) -> None:
+        self.llm = llm
+        self.prompts = prompts
+        self.book = book
+        self.clock = clock
+        self.jobs = jobs
+        self.persona_name = persona_name
+        self.every_n = every_n_messages
+        self.every_s = every_n_minutes * 60
+        self.dump = dump
+        self.max_tokens = max_tokens
+        self._channels: dict[str, _ChannelState] = {}
+        self._contexts: dict[str, ChannelContext] = {}
+        self._workspace_timers: dict[str, TimerHandle] = {}
+        self.on_change: Callable[[Channel], None] | None = None
+
+    def context(self, channel_id: str) -> ChannelContext | None:
+        ctx = self._contexts.get(channel_id)
+        if ctx is None:
+            rec = self.book.get("channel", channel_id, "context")
+            if rec is None:
+                return None
+            ctx = self._contexts[channel_id] = ChannelContext.from_json(channel_id, rec.content)
+        return ctx
+
+    def reload(self) -> None:
+        self._contexts.clear()
+
+    # --- triggers ------------------------------------------------------------------------
+
+    def observe(self, channel: Channel, msg: Message) -> None:
+        if self.llm is None or not msg.text.strip():
+            return
+        st = self._channels.get(channel.id)
+        if st is None:
+            st = self._channels[channel.id] = _ChannelState(channel)
+        st.channel = channel
+        st.pending.append(msg)
+        del st.pending[:-MAX_PENDING]
+        st.count += 1
+        if st.count >= self.every_n:
+            self._trigger(st)
+        elif st.timer is None:
+            st.timer = self.clock.call_later(self.every_s, lambda: self._on_timer(st))
+
+    async def _on_timer(self, st: _ChannelState) -> None:
+        st.timer = None
+        if st.pending:
+            self._trigger(st)
+
+    def _trigger(self, st: _ChannelState) -> None:
+        st.count = 0
+        if st.timer is not None:
+            st.timer.cancel()
+            st.timer = None
+        if st.running:
+            st.again = True
+            return
+        st.running = True
+        self.jobs.spawn(f"summary-{st.channel.id}", lambda: self._run(st))
+
+    async def _run(self, st: _ChannelState) -> None:
+        try:
+            await self.summarize(st.channel, st)
+        finally:
+            st.running = False
+        if st.again and st.pending:
+            st.again = False
+            self._trigger(st)
+
+    async def flush(self, channel_id: str) -> None:
+        """Summarize a channel's pending messages now (tests, the CLI)."""
+        st = self._channels.get(channel_id)
+        if st is not None and st.pending and not st.running:
+            self._trigger(st)
+
+    # --- the channel update ----------------------------------------------------------------
+
+    async def summarize(self, channel: Channel, st: _ChannelState) -> bool:
+        assert self.llm is not None
+        batch = list(st.pending)
+        now = self.clock.now()
+        trace = trace_for("summary", channel.id, now)
+        previous = self.context(channel.id)
+        threads: dict[str, list[Message]] = {}
+        for m in batch:
+            if m.thread:
+                threads.setdefault(m.thread, []).append(m)
+        system = self.prompts.render(
+            "summary",
+            persona_name=self.persona_name,
+            channel=channel,
+            previous=previous,
+            history=self.book.text("channel", channel.id, "long_term"),
+            recent_events=self.book.text("channel", channel.id, "short_term"),
+            messages=batch,
+            threads={t: self.book.text("thread", thread_key(channel.id, t), "summary")
+                     for t in threads},
+            now=now,
+        )
+        completion = await call_llm(
+            self.llm, trace, "memory_summary", [ChatMessage("system", system)],
+            json_schema=SUMMARY_SCHEMA, max_tokens=self.max_tokens, temperature=0.2,
+            dump=self._dump(channel.id),
+        )
+        data = completion.data if completion is not None else None
+        if not isinstance(data, dict):
+            self._record("summary", channel, now, False, failure_reason(trace, "no answer"), trace)
+            return False
+        summary = str(data["summary"]).strip()[:MAX_TEXT]
+        if not has_words(summary):
+            self._record("summary", channel, now, False, "summary has no words", trace)
+            return False
+        topics = [t.strip()[:40] for t in data["topics"] if isinstance(t, str) and has_words(t)]
+        ctx = previous or ChannelContext(channel.id)
+        for m in batch:
+            if not m.user.is_bot:
+                ctx.note_speaker(m.user.id, m.user.name)
+        ctx.summary = summary
+        ctx.mood = str(data["mood"]).strip() if has_words(str(data["mood"])) else ctx.mood
+        ctx.topic_keywords = topics or keywords_of((m.text for m in batch), limit=6)
+        ctx.last_updated = now
+        ctx.message_count_since_update = 0
+        self._contexts[channel.id] = ctx
+        sources = list(ctx.active_user_ids)
+        changed = await self._put(channel, "channel", channel.id, "context", ctx.to_json(),
+                                  sources, now)
+        for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
+            text = str(data[key]).strip()[:MAX_TEXT]
+            if has_words(text):
+                changed |= await self._put(channel, "channel", channel.id, kind, text, sources,
+                                           now)
+        for item in data["threads"]:
+            thread, text = str(item["thread"]), str(item["summary"]).strip()[:MAX_TEXT]
+            if thread in threads and has_words(text):
+                users = list(dict.fromkeys(m.user.id for m in threads[thread]))
+                changed |= await self._put(channel, "thread", thread_key(channel.id, thread),
+                                           "summary", text, users, now)
+        # Only what was summarized leaves the queue; messages that arrived meanwhile stay.
+        done = {m.id for m in batch}
+        st.pending = [m for m in st.pending if m.id not in done]
+        self._record("summary", channel, now, True, f"{len(batch)} messages", trace)
+        if changed and channel.visibility is Visibility.PUBLIC:
+            self._schedule_workspace(channel.workspace)
+        if changed and self.on_change is not None:
+            self.on_change(channel)
+        return True
+
+    async def _put(self, channel: Channel, scope: str, scope_id: str, kind: str, content: Any,
+                   sources: list[str], now: datetime) -> bool:
+        return await self.book.put(
+            scope, scope_id, kind, content,
+            visibility=channel.visibility, workspace=channel.workspace,
+            source_channel_id=channel.id, source_user_ids=sources, at=now,
+        )
+
+    # --- the workspace ---------------------------------------------------------------------
+
+    def _schedule_workspace(self, workspace: str) -> None:
+        old = self._workspace_timers.pop(workspace, None)
+        if old is not None:
+            old.cancel()
+
+        async def fire() -> None:
+            self._workspace_timers.pop(workspace, None)
+            self.jobs.spawn(f"workspace-{workspace}", lambda: self.summarize_workspace(workspace))
+
+        self._workspace_timers[workspace] = self.clock.call_later(WORKSPACE_DEBOUNCE_S, fire)
+
+    async def summarize_workspace(self, workspace: str) -> bool:
+        """Regenerate the workspace memories from its public channels' memories."""
+        assert self.llm is not None
+        now = self.clock.now()
+        channels = []
+        sources: list[str] = []
+        for ch in self.book.registry.all():
+            if ch.workspace != workspace or ch.visibility is not Visibility.PUBLIC:
+                continue
+            long_rec = self.book.get("channel", ch.id, "long_term")
+            short_rec = self.book.get("channel", ch.id, "short_term")
+            # Re-check each document's own visibility: a channel that was private when it
+            # was summarized keeps its memories private even if it is public now.
+            long_t = _public_text(long_rec, workspace)
+            short_t = _public_text(short_rec, workspace)
+            if long_t or short_t:
+                channels.append({"name": ch.name, "history": long_t, "recent": short_t})
+                for rec in (long_rec, short_rec):
+                    if rec is not None:
+                        sources += rec.source_user_ids
+        if not channels:
+            return False
+        trace = trace_for("workspace", f"workspace:{workspace}", now)
+        system = self.prompts.render(
+            "memory_workspace",
+            persona_name=self.persona_name,
+            channels=channels,
+            history=self.book.text("workspace", workspace, "long_term"),
+            recent_events=self.book.text("workspace", workspace, "short_term"),
+            now=now,
+        )
+        completion = await call_llm(
+            self.llm, trace, "memory_workspace", [ChatMessage("system", system)],
+            json_schema=WORKSPACE_SCHEMA, max_tokens=self.max_tokens, temperature=0.2,
+            dump=self._dump(f"workspace-{workspace}"),
+        )
+        data = completion.data if completion is not None else None
+        label = f"workspace:{workspace}"
+        if not isinstance(data, dict) or not has_words(str(data["history"]) +
+                                                       str(data["recent_events"])):
+            reason = failure_reason(trace, "answer has no words")
+            self.jobs.record(JobRecord("workspace", label, now, False, reason, trace))
+            return False
+        users = list(dict.fromkeys(sources))
+        for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
+            text = str(data[key]).strip()[:MAX_TEXT]
+            if has_words(text):
+                await self.book.put(
+                    "workspace", workspace, kind, text, visibility=Visibility.PUBLIC,
+                    workspace=workspace, source_channel_id=None, source_user_ids=users, at=now,
+                )
+        self.jobs.record(JobRecord("workspace", label, now, True, f"{len(channels)} channels",
+                                   trace))
+        return True
+
+    def _dump(self, label: str) -> PromptDump | None:
+        dump = self.dump
+        if dump is None:
+            return None
+        return lambda purpose, messages: dump(f"{label}-{purpose}", messages)
+
+    def _record(self, job: str, channel: Channel, now: datetime, ok: bool, reason: str,
+                trace: Any) -> None:
+        self.jobs.record(JobRecord(job, channel.id, now, ok, reason, trace))
+
+    def cancel_timers(self) -> None:
+        for st in self._channels.values():
+            if st.timer is not None:
+                st.timer.cancel()
+                st.timer = None
+        for handle in self._workspace_timers.values():
+            handle.cancel()
+        self._workspace_timers.clear()

@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+from kuuki.memory.cli import run_memory_forget, run_memory_show
+
+from .conftest import (
+    ALICE,
+    BOB,
+    DM,
+    GENERAL,
+    RANDOM,
+    SECRET,
+    fact,
+    make,
+    reflection_answer,
+    settings,
+    summary_answer,
+)
+
+
+def _s(**kw: object) -> object:
+    base: dict[str, object] = {
+        "PROACTIVE_CONVERSATION_ENABLED": False, "REFLECTION_MIN_MESSAGES": 2,
+        "SUMMARIZE_EVERY_N_MESSAGES": 2,
+    }
+    return settings(**{**base, **kw})  # type: ignore[arg-type]
+
+
+async def test_private_and_dm_memories_never_reach_another_channel(tmp_path: Path) -> None:
+    h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
+    try:
+        h.llm.route("memory_summary",
+                    summary_answer("HR discusses the layoff plan.", history="HR-HISTORY",
+                                   recent_events="LAYOFF-EVENTS"),
+                    summary_answer("Alice told Kuu about her surgery.", history="DM-HISTORY",
+                                   recent_events="SURGERY-EVENTS"),
+                    summary_answer("General chat about project falcon.",
+                                   history="GENERAL-HISTORY", recent_events="falcon news"))
+        h.llm.route("memory_reflection",
+                    reflection_answer(fact("The falcon project will be cancelled in March.",
+                                           ["Alice"], ["falcon", "project"], shareable=False)),
+                    reflection_answer(fact("Alice has surgery on the falcon project deadline.",
+                                           ["Alice"], ["falcon", "surgery"])),
+                    reflection_answer(fact("Bob leads the falcon project.", ["Bob"],
+                                           ["falcon", "project"])))
+        await h.say(ALICE, "the falcon project will be cancelled in March", channel=SECRET)
+        await h.say(BOB, "keep it quiet until the announcement", channel=SECRET)
+        await h.say(ALICE, "I have surgery on the falcon deadline", channel=DM)
+        await h.say(ALICE, "please don't tell anyone", channel=DM)
+        await h.say(BOB, "I lead the falcon project now", channel=GENERAL)
+        await h.say(ALICE, "nice, falcon is in good hands", channel=GENERAL)
+        await h.advance(11 * 60)  # reflection in all three channels
+        assert len(await h.app.store.facts()) == 3
+
+        h.llm.route("reply", "ok", "ok", "ok")
+        await h.say(ALICE, "Kuu, what's the news on the falcon project?", channel=GENERAL)
+        public = h.llm.prompts("reply")[-1]
+        assert "Bob leads the falcon project." in public
+        for secret in ("cancelled in March", "surgery", "HR-HISTORY", "LAYOFF-EVENTS",
+                       "DM-HISTORY", "SURGERY-EVENTS", "hr-private", "HR discusses"):
+            assert secret not in public, secret
+        # In another public channel of the workspace: public memories yes, secrets no.
+        await h.say(BOB, "Kuu, anything about falcon?", channel=RANDOM)
+        other = h.llm.prompts("reply")[-1]
+        assert "Bob leads the falcon project." in other and "GENERAL-HISTORY" in other
+        assert "cancelled in March" not in other and "surgery" not in other
+        # In the private channel itself, its own memories are there (and public ones).
+        await h.say(BOB, "Kuu, remind me about falcon", channel=SECRET)
+        own = h.llm.prompts("reply")[-1]
+        assert "cancelled in March" in own and "HR-HISTORY" in own
+        assert "surgery" not in own and "DM-HISTORY" not in own
+        # The workspace memory was built from public channels only.
+        workspace_prompts = h.llm.prompts("memory_workspace")
+        assert workspace_prompts and all(
+            "HR-HISTORY" not in p and "DM-HISTORY" not in p for p in workspace_prompts)
+    finally:
+        await h.app.close()
+
+
+async def test_another_workspace_sees_nothing(tmp_path: Path) -> None:
+    h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
+    try:
+        h.llm.route("memory_reflection", reflection_answer(
+            fact("Bob leads the falcon project.", ["Bob"], ["falcon"])))
+        await h.say(BOB, "I lead the falcon project", channel=GENERAL)
+        await h.say(ALICE, "great news on falcon", channel=GENERAL)
+        await h.advance(11 * 60)
+        elsewhere = replace(GENERAL, id="other-general", workspace="other")
+        h.llm.route("reply", "ok")
+        await h.say(ALICE, "Kuu, falcon project?", channel=elsewhere)
+        assert "falcon project." not in h.llm.prompts("reply")[-1].split("## Current")[0]
+    finally:
+        await h.app.close()
+
+
+async def test_profile_sets_the_tone_and_hides_private_topics(tmp_path: Path) -> None:
+    s = _s(CHANNEL_CONTEXT_ENABLED=False, REFLECTION_ENABLED=False,
+           FAMILIARITY_THRESHOLDS=(3, 6, 50))
+    h = await make(tmp_path, s=s)  # type: ignore[arg-type]
+    try:
+        h.llm.route("reply", "hello", "hey", "yo")
+        await h.say(BOB, "Kuu, hello there", channel=GENERAL)
+        first = h.llm.prompts("reply")[-1]
+        assert "## About Bob" in first and "Relationship: stranger" in first
+        assert "more polite" in first
+        for text in ("salary negotiation tomorrow", "salary raise hopes"):
+            await h.say(BOB, text, channel=SECRET)
+        for text in ("sourdough baking weekend", "sourdough starter bubbling"):
+            await h.say(BOB, text, channel=GENERAL)
+        await h.advance(16 * 60)  # maintenance: topics extracted, profiles persisted
+        await h.say(BOB, "Kuu, what's up", channel=GENERAL)
+        later = h.llm.prompts("reply")[-1]
+        assert "Relationship: regular" in later and "casual" in later
+        assert "sourdough" in later.split("## Current")[0]
+        assert "salary" not in later and "hr-private" not in later
+        await h.memory.profiles.flush(h.clock.now())  # maintenance or close would do it
+        stored = await h.app.store.get_memory("user", "bob", "profile")
+        assert stored is not None and stored.content["interactionCount"] == 6
+        assert stored.content["mentionedBotCount"] == 2
+        assert set(stored.content["channelsActive"]) == {"general", "hr"}
+    finally:
+        await h.app.close()
+
+
+async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> None:
+    s = _s(CHANNEL_CONTEXT_ENABLED=False)
+    h = await make(tmp_path, s=s)  # type: ignore[arg-type]
+    h.llm.route("memory_reflection", reflection_answer(
+        fact("Bob bakes sourdough every weekend.", ["Bob"], ["sourdough", "baking"]),
+        fact("Alice runs marathons.", ["Alice"], ["marathon"]),
+        people=[{"name": "Bob", "tags": ["baker"], "summary": "Talked bread."}]))
+    await h.say(BOB, "I bake sourdough every weekend")
+    await h.say(ALICE, "I run marathons")
+    await h.advance(16 * 60)
+    shown = await h.memory.describe_user("bob")
+    assert "Bob bakes sourdough every weekend." in shown and "baker" in shown
+    assert "marathons" not in shown
+    await h.app.close()
+
+    store_url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    cli_settings = replace(s, store_url=store_url)  # type: ignore[type-var]
+    out = io.StringIO()
+    await run_memory_show(cli_settings, "bob", out)
+    assert "Bob bakes sourdough" in out.getvalue()
+    out = io.StringIO()
+    await run_memory_forget(cli_settings, "bob", out)
+    assert "Forgot" in out.getvalue() and "bob" in out.getvalue()
+    out = io.StringIO()
+    await run_memory_show(cli_settings, "bob", out)
+    assert "don't remember anything" in out.getvalue()
+
+    h2 = await make(tmp_path, s=s)  # type: ignore[arg-type]
+    h2.n = 100
+    try:
+        h2.llm.route("reply", "ok")
+        await h2.say(BOB, "Kuu, any bread tips for my sourdough?")
+        prompt = h2.llm.prompts("reply")[-1]
+        assert "bakes sourdough every weekend" not in prompt and "baker" not in prompt
+        assert [f.content for f in await h2.app.store.facts()] == ["Alice runs marathons."]
+        assert "Relationship: stranger (1 messages" in prompt  # a fresh profile
+    finally:
+        await h2.app.close()
