@@ -61,6 +61,19 @@ def tracker_factory(
     return make
 
 
+def _prefetcher(embedder: Any) -> Callable[[Any], Any] | None:
+    from .embed import BatchPrefetcher, USEEmbedder
+
+    if not isinstance(embedder, USEEmbedder):
+        return None
+    batcher = BatchPrefetcher(embedder)
+
+    async def prepare(msgs: Any) -> None:
+        await batcher.prefetch([m.text for m in msgs])
+
+    return prepare
+
+
 class PromptDumper:
     """`--dump-prompts DIR`: one file per LLM call, named seq-channel-message-purpose."""
 
@@ -164,6 +177,7 @@ async def build_app(
         tracker_factory=tracker_factory(settings, embedder),
         bot_user_ids=bot_user_ids,
         memory_hooks=[memory] if memory is not None else (),
+        prepare=_prefetcher(embedder),
     )
     if memory is not None:
         memory.attach(engine)

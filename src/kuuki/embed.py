@@ -6,6 +6,7 @@ The default is the Universal Sentence Encoder v3 (multilingual, ja + en) shipped
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
@@ -77,6 +78,60 @@ class USEEmbedder:
         # Empty strings and lone surrogates upset the tokenizer; embed a safe form instead.
         cleaned = text[: self._max_chars].encode("utf-8", "replace").decode("utf-8")
         return cleaned if cleaned.strip() else "."
+
+
+    def cached(self, text: str) -> bool:
+        return self._key(text) in self._cache
+
+
+class BatchPrefetcher:
+    """Embeds the texts several channel workers need at about the same moment in one batch.
+
+    One USE forward pass streams all the model's weights, so a single chat message costs
+    about as much as a few dozen in one batch. Each worker awaits `prefetch(text)`; the
+    first request of a round schedules one flush for after the other ready workers have
+    queued theirs, and the vectors land in the embedder's cache, where the tracker and the
+    judge find them.
+    """
+
+    def __init__(self, embedder: USEEmbedder, max_batch: int = 128) -> None:
+        self.embedder = embedder
+        self.max_batch = max_batch
+        self._pending: list[tuple[str, asyncio.Future[None]]] = []  # one future per caller
+        self._scheduled = False
+        self.batches = 0
+
+    async def prefetch(self, texts: Sequence[str]) -> None:
+        missing = [t for t in texts if t and not self.embedder.cached(t)]
+        if not missing:
+            return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._pending.extend((t, fut) for t in missing)
+        if len(self._pending) >= self.max_batch:
+            self._flush()
+        elif not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush)
+        await fut
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        self.batches += 1
+        futures = {id(f): f for _, f in batch}
+        try:
+            self.embedder.embed(list(dict.fromkeys(t for t, _ in batch)))
+        except Exception as exc:  # the tracker will embed (or fail) on its own
+            for fut in futures.values():
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        for fut in futures.values():
+            if not fut.done():
+                fut.set_result(None)
 
 
 _default: USEEmbedder | None = None

@@ -49,6 +49,7 @@ from .settings import Settings
 log = logging.getLogger("kuuki.engine")
 
 DecisionListener = Callable[[Decision], Awaitable[None] | None]
+PREPARE_BATCH = 64
 
 
 class Outbox(Protocol):
@@ -159,6 +160,7 @@ class Engine:
         memory_hooks: Sequence[MemoryHook] = (),
         bot_user_ids: Sequence[str] = (),
         seen_capacity: int = 200_000,
+        prepare: Callable[[Sequence[Message]], Awaitable[None]] | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -169,6 +171,9 @@ class Engine:
         self.judge: Judge = judge or AddressedOnlyJudge()
         self.tracker_factory = tracker_factory
         self.memory_hooks = list(memory_hooks)
+        # Warms per-message caches (sentence embeddings) before steps 3-5; implementations
+        # batch the requests of all channel workers that are ready at the same moment.
+        self.prepare = prepare
         self.bot_user_ids: set[str] = set(bot_user_ids) | {settings.persona.name}
         self.address = AddressDetector(settings.persona.names)
         self.channels: dict[str, ChannelState] = {}
@@ -282,16 +287,37 @@ class Engine:
 
     async def _run(self, state: ChannelState) -> None:
         while True:
-            event = await state.queue.get()
-            try:
-                await self._process(state, event)
-            except Exception:  # the queue must survive anything one event does
-                log.exception("event %s in channel %s failed", event.event_id, state.channel.id)
-            finally:
-                state.queue.task_done()
-                self._inflight -= 1
-                if self._inflight == 0:
-                    self._idle.set()
+            batch = [await state.queue.get()]
+            # Take what else is already waiting, so per-message preparation (embeddings)
+            # runs once for the lot; the events are still handled one by one, in order.
+            while len(batch) < PREPARE_BATCH and not state.queue.empty():
+                batch.append(state.queue.get_nowait())
+            await self._prepare(batch)
+            for event in batch:
+                try:
+                    await self._process(state, event)
+                except Exception:  # the queue must survive anything one event does
+                    log.exception(
+                        "event %s in channel %s failed", event.event_id, state.channel.id
+                    )
+                finally:
+                    state.queue.task_done()
+                    self._inflight -= 1
+                    if self._inflight == 0:
+                        self._idle.set()
+
+    async def _prepare(self, events: Sequence[ChatEvent]) -> None:
+        if self.prepare is None:
+            return
+        msgs = [
+            e.message for e in events if e.kind is EventKind.POSTED and e.message is not None
+        ]
+        if not msgs:
+            return
+        try:
+            await self.prepare(msgs)
+        except Exception as exc:  # a cache warm-up; the steps themselves will retry
+            log.debug("prepare failed: %s", exc)
 
     def _mark_seen(self, key: str) -> None:
         self._seen[key] = None

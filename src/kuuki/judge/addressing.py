@@ -101,6 +101,8 @@ class AddressDetector:
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = [normalise(n) for n in names if n.strip()]
+        self._hira_names = [to_hiragana(n) for n in self.names]
+        self._named: dict[str, bool] = {}
         variants = name_variants(names)
         alt = "|".join(re.escape(v) for v in variants) or r"(?!x)x"
         greet = "|".join(re.escape(g) for g in _GREETINGS)
@@ -132,7 +134,12 @@ class AddressDetector:
 
     def mentions_name(self, text: str) -> bool:
         """The name appears at all (call or reference): used for "bot not mentioned lately"."""
-        t = normalise(text)
-        return any(v in t for v in self.names) or any(
-            to_hiragana(v) in to_hiragana(t) for v in self.names
-        )
+        # Asked for every message of a window on every message: remember the answers.
+        hit = self._named.get(text)
+        if hit is None:
+            t = to_hiragana(normalise(text))
+            hit = any(v in t for v in self._hira_names)
+            if len(self._named) > 4096:
+                self._named.clear()
+            self._named[text] = hit
+        return hit
