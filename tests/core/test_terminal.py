@@ -51,3 +51,24 @@ async def test_terminal_room_speaks_as_anyone_answers_inline_and_explains(
     why = text.split("Kuu: Hi Bob! Tea sounds good.")[1]
     assert "reply (stage addressed" in why and "addressed:name" in why
     assert "never read" not in text
+
+
+async def test_a_second_session_on_the_same_store_is_heard(tmp_path: Path) -> None:
+    for attempt in range(2):
+        out = io.StringIO()
+        clock = VirtualClock()
+        app = await build_app(
+            Settings(),
+            clock=clock,
+            outbox=TerminalOutbox(clock, User("Kuu", "Kuu", is_bot=True), out),
+            llm=ScriptedLLM(f"answer {attempt}"),
+            judge_llm=None,
+            store_url=f"sqlite:///{tmp_path}/same.sqlite3",
+            judge=AddressedOnlyJudge(),
+        )
+        room = TerminalRoom(app.engine.handle, app.engine.idle, clock, out)
+        try:
+            await room.run(lines("bob: Kuu, hello?"))
+        finally:
+            await app.close()
+        assert f"Kuu: answer {attempt}" in out.getvalue()

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import itertools
 import sys
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -38,7 +39,7 @@ class TerminalOutbox:
         self.out.flush()
         if action.kind in (ActionKind.REPLY, ActionKind.ACK):
             return Message(
-                f"bot-{next(self._ids)}",
+                f"bot-{next(self._ids)}-{uuid.uuid4().hex[:8]}",
                 channel.id,
                 self.bot,
                 action.text or "",
@@ -111,7 +112,8 @@ class TerminalRoom:
         else:
             speaker, body = self._split(text)
             user = User(speaker, speaker)
-            mid = f"t{next(self._ids)}"
+            # Unique across sessions: the store remembers handled ids after a restart.
+            mid = f"t{next(self._ids)}-{uuid.uuid4().hex[:8]}"
             msg = Message(mid, self.channel.id, user, body, self.clock.now())
             await self.handle(ChatEvent(EventKind.POSTED, self.channel, mid, msg.ts, message=msg))
             await self.idle()
