@@ -229,9 +229,9 @@ class FactIndex:
 
 
 def _matvec(matrix: npt.NDArray[np.float32], vector: npt.NDArray[Any]) -> Any:
-    # einsum's own loop, not BLAS: a multi-threaded BLAS matvec on a busy two-core host
-    # spends 10-20x longer waking threads than computing, which wrecks the p99.
-    return np.einsum("ij,j->i", matrix, vector.astype(np.float32, copy=False))
+    # BLAS sgemv. kuuki keeps BLAS single-threaded (see kuuki/__init__.py): a threaded
+    # matvec on a busy two-core host spends 10-20x longer waking threads than computing.
+    return matrix @ vector.astype(np.float32, copy=False)
 
 
 def _norm_text(text: str) -> str:
