@@ -198,10 +198,10 @@ def parse_lines(
             continue
         if "setup" in obj:
             if not isinstance(obj["setup"], dict):
-                exc = TranscriptError(path, lineno, "field setup: expected an object")
+                problem = TranscriptError(path, lineno, "field setup: expected an object")
                 if strict:
-                    raise exc
-                out.errors.append(exc)
+                    raise problem
+                out.errors.append(problem)
                 continue
             out.setup = obj["setup"]
             if reader.bot_name is None:
