@@ -1,0 +1,1 @@
+"""Conversation structure: who is talking to whom (disentangling), live per channel."""

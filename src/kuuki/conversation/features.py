@@ -1,0 +1,386 @@
+"""Online channel state and the reply-candidate features computed from it.
+
+:class:`ChannelState` holds the recent messages of one channel in flat numpy arrays so
+that the features of a new message against all of its candidate parents (the previous
+``window`` messages plus itself, meaning "starts a conversation") come out of a handful
+of vector operations: that is what keeps disentanglement cheap enough for the
+message path. Only earlier messages are ever looked at.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from kuuki.conversation import cues
+from kuuki.conversation.speakers import Speakers
+
+FloatArray = npt.NDArray[np.float32]
+
+# fmt: off
+FEATURE_NAMES: tuple[str, ...] = (
+    "is_self", "log_dist", "dist1", "dist2", "dist_le5", "log_gap", "gap0", "same_speaker",
+    "i_leads_j", "i_mentions_j", "j_leads_i", "j_mentions_i", "j_latest_of_speaker",
+    "lead_latest", "i_addresses", "j_addresses", "j_system", "i_system", "q_i", "q_j", "thanks_i",
+    "url_i", "url_j", "q_j_other", "cos", "cos_conv", "cos_rel", "j_conv_latest", "log_conv_size",
+    "i_in_conv", "lead_in_conv", "conv_of_my_last", "j_is_my_last", "j_replied_to_me",
+    "log_children", "log_since_conv", "log_conv_idle", "log_pair_hist", "reply_to", "overlap",
+    "log_len_i", "log_len_j", "greeting_i", "log_gap_prev", "i_new_speaker", "max_cos",
+    "prev_nonsystem", "j_q_answered", "cos_conv_last", "lead_unresolved", "j_leads_other",
+    "latest_to_me",
+)
+# fmt: on
+N_FEATURES = len(FEATURE_NAMES)
+_F = {name: k for k, name in enumerate(FEATURE_NAMES)}
+_ROW_ARRAYS = (
+    "spk",
+    "minute",
+    "system",
+    "q",
+    "url",
+    "lead",
+    "addresses",
+    "sup_spk",
+    "sup_conv",
+    "children",
+    "parent_spk",
+    "nwords",
+    "answered",
+    "emb",
+    "cslot",
+    "bags",
+    "bag_size",
+)
+_BAG = 256
+
+
+def _bag(words: frozenset[str]) -> FloatArray:
+    """Binary bag of hashed words (crc32: stable across processes, unlike hash())."""
+    out = np.zeros(_BAG, np.float32)
+    out[[zlib.crc32(w.encode()) % _BAG for w in words]] = 1.0
+    return out
+
+
+@dataclass(slots=True)
+class Turn:
+    """One message as the disentangler sees it: platform-neutral and index-free."""
+
+    speaker: str
+    text: str
+    minute: float
+    vector: FloatArray | None = None
+    system: bool = False
+    reply_to: int | None = None  # global index of the platform's explicit reply target
+    mentions: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # other names the speaker goes by (display name…)
+
+
+class ChannelState:
+    """Recent history of one channel, indexed by a global message counter.
+
+    ``features(turn)`` scores nothing: it returns the candidate global indices (self
+    first, then newest to oldest) and their feature rows; ``commit(turn, parent)``
+    records the decision so that later messages see the conversation structure.
+    """
+
+    def __init__(self, window: int = 50, dim: int = 512, capacity: int = 4096) -> None:
+        self.window = window
+        self.dim = dim
+        self._cap = max(capacity, 4 * window + 8)
+        self.offset = 0  # global index of row 0
+        self.n = 0  # global index of the next message
+        self._alloc()
+        self._mentions: list[frozenset[int]] = []
+        self.speakers = Speakers()
+        self._last_by_speaker: dict[int, int] = {}
+        self._pair_hist: dict[int, dict[int, int]] = {}
+        self._pending: tuple[Turn, tuple[int, int, frozenset[int], bool, frozenset[str]]] | None
+        self._pending = None
+
+    def _alloc(self) -> None:
+        cap = self._cap
+        self.spk = np.full(cap, -1, np.int64)
+        self.minute = np.zeros(cap, np.float64)
+        self.system = np.zeros(cap, bool)
+        self.q = np.zeros(cap, bool)
+        self.url = np.zeros(cap, bool)
+        self.lead = np.full(cap, -1, np.int64)
+        self.addresses = np.zeros(cap, bool)
+        self.sup_spk = np.zeros(cap, bool)
+        self.sup_conv = np.zeros(cap, bool)
+        self.children = np.zeros(cap, np.float32)
+        self.parent_spk = np.full(cap, -1, np.int64)
+        self.nwords = np.zeros(cap, np.float32)
+        self.answered = np.zeros(cap, bool)
+        self.emb = np.zeros((cap, self.dim), np.float32)
+        self.cslot = np.zeros(cap, np.int64)
+        self.bags = np.zeros((cap, _BAG), np.float32)
+        self.bag_size = np.zeros(cap, np.float32)
+        # conversation slots: one per conversation that still has a message in the buffer
+        self.cs_vec = np.zeros((cap, self.dim), np.float32)
+        self.cs_norm = np.zeros(cap, np.float32)
+        self.cs_size = np.zeros(cap, np.float32)
+        self.cs_last = np.zeros(cap, np.int64)
+        self.cs_last_minute = np.zeros(cap, np.float64)
+        self.cs_id = np.zeros(cap, np.int64)
+        self.cs_speakers: list[dict[int, int]] = [{} for _ in range(cap)]
+        self._free = list(range(cap - 1, -1, -1))
+        self._zero = np.zeros(self.dim, np.float32)
+
+    # -- speakers -------------------------------------------------------------------
+
+    def speaker_id(self, name: str, aliases: tuple[str, ...] = ()) -> int:
+        return self.speakers.id(name, aliases)
+
+    def _analyse(self, turn: Turn) -> tuple[int, int, frozenset[int], bool, frozenset[str]]:
+        # features() and commit() both need this; compute it once per message
+        if self._pending is not None and self._pending[0] is turn:
+            return self._pending[1]
+        me = self.speaker_id(turn.speaker, turn.aliases)
+        lead, named = self.speakers.addressing(turn.text, turn.mentions, turn.system)
+        q_i = (not turn.system) and cues.is_question(turn.text)
+        words = cues.content_words(turn.text) if not turn.system else frozenset()
+        out = (me, lead, named, q_i, words)
+        self._pending = (turn, out)
+        return out
+
+    # -- features -------------------------------------------------------------------
+
+    def features(self, turn: Turn) -> tuple[npt.NDArray[np.int64], FloatArray]:
+        i = self.n
+        lo = max(self.offset, i - self.window)
+        cand = np.arange(i - 1, lo - 1, -1, dtype=np.int64)  # newest first
+        rows = cand - self.offset
+        k = len(cand)
+        # filled feature-major (contiguous rows are cheap to write), returned transposed
+        xt = np.zeros((N_FEATURES, k + 1), np.float32)
+        me, lead, named, q_i, words = self._analyse(turn)
+        vec = turn.vector if turn.vector is not None else self._zero
+
+        # message-level features go on every row (the MLP crosses them with is_self)
+        xt[_F["is_self"], 0] = 1.0
+        xt[_F["i_addresses"]] = float(bool(named))
+        xt[_F["i_system"]] = float(turn.system)
+        xt[_F["q_i"]] = float(q_i)
+        xt[_F["thanks_i"]] = float((not turn.system) and cues.is_thanks(turn.text))
+        xt[_F["url_i"]] = float(cues.has_url(turn.text))
+        xt[_F["log_len_i"]] = np.log1p(len(turn.text.split()))
+        xt[_F["greeting_i"]] = float((not turn.system) and cues.is_greeting(turn.text))
+        my_last = self._last_by_speaker.get(me, -1)
+        xt[_F["i_new_speaker"]] = float(my_last < lo)
+        unresolved = lead < 0 and cues.leading_addressee(turn.text) is not None
+        xt[_F["lead_unresolved"]] = float(unresolved)
+        cand_all = np.empty(k + 1, np.int64)
+        cand_all[0] = i
+        cand_all[1:] = cand
+        if k == 0:
+            return cand_all, xt.T
+        x = xt[:, 1:]  # pair features: one column per earlier message
+
+        spk = self.spk[rows]
+        gap = np.maximum(turn.minute - self.minute[rows], 0.0)
+        d = np.arange(1, k + 1, dtype=np.float32)
+        x[_F["log_dist"]] = np.log1p(d)
+        x[_F["dist1"], 0] = 1.0
+        x[_F["dist2"], 1:2] = 1.0
+        x[_F["dist_le5"], :5] = 1.0
+        x[_F["log_gap"]] = np.log1p(gap)
+        x[_F["gap0"]] = gap == 0
+        xt[_F["log_gap_prev"]] = np.log1p(gap[0])
+        x[_F["same_speaker"]] = spk == me
+        if lead >= 0:
+            x[_F["i_leads_j"]] = spk == lead
+        if named:
+            hit = np.zeros(k, bool)
+            for sid in named:
+                hit |= spk == sid
+            x[_F["i_mentions_j"]] = hit
+        lead_j = self.lead[rows]
+        to_me = lead_j == me
+        x[_F["j_leads_i"]] = to_me
+        x[_F["j_leads_other"]] = (lead_j >= 0) & ~to_me
+        first_to_me = np.flatnonzero(to_me)
+        if len(first_to_me):
+            x[_F["latest_to_me"], first_to_me[0]] = 1.0
+        rl = rows.tolist()
+        ments = self._mentions
+        x[_F["j_mentions_i"]] = [me in ments[r] for r in rl]
+        latest = ~self.sup_spk[rows]
+        x[_F["j_latest_of_speaker"]] = latest
+        if lead >= 0:
+            x[_F["lead_latest"]] = (spk == lead) & latest
+        x[_F["j_addresses"]] = self.addresses[rows]
+        sys_j = self.system[rows]
+        x[_F["j_system"]] = sys_j
+        qj = self.q[rows]
+        x[_F["q_j"]] = qj
+        x[_F["url_j"]] = self.url[rows]
+        x[_F["q_j_other"]] = qj & (spk != me)
+        x[_F["j_q_answered"]] = self.answered[rows]
+        cos = self.emb[rows] @ vec
+        x[_F["cos"]] = cos
+        mx = float(cos.max())
+        x[_F["cos_rel"]] = cos - mx
+        xt[_F["max_cos"]] = mx
+        x[_F["log_children"]] = np.log1p(self.children[rows])
+        x[_F["j_replied_to_me"]] = self.parent_spk[rows] == me
+        x[_F["log_len_j"]] = np.log1p(self.nwords[rows])
+        nonsys = np.flatnonzero(~sys_j)
+        if len(nonsys):
+            x[_F["prev_nonsystem"], nonsys[0]] = 1.0
+        if my_last >= lo:
+            x[_F["j_is_my_last"], i - 1 - my_last] = 1.0
+        if turn.reply_to is not None and lo <= turn.reply_to < i:
+            x[_F["reply_to"], i - 1 - turn.reply_to] = 1.0
+        if words:
+            # Jaccard overlap of hashed word sets, as one matrix product
+            bag = _bag(words)
+            inter = self.bags[rows] @ bag
+            x[_F["overlap"]] = inter / np.maximum(self.bag_size[rows] + bag.sum() - inter, 1.0)
+        hist = self._pair_hist.get(me)
+        if hist:
+            x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
+        self._conv_features(x, rows, me, lead, my_last, vec, i, turn.minute)
+        return cand_all, xt.T
+
+    def _conv_features(
+        self,
+        x: FloatArray,
+        rows: npt.NDArray[np.int64],
+        me: int,
+        lead: int,
+        my_last: int,
+        vec: FloatArray,
+        i: int,
+        minute: float,
+    ) -> None:
+        sl = self.cslot[rows]
+        x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
+        x[_F["j_conv_latest"]] = ~self.sup_conv[rows]
+        x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
+        who = self.cs_speakers
+        sll = sl.tolist()
+        x[_F["i_in_conv"]] = [me in who[s] for s in sll]
+        if lead >= 0:
+            x[_F["lead_in_conv"]] = [lead in who[s] for s in sll]
+        if my_last >= self.offset:
+            x[_F["conv_of_my_last"]] = sl == self.cslot[my_last - self.offset]
+        last = self.cs_last[sl]
+        x[_F["log_since_conv"]] = np.log1p(i - last)
+        x[_F["cos_conv_last"]] = self.emb[last - self.offset] @ vec
+        x[_F["log_conv_idle"]] = np.log1p(np.maximum(minute - self.cs_last_minute[sl], 0.0))
+
+    # -- updates --------------------------------------------------------------------
+
+    def conversation_id(self, index: int) -> int:
+        """Conversation of a message still in the buffer (-1 if it has been dropped)."""
+        if not self.offset <= index < self.n:
+            return -1
+        return int(self.cs_id[self.cslot[index - self.offset]])
+
+    def commit(self, turn: Turn, parent: int) -> int:
+        """Record the new message with its chosen parent; returns its conversation id."""
+        if self.n - self.offset >= self._cap:
+            self._compact()
+        i = self.n
+        r = i - self.offset
+        me, lead, named, q_i, words = self._analyse(turn)
+        self._pending = None
+        # rows are reused after compaction: reset what later messages update
+        self.sup_spk[r] = self.sup_conv[r] = self.answered[r] = False
+        self.children[r] = 0.0
+        self.parent_spk[r] = -1
+        self.spk[r] = me
+        self.minute[r] = turn.minute
+        self.system[r] = turn.system
+        self.q[r] = q_i
+        self.url[r] = cues.has_url(turn.text)
+        self.lead[r] = lead
+        self.addresses[r] = bool(named)
+        self.nwords[r] = len(turn.text.split())
+        vec = turn.vector if turn.vector is not None else self._zero
+        self.emb[r] = vec
+        self._mentions.append(named)
+        if words:
+            self.bags[r] = _bag(words)
+            self.bag_size[r] = self.bags[r].sum()
+        else:
+            self.bags[r] = 0.0
+            self.bag_size[r] = 0.0
+        for other in named:
+            mine = self._pair_hist.setdefault(me, {})
+            mine[other] = mine.get(other, 0) + 1
+            theirs = self._pair_hist.setdefault(other, {})
+            theirs[me] = theirs.get(me, 0) + 1
+        prev = self._last_by_speaker.get(me)
+        if prev is not None and prev >= self.offset:
+            self.sup_spk[prev - self.offset] = True
+        self._last_by_speaker[me] = i
+        if parent != i and self.offset <= parent < i:
+            pr = parent - self.offset
+            slot = int(self.cslot[pr])
+            self.children[pr] += 1
+            self.parent_spk[r] = self.spk[pr]
+            if self.spk[pr] != me:
+                self.answered[pr] = True
+            last = int(self.cs_last[slot])
+            if last >= self.offset:
+                self.sup_conv[last - self.offset] = True
+            self.cs_vec[slot] += vec
+            self.cs_size[slot] += 1
+        else:
+            slot = self._free.pop()
+            self.cs_id[slot] = i
+            self.cs_vec[slot] = vec
+            self.cs_size[slot] = 1
+            self.cs_speakers[slot] = {}
+        self.cs_last[slot] = i
+        self.cs_last_minute[slot] = turn.minute
+        self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
+        who = self.cs_speakers[slot]
+        who[me] = who.get(me, 0) + 1
+        self.cslot[r] = slot
+        self.n = i + 1
+        return int(self.cs_id[slot])
+
+    def replace_vector(self, index: int, new: FloatArray, old: FloatArray | None) -> None:
+        """An edited message: swap its embedding here and in its conversation's centroid."""
+        if not self.offset <= index < self.n:
+            return
+        r = index - self.offset
+        slot = int(self.cslot[r])
+        if old is not None:
+            self.cs_vec[slot] -= old
+        self.cs_vec[slot] += new
+        self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
+        self.emb[r] = new
+
+    def retire(self, index: int, old: FloatArray | None) -> None:
+        """A deleted message: it stays in the history but looks like a system line."""
+        if not self.offset <= index < self.n:
+            return
+        r = index - self.offset
+        if old is not None:
+            slot = int(self.cslot[r])
+            self.cs_vec[slot] -= old
+            self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
+        self.emb[r] = 0.0
+        self.system[r] = True
+
+    def _compact(self) -> None:
+        """Drop all but the last ``2 * window`` rows (older ones can no longer be parents)."""
+        keep = 2 * self.window
+        cut = self.n - self.offset - keep
+        for name in _ROW_ARRAYS:
+            arr = getattr(self, name)
+            arr[:keep] = arr[cut : cut + keep].copy()
+        self._mentions = self._mentions[cut:]
+        self.offset += cut
+        live = set(self.cslot[:keep].tolist())
+        self._free = [s for s in range(self._cap) if s not in live]
+        # pair history only matters among people still around; forget the rest
+        if len(self._pair_hist) > 10_000:
+            self._pair_hist.clear()

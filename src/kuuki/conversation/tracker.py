@@ -1,0 +1,340 @@
+"""Live conversation tracking for one channel, fed message by message by the engine.
+
+The tracker runs the :class:`~kuuki.conversation.disentangler.Disentangler` online and
+keeps what the rest of kuuki asks about: which conversation a message belongs to, who
+is in it, whether two people are talking one to one, which questions went unanswered,
+and which message a reply should answer. Conversation ids are the id of the message that
+started the conversation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import numpy as np
+import numpy.typing as npt
+
+from kuuki.conversation import cues
+from kuuki.conversation.disentangler import DEFAULT_WINDOW, Disentangler
+from kuuki.conversation.features import Turn
+from kuuki.conversation.model import DisentanglerModel, shipped_model
+from kuuki.domain import Message, User
+from kuuki.embed import Embedder
+
+BOT_KEY = "bot:self"
+_RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
+_MAX_MESSAGES = 5000  # messages remembered per channel (older ones are forgotten)
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """Where an observed message went: its conversation and the message it answers."""
+
+    message_id: str
+    conversation_id: str
+    parent_id: str | None  # None when the message starts a conversation
+    confidence: float
+
+
+@dataclass(slots=True)
+class LiveConversation:
+    """One conversation of a channel as it stands now."""
+
+    id: str
+    message_ids: list[str]
+    participants: list[str]  # user ids, in order of first message
+    last_activity: datetime
+    started_at: datetime
+    topic: npt.NDArray[np.float32] | None = None  # normalised mean embedding
+    _topic_sum: npt.NDArray[np.float32] | None = field(default=None, repr=False)
+
+
+@dataclass(slots=True)
+class _Seen:
+    msg: Message
+    index: int
+    conversation_id: str
+    parent_id: str | None
+    speaker: str
+    mass: dict[str, float]  # probability mass the model gave each conversation
+    vector: npt.NDArray[np.float32] | None
+
+
+class ConversationTracker:
+    """Online disentanglement of one channel (see module docstring)."""
+
+    def __init__(
+        self,
+        channel_id: str,
+        *,
+        embedder: Embedder | None,
+        model: DisentanglerModel | None = None,
+        bot_names: Sequence[str] = (),
+        window: int = DEFAULT_WINDOW,
+        alive_seconds: float = 1800,
+    ) -> None:
+        self.channel_id = channel_id
+        self.embedder = embedder
+        self.bot_names = tuple(n for n in bot_names if n)
+        self.alive_seconds = alive_seconds
+        self._dis = Disentangler(
+            model or shipped_model(),
+            window=window,
+            dim=embedder.dim if embedder is not None else 512,
+        )
+        self._dis.state.speaker_id(BOT_KEY, self.bot_names)
+        self._seen: OrderedDict[str, _Seen] = OrderedDict()
+        self._by_index: dict[int, str] = {}
+        self._convs: dict[str, LiveConversation] = {}
+        self._thread_last: dict[str, str] = {}
+        self._bot_ids: set[str] = set()
+
+    def know_user(self, user: User) -> None:
+        """Register a channel member, so calling them by name counts before they speak."""
+        if self._is_ours(user):
+            self._bot_ids.add(user.id)
+            self._dis.state.speaker_id(BOT_KEY, (user.id, user.name))
+        else:
+            self._dis.state.speaker_id(user.id, (user.name,))
+
+    # -- feeding --------------------------------------------------------------------
+
+    def is_bot(self, msg: Message) -> bool:
+        """Is this one of our own messages (by name, or a bot user we already know)?"""
+        return self._is_ours(msg.user)
+
+    def _is_ours(self, user: User) -> bool:
+        names = {n.casefold() for n in self.bot_names}
+        return (
+            user.id in self._bot_ids or user.name.casefold() in names or user.id.casefold() in names
+        )
+
+    def observe(self, msg: Message) -> Assignment:
+        """Link a new message to its conversation (each message is embedded once, here)."""
+        if msg.id in self._seen:
+            return self._assignment(self._seen[msg.id])
+        ours = self.is_bot(msg)
+        if ours:
+            self._bot_ids.add(msg.user.id)
+        speaker = BOT_KEY if ours else msg.user.id
+        vec = self.embedder.embed([msg.text])[0] if self.embedder is not None else None
+        mentions = list(msg.mentions)
+        if not ours and cues.calls_name(msg.text, self.bot_names):
+            mentions.insert(0, BOT_KEY)
+        turn = Turn(
+            speaker=speaker,
+            text=msg.text,
+            minute=msg.ts.timestamp() / 60.0,
+            vector=vec,
+            reply_to=self._explicit_parent(msg),
+            mentions=tuple(mentions),
+            aliases=(msg.user.id, msg.user.name),
+        )
+        cand, probs = self._dis.score(turn)
+        mass: dict[str, float] = {}
+        for c, p in zip(cand[1:].tolist(), probs[1:].tolist(), strict=True):
+            cid = self._conv_of_index(c)
+            if cid is not None:
+                mass[cid] = mass.get(cid, 0.0) + p
+        link = self._dis.decide(turn, cand, probs, forced_parent=turn.reply_to)
+        parent_id = self._by_index.get(link.parent) if link.parent != link.index else None
+        if parent_id is None:
+            conv_id = msg.id
+            conf = float(probs[0]) if turn.reply_to is None else 1.0
+        else:
+            conv_id = self._seen[parent_id].conversation_id
+            conf = link.confidence if turn.reply_to is None else 1.0
+        seen = _Seen(msg, link.index, conv_id, parent_id, speaker, mass, vec)
+        self._remember(seen)
+        if msg.thread:
+            self._thread_last[msg.thread] = msg.id
+        return Assignment(msg.id, conv_id, parent_id, conf)
+
+    def _explicit_parent(self, msg: Message) -> int | None:
+        target = msg.reply_to
+        if target is None and msg.thread and msg.thread != msg.id:
+            target = self._thread_last.get(msg.thread, msg.thread)
+        seen = self._seen.get(target) if target is not None else None
+        return seen.index if seen is not None else None
+
+    def _conv_of_index(self, index: int) -> str | None:
+        mid = self._by_index.get(index)
+        return self._seen[mid].conversation_id if mid is not None else None
+
+    def _remember(self, seen: _Seen) -> None:
+        msg = seen.msg
+        self._seen[msg.id] = seen
+        self._by_index[seen.index] = msg.id
+        conv = self._convs.get(seen.conversation_id)
+        if conv is None:
+            conv = LiveConversation(seen.conversation_id, [], [], msg.ts, msg.ts)
+            self._convs[seen.conversation_id] = conv
+        conv.message_ids.append(msg.id)
+        if msg.user.id not in conv.participants:
+            conv.participants.append(msg.user.id)
+        conv.last_activity = max(conv.last_activity, msg.ts)
+        if seen.vector is not None:
+            self._add_topic(conv, seen.vector, 1.0)
+        while len(self._seen) > _MAX_MESSAGES:
+            _, old = self._seen.popitem(last=False)
+            self._by_index.pop(old.index, None)
+            c = self._convs.get(old.conversation_id)
+            if c is not None and c.message_ids and c.message_ids[0] == old.msg.id:
+                c.message_ids.pop(0)
+                if not c.message_ids:
+                    del self._convs[old.conversation_id]
+
+    @staticmethod
+    def _add_topic(conv: LiveConversation, vec: npt.NDArray[np.float32], sign: float) -> None:
+        total = conv._topic_sum if conv._topic_sum is not None else np.zeros_like(vec)
+        total = total + sign * vec
+        conv._topic_sum = total
+        norm = float(np.linalg.norm(total))
+        conv.topic = (total / norm).astype(np.float32) if norm > 1e-6 else None
+
+    def _assignment(self, seen: _Seen) -> Assignment:
+        return Assignment(seen.msg.id, seen.conversation_id, seen.parent_id, 1.0)
+
+    # -- edits ----------------------------------------------------------------------
+
+    def edit(self, message_id: str, text: str) -> None:
+        """Take a new text into account for topic and cues; links are not revisited."""
+        seen = self._seen.get(message_id)
+        if seen is None:
+            return
+        seen.msg = dataclasses.replace(seen.msg, text=text, edited=True)
+        if self.embedder is None:
+            return
+        new = self.embedder.embed([text])[0]
+        conv = self._convs.get(seen.conversation_id)
+        if conv is not None:
+            if seen.vector is not None:
+                self._add_topic(conv, seen.vector, -1.0)
+            self._add_topic(conv, new, 1.0)
+        self._dis.state.replace_vector(seen.index, new, seen.vector)
+        seen.vector = new
+
+    def delete(self, message_id: str) -> None:
+        """Forget a message: it leaves its conversation and can no longer be replied to."""
+        seen = self._seen.get(message_id)
+        if seen is None:
+            return
+        seen.msg = dataclasses.replace(seen.msg, deleted=True)
+        conv = self._convs.get(seen.conversation_id)
+        if conv is not None and message_id in conv.message_ids:
+            conv.message_ids.remove(message_id)
+            if seen.vector is not None:
+                self._add_topic(conv, seen.vector, -1.0)
+            if not conv.message_ids:
+                del self._convs[seen.conversation_id]
+        self._dis.state.retire(seen.index, seen.vector)
+
+    # -- queries --------------------------------------------------------------------
+
+    def conversation_of(self, message_id: str) -> str | None:
+        seen = self._seen.get(message_id)
+        return seen.conversation_id if seen is not None else None
+
+    def conversation(self, conversation_id: str) -> LiveConversation | None:
+        return self._convs.get(conversation_id)
+
+    def alive(self, now: datetime) -> list[LiveConversation]:
+        """Conversations active within ``alive_seconds`` of ``now``, most recent first."""
+        since = now - timedelta(seconds=self.alive_seconds)
+        live = [c for c in self._convs.values() if c.last_activity >= since]
+        return sorted(live, key=lambda c: c.last_activity, reverse=True)
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        conv = self._convs.get(conversation_id)
+        if conv is None:
+            return []
+        return [self._seen[m].msg for m in conv.message_ids if m in self._seen]
+
+    def who_talks_to_whom(self, conversation_id: str) -> dict[tuple[str, str], int]:
+        """(speaker user id, addressed user id) -> number of replies, from the reply links."""
+        out: dict[tuple[str, str], int] = {}
+        for msg in self.messages(conversation_id):
+            parent = self._seen[msg.id].parent_id
+            if parent is None or parent not in self._seen:
+                continue
+            to = self._seen[parent].msg.user.id
+            if to != msg.user.id:
+                out[(msg.user.id, to)] = out.get((msg.user.id, to), 0) + 1
+        return out
+
+    def is_one_to_one(self, conversation_id: str) -> bool:
+        """Exactly two humans, replying to each other, in the conversation's recent turns."""
+        recent = [m for m in self.messages(conversation_id) if not m.deleted][-_RECENT_TURNS:]
+        if len(recent) < 2 or any(self._seen[m.id].speaker == BOT_KEY for m in recent):
+            return False
+        people = {m.user.id for m in recent}
+        if len(people) != 2 or any(m.user.is_bot for m in recent):
+            return False
+        a, b = sorted(people)
+        for m in recent:
+            parent = self._seen[m.id].parent_id
+            if parent is None or parent not in self._seen:
+                continue
+            if {m.user.id, self._seen[parent].msg.user.id} == {a, b}:
+                return True
+        return False
+
+    def same_conversation(self, conversation_id: str | None, message_id: str) -> tuple[bool, float]:
+        """Does the message continue ``conversation_id``? With the model's confidence."""
+        seen = self._seen.get(message_id)
+        if seen is None or conversation_id is None:
+            return False, 1.0 if conversation_id is None else 0.0
+        mass = seen.mass.get(conversation_id, 0.0)
+        if seen.conversation_id == conversation_id:
+            return True, 1.0 if message_id == conversation_id else mass
+        return False, 1.0 - mass
+
+    def unanswered_questions(self, now: datetime, min_age_s: float) -> list[Message]:
+        """Questions to the room (no addressee, or the bot) nobody else answered yet."""
+        answered: set[str] = set()
+        for seen in self._seen.values():
+            p = seen.parent_id
+            if p is not None and p in self._seen and self._seen[p].msg.user.id != seen.msg.user.id:
+                answered.add(p)
+        since = now - timedelta(seconds=self.alive_seconds)
+        out = []
+        for seen in self._seen.values():
+            m = seen.msg
+            if (
+                m.deleted
+                or seen.speaker == BOT_KEY
+                or m.user.is_bot
+                or m.ts < since
+                or (now - m.ts).total_seconds() < min_age_s
+                or m.id in answered
+                or not cues.is_question(m.text)
+            ):
+                continue
+            called = [c for c in cues.addressees(m.text) if not cues.calls_name(c, self.bot_names)]
+            if (
+                m.reply_to is None
+                and not called
+                and not [x for x in m.mentions if x not in self._bot_ids]
+            ):
+                out.append(m)
+        return out
+
+    def reply_target(self, conversation_id: str) -> str | None:
+        """The latest human message of the conversation, preferring an open question."""
+        msgs = [
+            m
+            for m in self.messages(conversation_id)
+            if not m.deleted and self._seen[m.id].speaker != BOT_KEY
+        ]
+        if not msgs:
+            return None
+        last = msgs[-1]
+        if not cues.is_question(last.text) and not cues.is_thanks(last.text):
+            for m in reversed(msgs[-3:]):
+                if cues.is_question(m.text) and m.user.id == last.user.id:
+                    return m.id
+        return last.id

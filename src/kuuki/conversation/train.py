@@ -1,0 +1,257 @@
+"""Training the reply-parent scorer on the Ubuntu IRC train split (numpy only).
+
+Two rounds, so the model learns from the kind of conversation structure it will see at
+run time (its own earlier decisions, not the annotators'):
+
+1. features computed with the gold links of earlier messages -> model A;
+2. features recomputed while model A disentangles each file online -> model B, trained
+   on both rounds' examples.
+
+The loss is the listwise one of Kummerfeld et al.: minus the log of the total softmax
+probability of a message's gold parents among its candidates. Everything is seeded, so
+the same data gives the same weights file.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+import numpy.typing as npt
+
+from kuuki.conversation.disentangler import DEFAULT_WINDOW, irc_minutes, irc_turn
+from kuuki.conversation.features import FEATURE_NAMES, N_FEATURES, ChannelState
+from kuuki.conversation.ircdata import (
+    ANNOTATED_FROM,
+    IrcLine,
+    file_embeddings,
+    read_annotation,
+    read_ascii,
+    split_files,
+)
+from kuuki.conversation.model import DisentanglerModel
+from kuuki.embed import Embedder
+
+FloatArray = npt.NDArray[np.float32]
+# Batch embeddings of the corpus files are kept here between runs (keyed by content).
+EMBED_CACHE = Path(tempfile.gettempdir()) / "kuuki_emb"
+
+
+@dataclass(slots=True)
+class LogFile:
+    name: str
+    lines: list[IrcLine]
+    gold: dict[int, list[int]]
+    vectors: FloatArray
+
+
+def load_split(
+    split_dir: Path,
+    embedder: Embedder | None,
+    cache_dir: Path | None = EMBED_CACHE,
+    limit: int | None = None,
+) -> list[LogFile]:
+    """Every annotated file of a split, embedded in batches (zero vectors without embedder)."""
+    out = []
+    for ascii_path, ann_path in split_files(split_dir)[:limit]:
+        lines = read_ascii(ascii_path)
+        vectors = (
+            file_embeddings(lines, embedder, cache_dir)
+            if embedder is not None
+            else np.zeros((len(lines), 1), np.float32)
+        )
+        out.append(LogFile(ascii_path.name, lines, read_annotation(ann_path), vectors))
+    return out
+
+
+@dataclass(slots=True)
+class Examples:
+    x: FloatArray  # (M, C, F) candidate features, zero padded
+    valid: npt.NDArray[np.bool_]  # (M, C)
+    gold: npt.NDArray[np.bool_]  # (M, C)
+
+
+def collect(
+    files: Sequence[LogFile], model: DisentanglerModel | None, window: int = DEFAULT_WINDOW
+) -> Examples:
+    """Feature tensors of every annotated message whose gold parent is in the window.
+
+    With ``model=None`` earlier messages are linked to their gold parent (the latest one),
+    unannotated context lines to their addressee's last message or to themselves; with a
+    model, every message is linked where that model puts it.
+    """
+    xs: list[FloatArray] = []
+    golds: list[npt.NDArray[np.bool_]] = []
+    for f in files:
+        state = ChannelState(window=window, dim=f.vectors.shape[1])
+        minutes = irc_minutes(f.lines)
+        for k, ln in enumerate(f.lines):
+            turn = irc_turn(ln, minutes[k], f.vectors[k])
+            cand, x = state.features(turn)
+            gold = f.gold.get(k) if k >= ANNOTATED_FROM else None
+            if gold is not None:
+                mask = np.isin(cand, gold)
+                if mask.any():
+                    xs.append(x)
+                    golds.append(mask)
+            if model is not None:
+                parent = int(cand[int(np.argmax(model.scores(x)))])
+            elif gold is not None:
+                parent = max(gold)
+            else:
+                parent = _context_parent(x, cand)
+            state.commit(turn, parent)
+    c = window + 1
+    m = len(xs)
+    out = Examples(
+        np.zeros((m, c, N_FEATURES), np.float32), np.zeros((m, c), bool), np.zeros((m, c), bool)
+    )
+    for r, (x, g) in enumerate(zip(xs, golds, strict=True)):
+        out.x[r, : len(x)] = x
+        out.valid[r, : len(x)] = True
+        out.gold[r, : len(x)] = g
+    return out
+
+
+def _context_parent(x: FloatArray, cand: npt.NDArray[np.int64]) -> int:
+    col = FEATURE_NAMES.index("lead_latest")
+    hits = np.flatnonzero(x[:, col] > 0)
+    return int(cand[hits[0]]) if len(hits) else int(cand[0])
+
+
+def fit(
+    ex: Examples,
+    *,
+    hidden: int = 64,
+    epochs: int = 12,
+    lr: float = 2e-3,
+    batch: int = 256,
+    l2: float = 1e-5,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> DisentanglerModel:
+    """Adam on the listwise loss; deterministic for a given seed and data."""
+    rng = np.random.default_rng(seed)
+    rows = ex.x[ex.valid]
+    mean = rows.mean(axis=0, dtype=np.float64).astype(np.float32)
+    std = rows.std(axis=0, dtype=np.float64).astype(np.float32)
+    std[std < 1e-3] = 1.0
+    model = DisentanglerModel.init(hidden, rng, mean, std)
+    z_all = ((ex.x - mean) / std).astype(np.float32)
+    z_all[~ex.valid] = 0.0
+    params = model.params()
+    m1 = {k: np.zeros_like(v) for k, v in params.items()}
+    m2 = {k: np.zeros_like(v) for k, v in params.items()}
+    step = 0
+    n = len(z_all)
+    for epoch in range(epochs):
+        order = rng.permutation(n)
+        total = 0.0
+        rate = lr * (0.5 ** max(0, epoch - epochs // 2))  # halve each late epoch
+        for s in range(0, n, batch):
+            idx = order[s : s + batch]
+            z, valid, gold = z_all[idx], ex.valid[idx], ex.gold[idx]
+            loss, grads = _loss_grad(model, z, valid, gold)
+            total += loss * len(idx)
+            step += 1
+            for k, p in params.items():
+                g = (grads[k] + l2 * p).astype(np.float32)
+                m1[k] = (0.9 * m1[k] + 0.1 * g).astype(np.float32)
+                m2[k] = (0.999 * m2[k] + 0.001 * g * g).astype(np.float32)
+                mh = m1[k] / (1 - 0.9**step)
+                vh = m2[k] / (1 - 0.999**step)
+                p -= (rate * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
+        if log is not None:
+            log(f"epoch {epoch + 1}/{epochs} loss {total / n:.4f}")
+    # Features that never varied in training (e.g. platform reply references, absent from
+    # IRC) must not contribute through their random initial weights.
+    dead = rows.std(axis=0) < 1e-6
+    model.w[dead] = 0.0
+    model.w1[dead] = 0.0
+    return model
+
+
+def _loss_grad(
+    model: DisentanglerModel,
+    z: FloatArray,
+    valid: npt.NDArray[np.bool_],
+    gold: npt.NDArray[np.bool_],
+) -> tuple[float, dict[str, FloatArray]]:
+    b, c, f = z.shape
+    z2 = z.reshape(b * c, f)  # plain 2-D matrix products: BLAS does the work
+    h = np.tanh(z2 @ model.w1 + model.b1)
+    s = (z2 @ model.w + h @ model.v).reshape(b, c)
+    s = np.where(valid, s, np.float32(-1e9))
+    s -= s.max(axis=1, keepdims=True)
+    e = np.exp(s) * valid
+    p = e / e.sum(axis=1, keepdims=True)
+    eg = e * gold
+    q = eg / eg.sum(axis=1, keepdims=True)
+    loss = float(-np.log((p * gold).sum(axis=1) + 1e-12).mean())
+    ds = ((p - q) / b).astype(np.float32).reshape(b * c)  # d loss / d score
+    dpre = np.outer(ds, model.v) * (1.0 - h * h)
+    grads = {"w": z2.T @ ds, "v": h.T @ ds, "w1": z2.T @ dpre, "b1": dpre.sum(axis=0)}
+    return loss, grads
+
+
+def fit_ensemble(
+    ex: Examples,
+    *,
+    members: int,
+    seed: int,
+    hidden: int,
+    epochs: int,
+    log: Callable[[str], None] | None = None,
+) -> DisentanglerModel:
+    """``members`` models from consecutive seeds, averaged into one (see ``average``)."""
+    models = [fit(ex, hidden=hidden, epochs=epochs, seed=seed + k, log=log) for k in range(members)]
+    return DisentanglerModel.average(models)
+
+
+def train(
+    data_dir: Path,
+    out_path: Path,
+    *,
+    embedder: Embedder,
+    seed: int = 0,
+    hidden: int = 128,
+    epochs: int = 20,
+    members: int = 3,
+    window: int = DEFAULT_WINDOW,
+    limit: int | None = None,
+    out: TextIO = sys.stderr,
+) -> DisentanglerModel:
+    """Train on ``data_dir/train`` and write the weights to ``out_path``.
+
+    The defaults reproduce the shipped ``weights.npz`` (run single-threaded,
+    ``OPENBLAS_NUM_THREADS=1``, for bit-identical floats); it takes ~30-40 minutes on one core.
+    """
+
+    def log(msg: str) -> None:
+        print(msg, file=out, flush=True)
+
+    files = load_split(data_dir / "train", embedder, limit=limit)
+    log(f"{len(files)} train files, {sum(len(f.lines) for f in files)} lines")
+    first = collect(files, None, window)
+    log(f"round 1: {len(first.x)} examples (gold structure)")
+    model_a = fit_ensemble(first, members=members, seed=seed, hidden=hidden, epochs=epochs, log=log)
+    second = collect(files, model_a, window)
+    log(f"round 2: {len(second.x)} examples (model A's structure)")
+    both = Examples(
+        np.concatenate([first.x, second.x]),
+        np.concatenate([first.valid, second.valid]),
+        np.concatenate([first.gold, second.gold]),
+    )
+    del first, second
+    model = fit_ensemble(
+        both, members=members, seed=seed + 100, hidden=hidden, epochs=epochs, log=log
+    )
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    model.save(out_path)
+    log(f"wrote {out_path}")
+    return model

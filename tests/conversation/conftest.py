@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import itertools
+import os
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+IRC_DATA = (
+    Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
+    / "irc-disentanglement"
+)
+
+
+class BigramEmbedder:
+    """Deterministic stand-in for USE: hashed character bigrams, L2-normalised.
+
+    Texts sharing words get similar vectors, which is all the tests need, and it costs
+    nothing to load.
+    """
+
+    dim = 512
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.calls += len(texts)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, t in enumerate(texts):
+            t = t.lower()
+            for a, b in itertools.pairwise(t):
+                out[i, zlib.crc32((a + b).encode()) % self.dim] += 1.0
+            n = np.linalg.norm(out[i])
+            out[i] = out[i] / n if n else out[i]
+        return out
+
+
+@pytest.fixture
+def embedder() -> BigramEmbedder:
+    return BigramEmbedder()
+
+
+@pytest.fixture
+def irc_data() -> Path:
+    if not (IRC_DATA / "train").is_dir():
+        pytest.skip("IRC disentanglement data not available")
+    return IRC_DATA

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kuuki.conversation.disentangler import Disentangler, disentangle_lines, irc_minutes, irc_turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelState, Turn
+from kuuki.conversation.ircdata import read_ascii
+from kuuki.conversation.model import DisentanglerModel, shipped_model
+
+from .conftest import BigramEmbedder
+
+
+def _lines(irc_data: Path, n: int) -> list:
+    path = sorted((irc_data / "dev").glob("*.ascii.txt"))[0]
+    return read_ascii(path)[:n]
+
+
+def test_shipped_weights_load_and_are_small() -> None:
+    model = shipped_model()
+    assert model.w1.shape[0] == len(FEATURE_NAMES)
+    weights = Path(__file__).resolve().parents[2] / "src/kuuki/conversation/weights.npz"
+    assert weights.stat().st_size < 2_000_000
+
+
+def test_addressing_features() -> None:
+    state = ChannelState(window=10)
+    state.commit(Turn("alice", "anyone know grub?", 0.0), 0)
+    state.commit(Turn("bob", "hello", 0.0), 1)
+    cand, x = state.features(Turn("carol", "alice: try grub-install", 1.0))
+    col = {n: k for k, n in enumerate(FEATURE_NAMES)}
+    assert cand.tolist() == [2, 1, 0]
+    assert x[:, col["i_leads_j"]].tolist() == [0, 0, 1]
+    assert x[:, col["lead_latest"]].tolist() == [0, 0, 1]
+    assert x[:, col["q_j"]].tolist() == [0, 0, 1]
+    assert x[:, col["is_self"]].tolist() == [1, 0, 0]
+    assert x[:, col["dist1"]].tolist() == [0, 1, 0]
+
+
+def test_online_decisions_do_not_look_ahead(irc_data: Path) -> None:
+    lines = _lines(irc_data, 300)
+    vecs = BigramEmbedder().embed([ln.text for ln in lines])
+    full = disentangle_lines(lines, vecs, shipped_model())
+    prefix = disentangle_lines(lines[:200], vecs[:200], shipped_model())
+    assert full[:200] == prefix
+    assert all(p <= c for c, p in enumerate(full))
+
+
+def test_buffer_compaction_keeps_decisions(irc_data: Path) -> None:
+    lines = _lines(irc_data, 700)
+    vecs = BigramEmbedder().embed([ln.text for ln in lines])
+    model = shipped_model()
+    big = disentangle_lines(lines, vecs, model)
+    small = Disentangler(model)
+    small.state = ChannelState(window=50, capacity=0)  # compacts every ~100 messages
+    minutes = irc_minutes(lines)
+    got = [small.step(irc_turn(ln, minutes[k], vecs[k])).parent for k, ln in enumerate(lines)]
+    assert small.state.offset > 0
+    assert got == big
+
+
+def test_probabilities_are_a_distribution() -> None:
+    rng = np.random.default_rng(0)
+    f = len(FEATURE_NAMES)
+    model = DisentanglerModel.init(8, rng, np.zeros(f, np.float32), np.ones(f, np.float32))
+    p = model.probabilities(rng.standard_normal((7, f)).astype(np.float32))
+    assert p.shape == (7,) and p.sum() == pytest.approx(1.0) and (p > 0).all()
