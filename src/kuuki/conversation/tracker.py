@@ -53,6 +53,9 @@ class LiveConversation:
     _topic_sum: npt.NDArray[np.float32] | None = field(default=None, repr=False)
 
 
+ANSWER_MASS = 0.3
+
+
 @dataclass(slots=True)
 class _Seen:
     msg: Message
@@ -300,6 +303,23 @@ class ConversationTracker:
             p = seen.parent_id
             if p is not None and p in self._seen and self._seen[p].msg.user.id != seen.msg.user.id:
                 answered.add(p)
+        # A later message from someone else that the model thought fairly likely to belong to
+        # the question's conversation also counts: in a quiet channel "yep" may have been
+        # placed in a new conversation by a narrow margin, and the bot must not jump in.
+        for q in self._seen.values():
+            if q.msg.id in answered or not cues.is_question(q.msg.text):
+                continue
+            for seen in self._seen.values():
+                if (
+                    seen.index > q.index
+                    and seen.msg.user.id != q.msg.user.id
+                    and seen.speaker != BOT_KEY
+                    and seen.msg.reply_to in (None, q.msg.id)
+                    and not cues.addressees(seen.msg.text)  # said to someone in particular
+                    and seen.mass.get(q.conversation_id, 0.0) >= ANSWER_MASS
+                ):
+                    answered.add(q.msg.id)
+                    break
         since = now - timedelta(seconds=self.alive_seconds)
         out = []
         for seen in self._seen.values():

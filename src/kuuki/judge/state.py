@@ -106,6 +106,7 @@ _CUES = (
     (ConvState.MISUNDERSTANDING, _MISUNDERSTANDING),
     (ConvState.CONFLICT, _CONFLICT),
 )
+_MEMO_SIZE = 4096
 # Newest message counts most: a "bye" three messages ago does not end a live conversation.
 _WEIGHTS = (1.0, 0.6, 0.4, 0.3, 0.2)
 
@@ -117,6 +118,8 @@ class StateClassifier:
         self.embedder = embedder
         self._protos: Any = None
         self._labels: list[ConvState] = []
+        self._groups: list[tuple[ConvState, Any]] = []  # label -> prototype rows
+        self._cue_memo: dict[str, tuple[tuple[tuple[ConvState, str], ...], bool, bool]] = {}
         # Embed the prototypes now, not on the first message's clock.
         self._prototypes()
 
@@ -137,15 +140,14 @@ class StateClassifier:
         evidence = {state: 0.0 for state in ConvState}
         hits: list[str] = []
         for weight, m in zip(_WEIGHTS, newest_first, strict=False):
-            for state, pattern in _CUES:
-                found = pattern.search(m.text)
-                if found:
-                    evidence[state] += weight
-                    hits.append(f"{state.value}:{found.group(0)!r}")
-            if _SHOUT.search(m.text):
+            cues, shout, _ = self._cues(m.text)
+            for state, found in cues:
+                evidence[state] += weight
+                hits.append(f"{state.value}:{found!r}")
+            if shout:
                 evidence[ConvState.CONFLICT] += 0.25 * weight
         # Ending only counts from the last two messages: it is about what happens now.
-        if not any(_ENDING.search(m.text) for m in newest_first[:2]):
+        if not any(self._cues(m.text)[2] for m in newest_first[:2]):
             evidence[ConvState.ENDING] = 0.0
         newest = newest_first[0].text
         emb = self._embedding_vote(newest) if _long_enough(newest) else None
@@ -157,6 +159,25 @@ class StateClassifier:
                 evidence[state] += min(0.4, (sim - 0.35) * 2 + margin)
             hits.append(f"nearest {state.value} {sim:.2f} (margin {margin:.2f})")
         return self._decide(evidence, hits, emb is not None)
+
+    def _cues(self, text: str) -> tuple[tuple[tuple[ConvState, str], ...], bool, bool]:
+        """(state, matched text) per cue pattern, shouting, ending: memoised per text.
+
+        A message is read again in each of the next few windows; its cues never change.
+        """
+        got = self._cue_memo.get(text)
+        if got is None:
+            found = []
+            for state, pattern in _CUES:
+                match = pattern.search(text)
+                if match:
+                    found.append((state, match.group(0)))
+            ending = any(state is ConvState.ENDING for state, _ in found)
+            got = (tuple(found), _SHOUT.search(text) is not None, ending)
+            if len(self._cue_memo) >= _MEMO_SIZE:
+                self._cue_memo.clear()
+            self._cue_memo[text] = got
+        return got
 
     def _decide(
         self, evidence: dict[ConvState, float], hits: list[str], used_embedding: bool
@@ -183,9 +204,13 @@ class StateClassifier:
         except Exception:  # embeddings are a bonus, never a failure
             return None
         sims = protos @ vec
-        best: dict[ConvState, float] = {}
-        for label, sim in zip(self._labels, sims, strict=True):
-            best[label] = max(best.get(label, -1.0), float(sim))
+        if not self._groups:
+            order = list(dict.fromkeys(self._labels))  # first appearance: ties rank alike
+            self._groups = [
+                (st, np.array([i for i, lab in enumerate(self._labels) if lab is st]))
+                for st in order
+            ]
+        best = {label: max(-1.0, float(sims[rows].max())) for label, rows in self._groups}
         ranked = sorted(best.items(), key=lambda kv: kv[1], reverse=True)
         (state, sim), (_, second) = ranked[0], ranked[1]
         return state, sim, sim - second

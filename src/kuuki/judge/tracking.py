@@ -67,7 +67,11 @@ class ChannelView:
             return self._conv_cache
         msg = self.s.message
         if self.has_tracker:
-            out = [m for m in self.recent if self.conversation_of(m.id) == self.conversation_id]
+            out = self._same_conversation_fast()
+            if out is None:
+                out = [
+                    m for m in self.recent if self.conversation_of(m.id) == self.conversation_id
+                ]
         else:
             cutoff = msg.ts - FALLBACK_WINDOW
             out = [m for m in self.recent if m.ts >= cutoff]
@@ -75,6 +79,21 @@ class ChannelView:
             out.append(msg)
         self._conv_cache = out
         return out
+
+    def _same_conversation_fast(self) -> list[Message] | None:
+        """conversation()'s filter with one method look-up for the whole buffer.
+
+        None when the tracker has no such method or fails on some message: the caller then
+        asks message by message, so one failure still only drops that message.
+        """
+        fn = getattr(self.tracker, "conversation_of", None)
+        if fn is None:
+            return None
+        target = self.conversation_id
+        try:
+            return [m for m in self.recent if fn(m.id) == target]
+        except Exception:
+            return None
 
     def burst(self) -> list[Message]:
         """The author's own run of messages ending with this one (one thought, split up).

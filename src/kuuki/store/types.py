@@ -60,6 +60,23 @@ def clean_json(value: Any) -> Any:
     return value if _JSON_SUSPECT.search(dumped) is None else _clean_json(value)
 
 
+def dump_json(value: Any) -> str | None:
+    """``value`` as the JSON text the Core path stores: :func:`clean_json`, then the
+    engine's serializer (compact, non-ASCII kept, ``default=str``), in one encode when
+    nothing needs cleaning. None stays None (SQL NULL)."""
+    if value is None:
+        return None
+    try:
+        dumped = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        dumped = None
+    if dumped is not None and _JSON_SUSPECT.search(dumped) is None:
+        return dumped
+    return json.dumps(
+        _clean_json(value), ensure_ascii=False, separators=(",", ":"), default=str
+    )
+
+
 def _clean_json(value: Any) -> Any:
     if value is None or isinstance(value, bool | int):
         return value
