@@ -86,7 +86,7 @@ class ChannelState:
     records the decision so that later messages see the conversation structure.
     """
 
-    def __init__(self, window: int = 50, dim: int = 512, capacity: int = 4096) -> None:
+    def __init__(self, window: int = 50, dim: int = 512, capacity: int = 512) -> None:
         self.window = window
         self.dim = dim
         self._cap = max(capacity, 4 * window + 8)
