@@ -86,6 +86,8 @@ def test_run_bench_prints_one_json_line(
         "one_to_one",
         "seconds",
         "embedding_seconds",
+        "messages_per_s_batched32",
+        "link_f_batched32",
     }
     assert line["messages"] == res["messages"] > 1000
     assert res["link_f"] > 0
