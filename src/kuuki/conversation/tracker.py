@@ -54,6 +54,7 @@ class LiveConversation:
 
 
 ANSWER_MASS = 0.3
+ANSWER_LOOKAHEAD = 20
 
 
 @dataclass(slots=True)
@@ -82,6 +83,7 @@ class ConversationTracker:
     ) -> None:
         self.channel_id = channel_id
         self.embedder = embedder
+        self._addressed_cache: dict[str, bool] = {}
         self.bot_names = tuple(n for n in bot_names if n)
         self.alive_seconds = alive_seconds
         self._dis = Disentangler(
@@ -296,6 +298,15 @@ class ConversationTracker:
             return True, 1.0 if message_id == conversation_id else mass
         return False, 1.0 - mass
 
+    def _addressed(self, msg: Message) -> bool:
+        hit = self._addressed_cache.get(msg.id)
+        if hit is None:
+            hit = bool(cues.addressees(msg.text))
+            self._addressed_cache[msg.id] = hit
+            if len(self._addressed_cache) > 4096:
+                self._addressed_cache.pop(next(iter(self._addressed_cache)))
+        return hit
+
     def unanswered_questions(self, now: datetime, min_age_s: float) -> list[Message]:
         """Questions to the room (no addressee, or the bot) nobody else answered yet."""
         answered: set[str] = set()
@@ -306,21 +317,21 @@ class ConversationTracker:
         # A later message from someone else that the model thought fairly likely to belong to
         # the question's conversation also counts: in a quiet channel "yep" may have been
         # placed in a new conversation by a narrow margin, and the bot must not jump in.
-        for q in self._seen.values():
+        since = now - timedelta(seconds=self.alive_seconds)
+        recent = [x for x in self._seen.values() if x.msg.ts >= since]
+        for pos, q in enumerate(recent):
             if q.msg.id in answered or not cues.is_question(q.msg.text):
                 continue
-            for seen in self._seen.values():
+            for seen in recent[pos + 1 : pos + 1 + ANSWER_LOOKAHEAD]:
                 if (
-                    seen.index > q.index
-                    and seen.msg.user.id != q.msg.user.id
+                    seen.msg.user.id != q.msg.user.id
                     and seen.speaker != BOT_KEY
                     and seen.msg.reply_to in (None, q.msg.id)
-                    and not cues.addressees(seen.msg.text)  # said to someone in particular
                     and seen.mass.get(q.conversation_id, 0.0) >= ANSWER_MASS
+                    and not self._addressed(seen.msg)  # said to someone in particular
                 ):
                     answered.add(q.msg.id)
                     break
-        since = now - timedelta(seconds=self.alive_seconds)
         out = []
         for seen in self._seen.values():
             m = seen.msg
