@@ -186,7 +186,9 @@ async def test_slash_commands_and_quiet_permission(
 ) -> None:
     status = await driver.slash("alice", "status")
     assert "Listening here: yes" in status
-    assert "no long-term memories" in await driver.slash("alice", "memory")
+    # The memory layer answers (a stranger: nothing remembered yet).
+    assert "I don't remember anything about you." in await driver.slash("alice", "memory")
+    assert "Done: I forgot" in await driver.slash("alice", "forget-me")
     assert await driver.slash("alice", "why")
 
     refused = await driver.slash("alice", "quiet", "30")

@@ -48,7 +48,7 @@ async def run_discord(
     outbox = found
     if not token:
         raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
-    client = KuukiClient(app.engine, outbox, **client_options)
+    client = KuukiClient(app.engine, outbox, memory=app.memory, **client_options)
     try:
         async with client:
             await client.start(token)

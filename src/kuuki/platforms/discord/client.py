@@ -56,14 +56,16 @@ def _guard_parser(event: str, parse: Callable[[Any], None]) -> Callable[[Any], N
 
 
 class KuukiClient(discord.AutoShardedClient):
-    def __init__(self, engine: Engine, outbox: DiscordOutbox, **options: Any) -> None:
+    def __init__(
+        self, engine: Engine, outbox: DiscordOutbox, *, memory: Any = None, **options: Any
+    ) -> None:
         options.setdefault("intents", intents())
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
         super().__init__(**options)
         self.engine = engine
         self.outbox = outbox
         self.tree = app_commands.CommandTree(self)
-        self.tree.add_command(kuuki_group(engine))
+        self.tree.add_command(kuuki_group(engine, memory=memory))
         self._inflight = 0
         self._in_order = asyncio.Lock()
         self._idle = asyncio.Event()

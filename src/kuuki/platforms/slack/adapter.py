@@ -208,7 +208,9 @@ class SlackAdapter:
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
         try:
-            reply = await run_slash(self.app.engine, self.mapper.directory, body)
+            reply = await run_slash(
+                self.app.engine, self.mapper.directory, body, memory=self.app.memory
+            )
         except MalformedPayload as exc:
             self._skip(BoltResponse(status=200), exc.kind, exc.reason)
             reply = CommandReply("Sorry, that command arrived incomplete.", ok=False)
