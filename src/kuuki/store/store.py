@@ -276,22 +276,8 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         channels = {r["channel_id"] for r in rows} - self._known_channels
         if channels:
             await self._placeholder_channels(conn, channels)
-        users: dict[str, dict[str, Any]] = {}
-        for r in rows:
-            u = users.get(r["user_id"])
-            if u is None:
-                users[r["user_id"]] = {
-                    "id": r["user_id"],
-                    "name": r["user_name"],
-                    "is_bot": r["user_is_bot"],
-                    "seen": r["ts"],
-                    "first": r["ts"],
-                }
-            else:
-                if r["ts"] >= u["seen"]:
-                    u.update(name=r["user_name"], is_bot=r["user_is_bot"], seen=r["ts"])
-                u["first"] = min(u["first"], r["ts"])
-        await self._upsert_users(conn, sorted(users.values(), key=lambda u: str(u["id"])))
+        users = _authors(rows, seen="seen", first="first")
+        await self._upsert_users(conn, sorted(users, key=lambda u: str(u["id"])))
         stmt = insert_ignore(conn.dialect.name, MessageRow, ["id"]).returning(MessageRow.id)
         result = await conn.execute(stmt, [{k: r[k] for k in MESSAGE_COLUMNS} for r in rows])
         inserted = len(result.all())
@@ -385,23 +371,9 @@ class Store(EventStoreMixin, MemoryStoreMixin):
             channels = {r["channel_id"] for r in messages} - self._known_channels
             if channels:
                 await self._placeholder_channels(conn, channels)
-            users: dict[str, dict[str, Any]] = {}
-            for r in messages:
-                u = users.get(r["user_id"])
-                if u is None:
-                    users[r["user_id"]] = {
-                        "id": r["user_id"],
-                        "name": r["user_name"],
-                        "is_bot": r["user_is_bot"],
-                        "last_seen": r["ts"],
-                        "first_seen": r["ts"],
-                    }
-                else:
-                    if r["ts"] >= u["last_seen"]:
-                        u.update(name=r["user_name"], is_bot=r["user_is_bot"], last_seen=r["ts"])
-                    u["first_seen"] = min(u["first_seen"], r["ts"])
+            users = _authors(messages, seen="last_seen", first="first_seen")
             steps = [
-                (plan["users"].sql, plan["users"].rows(sorted(users.values(), key=_by_id))),
+                (plan["users"].sql, plan["users"].rows(sorted(users, key=_by_id))),
                 (plan["messages"].sql, plan["messages"].rows(messages)),
                 (plan["decisions"].sql, plan["decisions"].rows(decisions)),
                 (
@@ -560,3 +532,23 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         async with self._engine.connect() as conn:
             row = (await conn.execute(q)).first()
         return None if row is None else row_to_decision(row._mapping)
+
+
+def _authors(rows: Sequence[dict[str, Any]], *, seen: str, first: str) -> list[dict[str, Any]]:
+    """One row per author of ``rows``: latest name and bot flag, first and last seen."""
+    users: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        u = users.get(r["user_id"])
+        if u is None:
+            users[r["user_id"]] = {
+                "id": r["user_id"],
+                "name": r["user_name"],
+                "is_bot": r["user_is_bot"],
+                seen: r["ts"],
+                first: r["ts"],
+            }
+        else:
+            if r["ts"] >= u[seen]:
+                u.update({"name": r["user_name"], "is_bot": r["user_is_bot"], seen: r["ts"]})
+            u[first] = min(u[first], r["ts"])
+    return list(users.values())
