@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kuuki.memory.cli import run_memory_forget, run_memory_show
@@ -163,3 +164,29 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
         assert "Relationship: stranger (1 messages" in prompt  # a fresh profile
     finally:
         await h2.app.close()
+
+
+async def test_the_bots_name_is_not_a_topic() -> None:
+    from kuuki.memory.privacy import ChannelRegistry
+    from kuuki.memory.profiles import Profiles
+
+    class NoStore:
+        async def get_memory(self, *a: object, **k: object) -> None:
+            return None
+
+        async def set_memory(self, *a: object, **k: object) -> None:
+            return None
+
+    profiles = Profiles(
+        NoStore(),  # type: ignore[arg-type]
+        ChannelRegistry(),
+        thresholds=(6, 31, 101),
+        bot_names=("Kuu", "くう"),
+    )
+    profiles._pending[("bob", "general")] = ["Kuu, how is the docker deploy going?"]
+    from kuuki.memory.profiles import UserProfile
+
+    profiles._profiles["bob"] = UserProfile(user_id="bob", display_name="bob")
+    await profiles.flush(datetime(2026, 1, 5, tzinfo=UTC))
+    words = profiles._profiles["bob"].last_topics["general"]["keywords"]
+    assert "docker" in words and "kuu" not in [w.lower() for w in words]

@@ -164,7 +164,11 @@ class Profiles:
         """Extract pending topics and persist changed profiles; returns how many written."""
         for (user_id, channel_id), texts in self._pending.items():
             p = self._profiles.get(user_id)
-            words = keywords_of(texts, limit=MAX_TOPICS)
+            # The bot's own name is how people call it, not what they talk about.
+            words = [
+                w for w in keywords_of(texts, limit=MAX_TOPICS + len(self.bot_names))
+                if w.lower() not in self.bot_names
+            ][:MAX_TOPICS]
             if p is not None and words:
                 p.last_topics[channel_id] = {"keywords": words, "at": now.isoformat()}
         self._pending.clear()
