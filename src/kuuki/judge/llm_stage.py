@@ -150,46 +150,59 @@ class LLMStage:
         return StateResult(state, 0.8, "llm")
 
     async def same_conversation(self, previous: str, current: str, trace: DecisionTrace) -> bool:
-        now = self.clock.now()
-        key = _key(previous, current)
-        cached = self.same_cache.get(key, now)
-        if cached is not None:
-            trace.step(f"same conversation (cached 5 min): {'SAME' if cached else 'DIFFERENT'}")
-            return cached
-        prompt = self.prompts.render(
-            "same_conversation", previous_conversation=previous, current_conversation=current
+        return await self._cached_question(
+            "same_conversation", self.same_cache, SAME_SCHEMA, "SAME", previous, current, trace,
+            cached_label="same conversation (cached 5 min): {}", cached_no="DIFFERENT",
+            failed="same conversation by LLM failed: fail-safe SAME",
+            answered="same conversation by LLM: {}",
         )
-        data = await self._ask(
-            trace, "same_conversation", [ChatMessage("user", prompt)], SAME_SCHEMA, 20
-        )
-        if not isinstance(data, dict):
-            trace.step("same conversation by LLM failed: fail-safe SAME")
-            return True  # not cached: the next try may get a real answer
-        same: bool = data["answer"] == "SAME"
-        self.same_cache.put(key, same, now)
-        trace.step(f"same conversation by LLM: {data['answer']}")
-        return same
 
     async def situation_changed(self, previous: str, current: str, trace: DecisionTrace) -> bool:
+        return await self._cached_question(
+            "situation_changed", self.changed_cache, CHANGED_SCHEMA, "CHANGED", previous,
+            current, trace,
+            cached_label="situation (cached 5 min): {}", cached_no="UNCHANGED",
+            failed="situation-changed by LLM failed: fail-safe CHANGED",
+            answered="situation by LLM: {}",
+        )
+
+    async def _cached_question(
+        self,
+        purpose: str,
+        cache: Any,
+        schema: dict[str, Any],
+        yes: str,
+        previous: str,
+        current: str,
+        trace: DecisionTrace,
+        *,
+        cached_label: str,
+        cached_no: str,
+        failed: str,
+        answered: str,
+    ) -> bool:
+        """A seed yes/no question about two conversation logs, cached 5 min per pair.
+
+        Both seed fail-safes answer yes (same conversation / situation changed), and a
+        failure is not cached: the next try may get a real answer.
+        """
         now = self.clock.now()
         key = _key(previous, current)
-        cached = self.changed_cache.get(key, now)
+        cached = cache.get(key, now)
         if cached is not None:
-            trace.step(f"situation (cached 5 min): {'CHANGED' if cached else 'UNCHANGED'}")
-            return cached
+            trace.step(cached_label.format(yes if cached else cached_no))
+            return bool(cached)
         prompt = self.prompts.render(
-            "situation_changed", previous_conversation=previous, current_conversation=current
+            purpose, previous_conversation=previous, current_conversation=current
         )
-        data = await self._ask(
-            trace, "situation_changed", [ChatMessage("user", prompt)], CHANGED_SCHEMA, 20
-        )
+        data = await self._ask(trace, purpose, [ChatMessage("user", prompt)], schema, 20)
         if not isinstance(data, dict):
-            trace.step("situation-changed by LLM failed: fail-safe CHANGED")
+            trace.step(failed)
             return True
-        changed: bool = data["answer"] == "CHANGED"
-        self.changed_cache.put(key, changed, now)
-        trace.step(f"situation by LLM: {data['answer']}")
-        return changed
+        result: bool = data["answer"] == yes
+        cache.put(key, result, now)
+        trace.step(answered.format(data["answer"]))
+        return result
 
     async def judge(
         self,
