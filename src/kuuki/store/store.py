@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import case, func, insert, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -235,24 +234,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
             }
             for u in users
         ]
-        stmt = insert_stmt(conn.dialect.name, UserRow)
-        ex = stmt.excluded
-        newer = ex.last_seen >= UserRow.last_seen
-        # Messages may arrive out of order (history backfill): only the newest sighting
-        # may rename a user, and the seen-range only ever widens.
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["id"],
-            set_={
-                "name": case((newer, ex.name), else_=UserRow.name),
-                "is_bot": case((newer, ex.is_bot), else_=UserRow.is_bot),
-                "last_seen": case((newer, ex.last_seen), else_=UserRow.last_seen),
-                "first_seen": case(
-                    (ex.first_seen < UserRow.first_seen, ex.first_seen),
-                    else_=UserRow.first_seen,
-                ),
-            },
-        )
-        await conn.execute(stmt, rows)
+        await conn.execute(_user_upsert(conn.dialect.name), rows)
 
     # --- messages ---------------------------------------------------------------------------
 
@@ -327,21 +309,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
 
     def _sqlite_plan(self, dialect: Any) -> dict[str, fastwrite.Prepared]:
         if self._plan is None:
-            ex = sqlite_insert(UserRow).excluded
-            users = sqlite_insert(UserRow)
-            newer = ex.last_seen >= UserRow.last_seen
-            users = users.on_conflict_do_update(  # the same upsert as _upsert_users
-                index_elements=["id"],
-                set_={
-                    "name": case((newer, ex.name), else_=UserRow.name),
-                    "is_bot": case((newer, ex.is_bot), else_=UserRow.is_bot),
-                    "last_seen": case((newer, ex.last_seen), else_=UserRow.last_seen),
-                    "first_seen": case(
-                        (ex.first_seen < UserRow.first_seen, ex.first_seen),
-                        else_=UserRow.first_seen,
-                    ),
-                },
-            )
+            users = _user_upsert("sqlite")
             self._plan = {
                 "users": fastwrite.prepare(
                     users, ("id", "name", "is_bot", "first_seen", "last_seen"), dialect
@@ -552,3 +520,26 @@ def _authors(rows: Sequence[dict[str, Any]], *, seen: str, first: str) -> list[d
                 u.update({"name": r["user_name"], "is_bot": r["user_is_bot"], seen: r["ts"]})
             u[first] = min(u[first], r["ts"])
     return list(users.values())
+
+
+def _user_upsert(dialect: str) -> Any:
+    """Insert-or-update of users for both write paths.
+
+    Messages may arrive out of order (history backfill): only the newest sighting may
+    rename a user, and the seen-range only ever widens.
+    """
+    stmt = insert_stmt(dialect, UserRow)
+    ex = stmt.excluded
+    newer = ex.last_seen >= UserRow.last_seen
+    return stmt.on_conflict_do_update(
+        index_elements=["id"],
+        set_={
+            "name": case((newer, ex.name), else_=UserRow.name),
+            "is_bot": case((newer, ex.is_bot), else_=UserRow.is_bot),
+            "last_seen": case((newer, ex.last_seen), else_=UserRow.last_seen),
+            "first_seen": case(
+                (ex.first_seen < UserRow.first_seen, ex.first_seen),
+                else_=UserRow.first_seen,
+            ),
+        },
+    )
