@@ -8,7 +8,7 @@ import logging
 import re
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -312,14 +312,6 @@ def format_decision_row(row: dict[str, Any]) -> str:
     for e in trace.get("errors", []):
         lines.append(f"  ! {e}")
     return "\n".join(lines)
-
-
-@contextlib.asynccontextmanager
-async def running(app: App) -> AsyncIterator[App]:
-    try:
-        yield app
-    finally:
-        await app.close()
 
 
 def platforms_to_run(settings: Settings) -> list[str]:

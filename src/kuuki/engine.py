@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -193,11 +193,6 @@ class Engine:
     def on_decision(self, listener: DecisionListener) -> None:
         self._listeners.append(listener)
 
-    def remember_seen(self, event_ids: Sequence[str]) -> None:
-        """Pre-load event ids already handled before a restart."""
-        for eid in event_ids:
-            self._mark_seen(eid)
-
     async def handle(self, event: ChatEvent) -> bool:
         """Queue an event on its channel. False when the id was already handled (or queued)."""
         if self._closed:
@@ -271,7 +266,7 @@ class Engine:
         since = self.clock.now() - state.buffer.ttl
         try:
             history = await self.store.recent_messages(
-                state.channel.id, limit=state.buffer._items.maxlen or 50, since=since
+                state.channel.id, limit=state.buffer.size, since=since
             )
         except Exception as exc:
             log.warning("could not rebuild channel %s from the store: %s", state.channel.id, exc)
@@ -699,8 +694,3 @@ class Engine:
         if msg not in mine:
             mine.append(msg)
         return mine[-20:], other[-10:]
-
-
-@contextlib.asynccontextmanager
-async def no_typing() -> AsyncIterator[None]:
-    yield

@@ -17,6 +17,10 @@ class ChannelBuffer:
         self._items: deque[Message] = deque(maxlen=size)
         self.ttl = ttl
 
+    @property
+    def size(self) -> int:
+        return self._items.maxlen or 0
+
     def add(self, msg: Message) -> None:
         self._items.append(msg)
 
