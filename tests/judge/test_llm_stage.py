@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from conftest import DOWN, FakeLLM, Room, msg, settings, trace
 from kuuki.clock import VirtualClock
 from kuuki.domain import ActionKind, Message, Stage
 from kuuki.judge.hybrid import HybridJudge, build_judge
+
+from .conftest import DOWN, FakeLLM, Room, msg, settings, trace
 
 YES = {
     "should_respond": True,

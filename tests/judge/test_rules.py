@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import Room, msg, settings, trace
 from kuuki.clock import VirtualClock
 from kuuki.domain import ActionKind, DecisionTrace, Stage
 from kuuki.judge.hybrid import QUESTION_DEBOUNCE_S, RECHECK_S, HybridJudge, build_judge
+
+from .conftest import Room, msg, settings, trace
 
 
 def rules(t: DecisionTrace) -> dict[str, float]:

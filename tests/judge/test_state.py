@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import msg
 from kuuki.domain import ActionKind
 from kuuki.judge.response_type import choose_form
 from kuuki.judge.rules import LocalResult
 from kuuki.judge.state import ConvState, StateClassifier, StateResult, parse_state
 from kuuki.settings import Persona
+
+from .conftest import msg
 
 CLF = StateClassifier()
 
