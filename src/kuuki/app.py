@@ -17,13 +17,17 @@ from .clock import Clock, RealClock, VirtualClock
 from .domain import Channel, User
 from .engine import Engine, Outbox, Tracker
 from .errors import ConfigError, KuukiError
+from .guard.reply import ReplyGuard
+from .guard.scaffold import Scaffold
 from .judge.base import Judge
-from .llm.base import LLM, ChatMessage
+from .llm.base import LLM, ChatMessage, TokenCounter, Warmable
+from .llm.embedded import EmbeddedLLM
 from .llm.registry import create
+from .llm.scheduler import ScheduledLLM
 from .memory.context import ContextBuilder
-from .prompts import Prompts
+from .prompts import LANGUAGES, Prompts
 from .respond import PromptDump, Responder
-from .settings import LLMSettings, Settings
+from .settings import LLMSettings, Persona, Settings
 
 log = logging.getLogger("kuuki.app")
 
@@ -100,8 +104,17 @@ class App:
     judge_llm: LLM | None
     closers: list[Any] = field(default_factory=list)
     memory: Any = None  # kuuki.memory.service.MemoryService when a store is in use
+    models: list[ScheduledLLM] = field(default_factory=list)
+
+    async def warm(self) -> None:
+        """Load local models now, so the first message is not the one that waits."""
+        for model in self.models:
+            await model.warm()
 
     async def close(self) -> None:
+        await self.engine.idle()  # replies under way are finished first
+        for model in self.models:  # memory calls still queued give up; running ones finish
+            model.close()
         if self.memory is not None:  # memory jobs may still act through the engine
             await self.memory.close()
         await self.engine.close()
@@ -144,7 +157,9 @@ async def build_app(
         from .embed import default_embedder
 
         embedder = default_embedder()
-    prompts = Prompts(settings.persona.language, settings.prompts_dir or None)
+    prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
+    main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm)
+    guard = reply_guard(settings, prompts)
     # --- memory (issue 5) -------------------------------------------------------------------
     memory = None
     if store is not None:
@@ -153,10 +168,12 @@ async def build_app(
         memory = await MemoryService.open(
             settings, store=store, clock=clock, llm=main_llm, embedder=embedder,
             prompts=prompts, dump=dump, bot_user_ids=tuple(bot_user_ids),
+            scaffold=guard.scaffold, model_calls=scheduled.get(id(main_llm)),
         )
     # -----------------------------------------------------------------------------------------
     responder = Responder(
-        settings.persona, ContextBuilder(settings.persona, prompts), main_llm, dump=dump,
+        settings.persona, context_builder(settings.persona, prompts, settings.llm, main_llm),
+        main_llm, guard, dump=dump,
         memory=memory.provider() if memory is not None else None,
     )
     if judge is None:
@@ -165,6 +182,8 @@ async def build_app(
         judge = build_judge(
             settings, j_llm, clock, embedder=embedder, dump=dump,
             memory=memory.provider(retrieve_facts=False) if memory is not None else None,
+            builder=context_builder(settings.persona, prompts, settings.judge, j_llm),
+            scaffold=guard.scaffold,
         )
     engine = Engine(
         settings,
@@ -181,7 +200,64 @@ async def build_app(
     )
     if memory is not None:
         memory.attach(engine)
-    return App(settings, engine, clock, store, writer, main_llm, j_llm, memory=memory)
+    models = list({id(m): m for m in scheduled.values()}.values())
+    return App(settings, engine, clock, store, writer, main_llm, j_llm, memory=memory,
+               models=models)
+
+
+def _scheduled(
+    main: LLM | None, judge: LLM | None
+) -> tuple[LLM | None, LLM | None, dict[int, ScheduledLLM]]:
+    """Put each distinct model behind one priority queue (replies first).
+
+    The judge and the main model share the queue when they are the same model. A local
+    model runs one call at a time; a server is allowed a few calls at once.
+    """
+    made: dict[int, ScheduledLLM] = {}
+
+    def wrap(llm: LLM | None) -> LLM | None:
+        if llm is None or isinstance(llm, ScheduledLLM):
+            return llm
+        if id(llm) not in made:
+            local = isinstance(llm, Warmable)
+            made[id(llm)] = ScheduledLLM(llm, concurrency=1 if local else 4)
+        return made[id(llm)]
+
+    m, j = wrap(main), wrap(judge)
+    by_wrapper = {id(w): w for w in made.values()}
+    return m, j, by_wrapper
+
+
+def prompt_budget(s: LLMSettings, llm: LLM | None) -> int | None:
+    """How many prompt tokens a model gets: the setting, or what its kind reads quickly.
+
+    The shipped SmolLM2-135M reads about 200 prompt tokens a second on two cores, so its
+    prompts are kept near 450 tokens (a reply in ~3 s); another local GGUF gets 1,500; a
+    server is not limited here (its own context limit applies).
+    """
+    if s.prompt_tokens:
+        return s.prompt_tokens
+    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
+    if isinstance(inner, EmbeddedLLM):
+        return 450 if inner.shipped else 1500
+    return None
+
+
+def context_builder(
+    persona: Persona, prompts: Prompts, s: LLMSettings, llm: LLM | None
+) -> ContextBuilder:
+    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
+    count = inner.count_tokens if isinstance(inner, TokenCounter) else None
+    return ContextBuilder(persona, prompts, budget=prompt_budget(s, llm), count=count)
+
+
+def reply_guard(settings: Settings, prompts: Prompts) -> ReplyGuard:
+    """The output guard, taught every template in effect and the persona's prompts."""
+    persona = settings.persona
+    scaffold = Scaffold.from_prompts(
+        prompts, persona_prompts=[persona.prompt_for(lang) for lang in LANGUAGES]
+    )
+    return ReplyGuard(scaffold, persona.names)
 
 
 async def run_chat(settings: Settings) -> int:
@@ -237,7 +313,7 @@ async def run_replay(
                 ),
             )
         )
-        if settings.persona.language not in ("ja", "en"):
+        if settings.persona.language not in ("", "ja", "en"):
             raise ConfigError("setup.language", "expected ja or en")
     start = transcript.events[0].at if transcript.events else None
     clock = VirtualClock(start)

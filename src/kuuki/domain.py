@@ -153,6 +153,28 @@ class LLMCallRecord:
 
 
 @dataclass(slots=True)
+class GuardRecord:
+    """One verdict of the output guard on something a model wrote (kuuki.guard)."""
+
+    subject: str  # "reply", "reply (retry)", "judge", "summary", …
+    ok: bool
+    check: str = ""  # the rule that rejected it; "" when ok
+    reason: str = ""
+    text: str = ""  # what the model wrote, shortened
+    repairs: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "ok": self.ok,
+            "check": self.check,
+            "reason": self.reason,
+            "text": self.text,
+            "repairs": list(self.repairs),
+        }
+
+
+@dataclass(slots=True)
 class DecisionTrace:
     """Why the bot did what it did about one message.
 
@@ -168,6 +190,7 @@ class DecisionTrace:
     features: dict[str, Any] = field(default_factory=dict)
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    guard: list[GuardRecord] = field(default_factory=list)
 
     def step(self, text: str) -> None:
         self.steps.append(text)
@@ -206,6 +229,7 @@ class DecisionTrace:
                 for c in self.llm_calls
             ],
             "errors": list(self.errors),
+            "guard": [g.to_dict() for g in self.guard],
         }
 
 

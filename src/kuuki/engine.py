@@ -590,7 +590,7 @@ class Engine:
             conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
             try:
                 async with self.outbox.typing(state.channel):
-                    action = await self.responder.act(
+                    response = await self.responder.act(
                         verdict.action,
                         state.channel,
                         msg,
@@ -600,7 +600,12 @@ class Engine:
                         emoji=verdict.emoji,
                         task=task,
                         extra=extra,
+                        addressed=verdict.stage is Stage.ADDRESSED,
                     )
+                action = response.action
+                if response.fallback:
+                    # The headline says what finally happened, not only why it was tried.
+                    verdict = replace(verdict, reason=f"{verdict.reason} → {response.fallback}")
             except Exception as exc:
                 trace.error(f"generation failed: {type(exc).__name__}: {exc}")
                 action = None

@@ -1,23 +1,32 @@
 """Step 6 of the path: turn a verdict into an Action, generating text with the shared context.
 
-Safe defaults when generation fails (the trace records which one was used):
-- reply or ack whose generation fails or comes back empty → a reaction with the persona's
-  first emoji, so the person still sees they were heard;
+Everything a model writes passes the output guard (`kuuki.guard.reply`) before it is
+posted. The conversation's language is detected from its messages (`kuuki.guard.language`)
+and the prompt is rendered in it; the persona's language is only the default.
+
+    generate → guard ─ ok ──────────────────────────────▶ post the text
+                     └ rejected → one retry with a short, strict prompt → guard
+                                                            └ rejected again → fallback
+
+Safe defaults (the trace records which one was used and why):
+- the model fails (timeout, error) or its text is rejected twice → for a message that
+  addressed the bot, a reaction with a fitting emoji, so the person sees they were heard;
+  for anything else, nothing (nobody asked);
 - no LLM configured (`--llm none`) → the action stands with no text (replay prints null).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .domain import Action, ActionKind, Channel, DecisionTrace, Message
+from .domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Message
+from .guard.language import conversation_language
+from .guard.reply import Expect, GuardVerdict, ReplyGuard
 from .llm.base import LLM, ChatMessage
 from .llm.record import call_llm
 from .memory.context import ContextBuilder, PromptContext
-from .safety import defuse_mentions
 from .settings import Persona
 
 PromptDump = Callable[[str, Sequence[ChatMessage]], None]
@@ -29,6 +38,13 @@ _REACT_CUES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("great", "awesome", "nice", "cool", "done", "すごい", "やった", "できた", "最高"), "✨"),
     (("ok", "sure", "agree", "了解", "いいね", "賛成", "おけ"), "👍"),
 )
+_OUTCOME = {
+    "timeout": "timed out",
+    "unavailable": "model unavailable",
+    "skipped": "model paused after failures",
+    "invalid": "empty answer",
+    "error": "model error",
+}
 
 
 class MemoryProvider(Protocol):
@@ -50,16 +66,25 @@ def pick_emoji(text: str, emoji: Sequence[str]) -> str:
     return emoji[0] if emoji else "👀"
 
 
+@dataclass(frozen=True, slots=True)
+class Response:
+    """What step 6 did: the action, and when it is a fallback, why (for the headline)."""
+
+    action: Action
+    fallback: str | None = None
+
+
 @dataclass(slots=True)
 class Responder:
     persona: Persona
     builder: ContextBuilder
     llm: LLM | None
+    guard: ReplyGuard
     memory: MemoryProvider | None = None
     dump: PromptDump | None = None
-    reply_max_tokens: int = 120
-    ack_max_tokens: int = 24
-    max_sentences: int = 4
+    reply_max_tokens: int = 80
+    ack_max_tokens: int = 16
+    retry_history: int = 3  # messages of the conversation the strict retry still shows
 
     async def act(
         self,
@@ -73,16 +98,22 @@ class Responder:
         emoji: str | None = None,
         task: str | None = None,
         extra: dict[str, str] | None = None,
-    ) -> Action:
+        addressed: bool = False,
+    ) -> Response:
         thread = trigger.thread
         if kind is ActionKind.NONE:
-            return Action.none(channel.id, trigger.id)
+            return Response(Action.none(channel.id, trigger.id))
         if kind is ActionKind.REACT:
             chosen = emoji or pick_emoji(trigger.text, self.persona.emoji)
-            return Action(ActionKind.REACT, channel.id, trigger.id, emoji=chosen, thread=thread)
+            return Response(Action(ActionKind.REACT, channel.id, trigger.id, emoji=chosen,
+                                   thread=thread))
         if self.llm is None:
             trace.step("generation off: action without text")
-            return Action(kind, channel.id, trigger.id, text=None, thread=thread)
+            return Response(Action(kind, channel.id, trigger.id, text=None, thread=thread))
+        own = set(self.persona.names)
+        human = [m.text for m in conversation if m.user.name not in own and not m.user.is_bot]
+        lang = conversation_language(trigger.text, human, self.persona.default_language)
+        trace.features["language"] = lang
         ctx = PromptContext(
             channel=channel,
             now=trace.started_at,
@@ -96,28 +127,96 @@ class Responder:
             except Exception as exc:  # memory must never cost the reply
                 trace.error(f"memory context failed: {type(exc).__name__}: {exc}")
         name = task or ("ack" if kind is ActionKind.ACK else "reply")
-        system = self.builder.render(name, ctx, **(extra or {}))
-        instruction = (
-            f"({self.persona.name}'s next message)"
-            if self.persona.language == "en"
-            else f"（{self.persona.name}の次の発言）"
+        speakers = sorted({m.user.name for m in (*conversation, *other)} - own)
+        expect = Expect(lang, [m.text for m in conversation], speakers)
+        max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens
+        system = self.builder.render(name, ctx, language=lang, **(extra or {}))
+        first = await self._attempt(
+            name, [ChatMessage("system", system), self._turn(trigger)], max_tokens, expect, trace
         )
-        messages = [ChatMessage("system", system), ChatMessage("user", instruction)]
+        if isinstance(first, GuardVerdict) and first.ok:
+            return self._posted(kind, channel, trigger, first.text)
+        if isinstance(first, GuardVerdict):
+            trace.step(f"{name}: the guard rejected the answer ({first.reason}); "
+                       "one retry with a shorter, stricter prompt")
+            retry = self._retry_messages(kind, trigger, conversation, lang)
+            second = await self._attempt(f"{name}-retry", retry, max_tokens, expect, trace)
+            if isinstance(second, GuardVerdict) and second.ok:
+                return self._posted(kind, channel, trigger, second.text)
+            why = (f"rejected twice ({second.reason})" if isinstance(second, GuardVerdict)
+                   else second)
+        else:
+            why = first
+        return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
+
+    def _turn(self, trigger: Message) -> ChatMessage:
+        """The last turn the model answers: the message itself, as its author wrote it."""
+        return ChatMessage("user", f"{trigger.user.name}: {trigger.text}")
+
+    def _retry_messages(
+        self, kind: ActionKind, trigger: Message, conversation: Sequence[Message], lang: str
+    ) -> list[ChatMessage]:
+        system = self.builder.prompts.render(
+            "retry",
+            language=lang,
+            persona_prompt=self.persona.prompt_for(lang),
+            persona_name=self.persona.name,
+            speaker=trigger.user.name,
+            kind="ack" if kind is ActionKind.ACK else "reply",
+        )
+        return [ChatMessage("system", system), ChatMessage("user", trigger.text)]
+
+    async def _attempt(
+        self,
+        purpose: str,
+        messages: list[ChatMessage],
+        max_tokens: int,
+        expect: Expect,
+        trace: DecisionTrace,
+    ) -> GuardVerdict | str:
+        """One generation through the guard: its verdict, or why the model gave nothing."""
+        assert self.llm is not None
         completion = await call_llm(
-            self.llm,
-            trace,
-            name,
-            messages,
-            max_tokens=self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens,
-            temperature=0.7,
+            self.llm, trace, purpose, messages, max_tokens=max_tokens, temperature=0.7,
             dump=self._dump_for(trace),
         )
-        text = self.clean(completion.text if completion else "")
-        if not text:
-            fallback = pick_emoji(trigger.text, self.persona.emoji)
-            trace.step(f"{name}: no usable text from the model → react {fallback}")
-            return Action(ActionKind.REACT, channel.id, trigger.id, emoji=fallback, thread=thread)
-        return Action(kind, channel.id, trigger.id, text=text, thread=thread, reply_to=trigger.id)
+        if completion is None:
+            outcome = trace.llm_calls[-1].outcome if trace.llm_calls else "error"
+            return f"{purpose} {_OUTCOME.get(outcome, outcome)}"
+        expect = Expect(expect.language, expect.conversation, expect.speakers,
+                        truncated=completion.finish_reason == "length")
+        verdict = self.guard.check(completion.text, expect)
+        trace.guard.append(GuardRecord(
+            purpose, verdict.ok, verdict.check, verdict.reason, _short(completion.text),
+            verdict.repairs,
+        ))
+        return verdict
+
+    def _posted(self, kind: ActionKind, channel: Channel, trigger: Message, text: str) -> Response:
+        return Response(Action(kind, channel.id, trigger.id, text=text, thread=trigger.thread,
+                               reply_to=trigger.id))
+
+    def _fallback(
+        self,
+        channel: Channel,
+        trigger: Message,
+        trace: DecisionTrace,
+        name: str,
+        why: str,
+        *,
+        addressed: bool,
+    ) -> Response:
+        if not addressed:
+            trace.step(f"{name}: {why} → say nothing (not addressed: nobody is waiting)")
+            return Response(Action.none(channel.id, trigger.id), f"{name} {why}: stayed silent"
+                            if not why.startswith(name) else f"{why}: stayed silent")
+        emoji = pick_emoji(trigger.text, self.persona.emoji)
+        trace.step(f"{name}: {why} → react {emoji} instead")
+        label = why if why.startswith(name) else f"{name} {why}"
+        return Response(
+            Action(ActionKind.REACT, channel.id, trigger.id, emoji=emoji, thread=trigger.thread),
+            f"{label}: reacted {emoji}",
+        )
 
     def _dump_for(self, trace: DecisionTrace) -> PromptDump | None:
         dump = self.dump
@@ -126,17 +225,7 @@ class Responder:
         prefix = f"{trace.channel_id}-{trace.message_id}"
         return lambda purpose, messages: dump(f"{prefix}-{purpose}", messages)
 
-    def clean(self, text: str) -> str:
-        """The model's text as a chat message: no name prefix, one paragraph, no pings."""
-        text = text.strip().strip('"').strip()
-        # Small models like to prefix their own name ("Kuu: ...") or a timestamp line.
-        text = re.sub(r"^\**\d{4}-\d\d-\d\d[^\n]*\n", "", text)
-        for name in self.persona.names:
-            text = re.sub(rf"^\**{re.escape(name)}\**\s*[:：]\s*", "", text, flags=re.I)
-        # A chat member writes one short message, not an essay: keep the first paragraph
-        # and at most a few sentences of it (small models ramble and repeat).
-        text = text.strip().split("\n\n")[0].strip()
-        sentences = re.findall(r"[^.!?。！？]+[.!?。！？]*\s*", text)
-        if len(sentences) > self.max_sentences:
-            text = "".join(sentences[: self.max_sentences]).strip()
-        return defuse_mentions(text)
+
+def _short(text: str, n: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[: n - 1] + "…"

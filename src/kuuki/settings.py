@@ -9,6 +9,7 @@ Everything below the CLI receives the frozen `Settings` value, never the environ
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -18,6 +19,7 @@ from typing import Any
 from .errors import ConfigError
 
 LANGUAGES = ("ja", "en")
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("hybrid", "llm", "rules")
 LLM_BACKENDS = ("embedded", "openai", "stub", "none", "scripted")
 
@@ -36,16 +38,34 @@ DEFAULT_SYSTEM_PROMPT = {
 
 @dataclass(frozen=True, slots=True)
 class Persona:
+    """Who the bot is. ``language`` is only the default: each conversation is answered in
+    its own language (kuuki.guard.language); "" means "unset", and then a persona whose
+    name or aliases are written in Japanese defaults to ``ja``, any other to ``en``."""
+
     name: str = "Kuu"
     aliases: tuple[str, ...] = ("くう", "クウ", "空気")
-    language: str = "en"
+    language: str = ""
     system_prompt: str = ""
     keywords: tuple[str, ...] = ()
     emoji: tuple[str, ...] = DEFAULT_EMOJI
 
     @property
+    def default_language(self) -> str:
+        if self.language in LANGUAGES:
+            return self.language
+        japanese = any(_JAPANESE.search(n) for n in self.names)
+        return "ja" if japanese else "en"
+
+    @property
     def prompt(self) -> str:
-        template = self.system_prompt or DEFAULT_SYSTEM_PROMPT[self.language]
+        return self.prompt_for(self.default_language)
+
+    def prompt_for(self, language: str) -> str:
+        """The persona prompt for a conversation in ``language``: the user's own prompt
+        (whatever its language) if set, else the built-in one in that language."""
+        template = self.system_prompt or DEFAULT_SYSTEM_PROMPT.get(
+            language, DEFAULT_SYSTEM_PROMPT[self.default_language]
+        )
         return template.replace("{name}", self.name)
 
     @property
@@ -62,6 +82,7 @@ class LLMSettings:
     model_path: str = ""
     timeout_s: float = 60.0
     max_retries: int = 3
+    prompt_tokens: int = 0  # 0: sized for the kind of model (kuuki.app.prompt_budget)
 
     def redacted(self) -> dict[str, Any]:
         return {
@@ -229,6 +250,10 @@ SPECS: tuple[Spec, ...] = (
     Spec("KUUKI_LLM_MODEL_PATH", "llm.model_path", "llm.model_path", _str),
     Spec("KUUKI_LLM_TIMEOUT", "llm.timeout_s", "llm.timeout_s", _float_range(0.1, 3600)),
     Spec("KUUKI_LLM_MAX_RETRIES", "llm.max_retries", "llm.max_retries", _int_range(0, 10)),
+    Spec(
+        "KUUKI_LLM_PROMPT_TOKENS", "llm.prompt_tokens", "llm.prompt_tokens",
+        _int_range(0, 1_000_000),
+    ),
     Spec("KUUKI_JUDGE_LLM", "judge_llm.backend", "judge_llm.backend", _choice(*LLM_BACKENDS)),
     Spec("EAVESDROP_JUDGE_MODEL", "judge_llm.model", "judge_llm.model", _str),
     Spec("KUUKI_JUDGE_BASE_URL", "judge_llm.base_url", "judge_llm.base_url", _str),
@@ -380,7 +405,7 @@ def describe(s: Settings) -> dict[str, Any]:
             value = {
                 "name": value.name,
                 "aliases": list(value.aliases),
-                "language": value.language,
+                "language": value.default_language,
                 "keywords": list(value.keywords),
             }
         out[f.name] = value

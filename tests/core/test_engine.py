@@ -191,12 +191,23 @@ async def test_outbox_failure_is_recorded_and_does_not_stop_the_channel(h: Harne
 async def test_llm_failures_fall_back_to_a_reaction_and_say_so(
     h: Harness, failure: Any, outcome: str
 ) -> None:
-    h.llm.enqueue(failure)
+    # A failed call falls back at once; an empty answer is rejected by the guard, retried
+    # once with the stricter prompt, and rejected again before the fallback.
+    h.llm.enqueue(failure, "")
     await h.say(ALICE, "Kuu, thanks for the help!")
     d = h.last()
     assert d.action.kind is ActionKind.REACT and d.action.emoji == "😊"
     assert d.trace.llm_calls[0].outcome == outcome
-    assert any("no usable text" in s for s in d.trace.steps)
+    assert d.reason.startswith("addressed by name → reply ")
+    assert d.reason.endswith("reacted 😊")
+    if outcome == "ok":
+        assert [g.subject for g in d.trace.guard] == ["reply", "reply-retry"]
+        assert [g.check for g in d.trace.guard] == ["empty", "empty"]
+        assert "rejected twice" in d.reason
+    else:
+        assert d.trace.guard == [] and len(d.trace.llm_calls) == 1
+        h.llm.enqueue("")  # the "" meant for a retry was not needed
+        await h.say(ALICE, "Kuu?")
     h.llm.enqueue("back again")
     await h.say(ALICE, "Kuu, and now?")
     assert h.last().action.text == "back again"

@@ -44,13 +44,30 @@ async def test_japanese_prompt_uses_the_seed_format(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s(language="ja"))  # type: ignore[arg-type]
     try:
         h.llm.route("memory_summary", summary_answer(
-            "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"]))
+            "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"],
+            recent_events="土曜の山登りが決まった。", history="友達が遊びの計画を立てるチャンネル。"))
         for text in ("土曜に山登り行かない？", "いいね、天気も良さそう", "駅に9時集合で"):
             await h.say(ALICE, text)
         await h.say(BOB, "一緒に来る？", mentions=("Kuu",))
         prompt = h.llm.prompts("reply")[-1]
         assert "【このチャンネルの状況】\n話題: 山登り、週末\n雰囲気: カジュアル\n" in prompt
         assert "参加者: Alice\n直近の流れ: 週末の山登りを計画中。" in prompt
+    finally:
+        await h.app.close()
+
+
+async def test_notes_in_another_language_than_the_channel_are_not_stored(tmp_path: Path) -> None:
+    h = await make(tmp_path, s=_s(language="ja"))  # type: ignore[arg-type]
+    try:
+        h.llm.route("memory_summary", summary_answer(
+            "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"]))
+        for text in ("土曜に山登り行かない？", "いいね、天気も良さそう", "駅に9時集合で"):
+            await h.say(ALICE, text)
+        assert h.memory.summarizer.context("general") is None
+        [job] = h.memory.jobs.of("summary")
+        assert not job.ok
+        assert "written in English for a Japanese channel" in job.reason
+        assert job.trace is not None and job.trace.guard[0].check == "memory"
     finally:
         await h.app.close()
 
@@ -95,7 +112,9 @@ async def test_bad_answer_leaves_memory_unchanged_and_is_recorded(tmp_path: Path
         # next attempt sees them again.
         for text in ("one", "two", "three"):
             await h.say(BOB, text)
-        assert "summary has no words" in [r.reason for r in h.memory.jobs.of("summary")]
+        assert "rejected: summary: says nothing (“-”)" in [
+            r.reason for r in h.memory.jobs.of("summary")
+        ]
         assert h.memory.summarizer.context("general").summary == "Kept summary."  # type: ignore[union-attr]
         for text in ("four", "five", "six"):
             await h.say(BOB, text)

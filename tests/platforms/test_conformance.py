@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from kuuki.domain import Decision, Message
+from kuuki.testing import prose_lines
 from kuuki.settings import Settings
 from kuuki.testing.conformance import PlatformDriver
 
@@ -157,7 +158,7 @@ async def test_edits_and_deletes_reach_buffer_and_store(driver: PlatformDriver) 
 async def test_long_reply_is_split_within_the_platform_limit(driver: PlatformDriver) -> None:
     # One paragraph of lines without sentence ends: the responder keeps it whole (it trims
     # paragraphs and sentence counts), so the platform split is what is under test.
-    lines = [f"line {i} of the checklist with enough words to take some room" for i in range(90)]
+    lines = prose_lines(100, 9)
     long_text = "\n".join(lines)
     assert len(long_text) > 5000
     driver.llm.enqueue(long_text)

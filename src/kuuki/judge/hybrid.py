@@ -32,6 +32,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..domain import ActionKind, DecisionTrace, Stage
+from ..guard.scaffold import Scaffold
 from ..llm.base import LLM
 from ..memory.context import ContextBuilder
 from ..prompts import Prompts
@@ -80,6 +81,8 @@ class HybridJudge:
         memory: MemoryProvider | None = None,
         dump: PromptDump | None = None,
         prompts: Prompts | None = None,
+        builder: ContextBuilder | None = None,
+        scaffold: Scaffold | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -96,10 +99,12 @@ class HybridJudge:
         self.budget = CallBudget()
         self.scorer = RuleScorer(settings, self.ledger)
         self.classifier = StateClassifier(embedder)
-        prompts = prompts or Prompts(settings.persona.language, settings.prompts_dir or None)
-        builder = ContextBuilder(settings.persona, prompts)
+        lang = settings.persona.default_language
+        prompts = prompts or Prompts(lang, settings.prompts_dir or None)
+        builder = builder or ContextBuilder(settings.persona, prompts)
         self.stage: LLMStage | None = (
-            LLMStage(llm, clock, prompts, builder, memory=memory, dump=dump)
+            LLMStage(llm, clock, builder.prompts, builder, memory=memory, dump=dump,
+                     scaffold=scaffold)
             if llm is not None and self.mode != "rules"
             else None
         )
@@ -410,6 +415,11 @@ def build_judge(
     embedder: Any | None = None,
     memory: MemoryProvider | None = None,
     dump: PromptDump | None = None,
+    builder: ContextBuilder | None = None,
+    scaffold: Scaffold | None = None,
 ) -> HybridJudge:
     """The judge `build_app` wires in: hybrid/llm/rules per `settings.judge_mode`."""
-    return HybridJudge(settings, clock, llm=llm, embedder=embedder, memory=memory, dump=dump)
+    return HybridJudge(
+        settings, clock, llm=llm, embedder=embedder, memory=memory, dump=dump,
+        builder=builder, scaffold=scaffold,
+    )

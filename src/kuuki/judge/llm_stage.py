@@ -15,11 +15,15 @@ model is reached through a circuit breaker; `available` says whether it is worth
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from ..clock import Clock
-from ..domain import DecisionTrace, Message
+from ..domain import DecisionTrace, GuardRecord, Message
+from ..guard.judgment import judgment_problem
+from ..guard.language import conversation_language
+from ..guard.scaffold import Scaffold
 from ..llm.base import LLM, ChatMessage
 from ..llm.breaker import BreakerState, CircuitBreaker, GuardedLLM
 from ..llm.record import PromptDump, call_llm
@@ -96,6 +100,7 @@ class LLMStage:
         *,
         memory: MemoryProvider | None = None,
         dump: PromptDump | None = None,
+        scaffold: Scaffold | None = None,
         failure_threshold: int = 3,
         cooldown_s: float = 120.0,
     ) -> None:
@@ -109,6 +114,7 @@ class LLMStage:
         self.builder = builder
         self.memory = memory
         self.dump = dump
+        self.scaffold = scaffold
         self.same_cache: TTLCache[str, bool] = TTLCache()
         self.changed_cache: TTLCache[str, bool] = TTLCache()
 
@@ -225,9 +231,22 @@ class LLMStage:
                 await self.memory.fill(ctx, trace)
             except Exception as exc:  # memories are context, not a reason to fail
                 trace.error(f"memory context failed: {type(exc).__name__}: {exc}")
-        system = self.builder.render("judge", ctx, hints=hints)
+        own = {m.user.id for m in conversation if m.user.is_bot}
+        lang = conversation_language(
+            s.message.text,
+            [m.text for m in conversation if m.user.id not in own],
+            self.builder.persona.default_language,
+        )
+        system = self.builder.render("judge", ctx, language=lang, hints=hints)
         data = await self._ask(trace, "judge", [ChatMessage("system", system)], JUDGE_SCHEMA, 120)
         if not isinstance(data, dict):
+            return None
+        problem = judgment_problem(data, self.scaffold) if self.scaffold is not None else None
+        shown = json.dumps(data, ensure_ascii=False)[:300]
+        trace.guard.append(GuardRecord("judge", problem is None, "meaning" if problem else "",
+                                       problem or "", shown))
+        if problem is not None:
+            trace.step(f"LLM judge: answer rejected ({problem})")
             return None
         return LLMJudgment(
             should_respond=bool(data["should_respond"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["system", "user", "assistant"]
 
@@ -35,6 +35,9 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     data: Any = None
     latency_ms: float = 0.0
+    # "stop" when the model ended its answer, "length" when max_tokens cut it off (the
+    # output guard then drops the unfinished sentence).
+    finish_reason: str = "stop"
 
 
 class LLM(Protocol):
@@ -57,6 +60,25 @@ class LLM(Protocol):
         max_tokens: int = 256,
         temperature: float = 0.7,
     ) -> Completion: ...
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """A back-end with a slow first call (a local model to load) that can pay it up front.
+
+    `warm` loads what the first call would load and returns when the model is ready; it
+    raises LLMError like `complete` would. The app calls it at start-up, so the first
+    person who talks to the bot does not wait for a model load.
+    """
+
+    async def warm(self) -> None: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A back-end that can count a text's tokens the way its model will read them."""
+
+    def count_tokens(self, text: str) -> int: ...
 
 
 # What the current call is for ("judge", "reply", …), set by `kuuki.llm.record.call_llm`

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -107,6 +108,30 @@ class EmbeddedLLM:
     def model_path(self) -> Path:
         return self._model_path or shipped_model_path()
 
+    @property
+    def shipped(self) -> bool:
+        """True when this runs the model shipped with kuuki (no model_path given)."""
+        return self._model_path is None
+
+    @property
+    def loaded(self) -> bool:
+        return self._llama is not None
+
+    def count_tokens(self, text: str) -> int:
+        """Exact once the model is loaded (the tokenizer is cheap); an estimate before."""
+        if self._llama is None:
+            return len(text) // 2 + 1
+        return len(self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=False))
+
+    async def warm(self) -> None:
+        """Load the model now (in a worker thread) rather than on the first call."""
+
+        def load() -> None:
+            with self._lock:
+                self._load()
+
+        await asyncio.to_thread(load)
+
     async def complete(
         self,
         messages: Sequence[ChatMessage],
@@ -133,7 +158,8 @@ class EmbeddedLLM:
     def _completion(
         self, response: dict[str, Any], json_schema: dict[str, Any] | None, latency_ms: float
     ) -> Completion:
-        text = (response["choices"][0]["message"].get("content") or "").strip()
+        choice = response["choices"][0]
+        text = (choice["message"].get("content") or "").strip()
         usage = response.get("usage") or {}
         if not text:
             raise LLMBadOutput(f"{self.name} returned an empty answer")
@@ -144,6 +170,7 @@ class EmbeddedLLM:
             usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
             data=data,
             latency_ms=latency_ms,
+            finish_reason=str(choice.get("finish_reason") or "stop"),
         )
 
     def _run(
@@ -179,6 +206,12 @@ class EmbeddedLLM:
         if self._llama is not None:
             return self._llama
         path = self.model_path
+        # llama.cpp's OpenMP threads spin while they wait for work. With anything else
+        # running on the machine (the embedder, the event loop, another process) spinning
+        # threads steal each other's cores and a 0.4 s reply takes 10-20 s; passive
+        # waiting costs nothing measurable when the machine is idle. Read once, when the
+        # OpenMP runtime starts, so it is set before llama_cpp is imported.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from llama_cpp import Llama
         except ImportError as exc:

@@ -261,6 +261,7 @@ class OpenAICompatLLM:
             ),
             data=data,
             latency_ms=latency_ms,
+            finish_reason=str(getattr(choices[0], "finish_reason", None) or "stop"),
         )
 
 

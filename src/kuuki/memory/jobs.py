@@ -13,11 +13,20 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain import DecisionTrace
+from ..llm.base import Completion
 
 log = logging.getLogger("kuuki.memory")
+
+
+class ModelCalls(Protocol):
+    """What the memory layer sees of the model's queue (kuuki.llm.scheduler.ScheduledLLM)."""
+
+    changed: asyncio.Event
+
+    def background_tasks(self) -> frozenset[asyncio.Task[Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,28 @@ class Jobs:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+    async def settled(self, model: ModelCalls | None) -> None:
+        """Wait until every job is done or inside a memory call of ``model``.
+
+        What the virtual clock waits for after a timer: work a timer started, but not a
+        model writing a summary (a clock jump, a replay's next line, must not wait for
+        that). A job whose model call never suspends (the scripted test model) is simply
+        waited for, so tests stay deterministic.
+        """
+        while True:
+            parked = model.background_tasks() if model is not None else frozenset()
+            active = {t for t in self._tasks if not t.done() and t not in parked}
+            if not active:
+                return
+            waits: set[asyncio.Future[Any]] = set(active)
+            changed: asyncio.Task[Any] | None = None
+            if model is not None:
+                changed = asyncio.ensure_future(model.changed.wait())
+                waits.add(changed)
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if changed is not None and not changed.done():
+                changed.cancel()
+
     async def close(self) -> None:
         await self.idle()
         self._closed = True
@@ -85,6 +116,12 @@ class Jobs:
 def trace_for(job: str, channel_id: str, now: datetime) -> DecisionTrace:
     """A trace for a background job, so its LLM calls are recorded like a decision's."""
     return DecisionTrace(message_id=f"memory:{job}", channel_id=channel_id, started_at=now)
+
+
+def completion_text(completion: Completion | None, n: int = 300) -> str:
+    """What the model wrote, shortened, for the guard's record in a job's trace."""
+    text = completion.text.strip() if completion is not None else ""
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def failure_reason(trace: DecisionTrace, fallback: str) -> str:

@@ -10,11 +10,12 @@ The same function serves profiles, facts and retrieval, so keywords always compa
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
+
+from ..guard.japanese import janome
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _KANJI = re.compile(r"[\u3400-\u9fff]")
@@ -42,18 +43,8 @@ _EN_STOP_WORDS = """a about above after again against all also am an and any are
 _JA_STOP = frozenset(_JA_STOP_WORDS.split())
 EN_STOP = frozenset(_EN_STOP_WORDS.split())
 
-_lock = threading.Lock()
-_tokenizer: Any = None
-
-
 def _janome() -> Any:
-    global _tokenizer
-    with _lock:
-        if _tokenizer is None:
-            from janome.tokenizer import Tokenizer  # type: ignore[import-untyped]
-
-            _tokenizer = Tokenizer()  # ~0.4 s to load the dictionary, once per process
-        return _tokenizer
+    return janome()
 
 
 def is_japanese(text: str) -> bool:

@@ -16,12 +16,14 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..clock import Clock, TimerHandle
-from ..domain import Channel, Message
+from ..domain import Channel, GuardRecord, Message
+from ..guard.memory import MemoryCheck, channel_language
+from ..guard.scaffold import Scaffold
 from ..llm.base import LLM, ChatMessage
 from ..llm.record import PromptDump, call_llm
 from ..prompts import Prompts
 from .fact_store import FactMemory, NewFact
-from .jobs import JobRecord, Jobs, failure_reason, trace_for
+from .jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
 from .profiles import Profiles
 from .summarizer import has_words
 
@@ -90,9 +92,11 @@ class Reflector:
         profiles_enabled: bool = True,
         dump: PromptDump | None = None,
         max_tokens: int = 500,
+        scaffold: Scaffold | None = None,
     ) -> None:
         self.llm = llm
         self.prompts = prompts
+        self.scaffold = scaffold or Scaffold.from_prompts(prompts)
         self.backlog = backlog
         self.facts = facts
         self.profiles = profiles
@@ -156,9 +160,10 @@ class Reflector:
             self._record(channel, now, False, f"{why}: only {len(humans)} new messages", None)
             return 0
         trace = trace_for("reflection", channel.id, now)
+        lang = channel_language([m.text for m in humans], self.prompts.language)
         system = self.prompts.render(
-            "reflection", persona_name=self.persona_name, channel=channel, messages=batch,
-            now=now,
+            "reflection", language=lang, persona_name=self.persona_name, channel=channel,
+            messages=batch, now=now,
         )
         completion = await call_llm(
             self.llm, trace, "memory_reflection", [ChatMessage("system", system)],
@@ -168,6 +173,12 @@ class Reflector:
         data = completion.data if completion is not None else None
         if not isinstance(data, dict):
             self._record(channel, now, False, failure_reason(trace, "no answer"), trace)
+            return 0
+        check = _checked(MemoryCheck(self.scaffold, lang), data)
+        trace.guard.append(GuardRecord("reflection", check.ok, "" if check.ok else "memory",
+                                       check.reason(), completion_text(completion)))
+        if not check.ok:
+            self._record(channel, now, False, f"{why}: rejected: {check.reason()}", trace)
             return 0
         ids_by_name = _speakers(humans)
         new_facts = [f for f in (_fact(item, ids_by_name) for item in data["facts"]) if f]
@@ -200,6 +211,19 @@ class Reflector:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+
+
+def _checked(check: MemoryCheck, data: dict[str, Any]) -> MemoryCheck:
+    """Every fact and every note about a person of one reflection, through the guard."""
+    contents = [str(item["content"]) for item in data["facts"]]
+    check.items("facts", contents)
+    for item in data["facts"]:
+        check.text("fact", str(item["content"]))
+        check.items("fact keywords", item["keywords"], keywords=True)
+    for person in data["people"]:
+        check.items(f"tags of {person['name']}", person["tags"], keywords=True)
+        check.text(f"summary of {person['name']}", str(person["summary"]), required=False)
+    return check
 
 
 def _speakers(messages: Sequence[Message]) -> dict[str, str]:

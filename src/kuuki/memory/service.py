@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..clock import Clock, TimerHandle
 from ..domain import Channel, Message
 from ..embed import Embedder
+from ..guard.scaffold import Scaffold
 from ..llm.base import LLM
 from ..llm.record import PromptDump
 from ..prompts import Prompts
@@ -23,7 +24,7 @@ from ..settings import Settings
 from .book import MemoryBook
 from .buffer import prune_buffers
 from .fact_store import FactMemory
-from .jobs import Jobs
+from .jobs import Jobs, ModelCalls
 from .privacy import ChannelRegistry
 from .proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
 from .profiles import Profiles, familiarity
@@ -63,6 +64,8 @@ class MemoryService:
         bot_user_ids: tuple[str, ...] = (),
         silence: timedelta = DEFAULT_SILENCE,
         proactive_delay_s: float = DEFAULT_DELAY_S,
+        scaffold: Scaffold | None = None,
+        model_calls: ModelCalls | None = None,
     ) -> None:
         s = settings
         self.settings = settings
@@ -70,8 +73,9 @@ class MemoryService:
         self.clock = clock
         self.llm = llm
         persona = s.persona
-        self.prompts = prompts or Prompts(persona.language, s.prompts_dir or None)
+        self.prompts = prompts or Prompts(persona.default_language, s.prompts_dir or None)
         self.jobs = Jobs()
+        scaffold = scaffold or Scaffold.from_prompts(self.prompts)
         self.registry = ChannelRegistry()
         self.book = MemoryBook(store, self.registry)
         self.facts = FactMemory(
@@ -86,14 +90,14 @@ class MemoryService:
         self.summarizer = Summarizer(
             llm=llm, prompts=self.prompts, book=self.book, clock=clock, jobs=self.jobs,
             persona_name=persona.name, every_n_messages=s.SUMMARIZE_EVERY_N_MESSAGES,
-            every_n_minutes=s.SUMMARIZE_EVERY_N_MINUTES, dump=dump,
+            every_n_minutes=s.SUMMARIZE_EVERY_N_MINUTES, dump=dump, scaffold=scaffold,
         )
         self.reflector = Reflector(
             llm=llm, prompts=self.prompts, backlog=store, facts=self.facts,
             profiles=self.profiles, clock=clock, jobs=self.jobs, persona_name=persona.name,
             lull_minutes=s.REFLECTION_LULL_MINUTES, min_messages=s.REFLECTION_MIN_MESSAGES,
             max_buffer=s.REFLECTION_MAX_BUFFER_MESSAGES,
-            profiles_enabled=s.USER_PROFILE_ENABLED, dump=dump,
+            profiles_enabled=s.USER_PROFILE_ENABLED, dump=dump, scaffold=scaffold,
         )
         self.proactive = ProactiveTalker(
             facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,
@@ -105,8 +109,9 @@ class MemoryService:
         self._active_since_maintenance = False
         self._closed = False
         add_settler = getattr(clock, "add_settler", None)
-        if add_settler is not None:  # the virtual clock waits for memory jobs too
-            add_settler(self.jobs.idle)
+        if add_settler is not None:  # the virtual clock waits for memory jobs too,
+            # but not for a model writing a summary (kuuki.memory.jobs.Jobs.settled)
+            add_settler(lambda: self.jobs.settled(model_calls))
 
     @classmethod
     async def open(cls, settings: Settings, **kwargs: Any) -> MemoryService:

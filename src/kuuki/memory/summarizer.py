@@ -20,14 +20,16 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import Clock, TimerHandle
-from ..domain import Channel, Message, Visibility
+from ..domain import Channel, GuardRecord, Message, Visibility
+from ..guard.memory import MemoryCheck, channel_language
+from ..guard.scaffold import Scaffold
 from ..llm.base import LLM, ChatMessage
 from ..llm.record import PromptDump, call_llm
 from ..prompts import Prompts
 from ..store.records import MemoryRecord
 from .book import MemoryBook, thread_key
 from .channel_context import ChannelContext
-from .jobs import JobRecord, Jobs, failure_reason, trace_for
+from .jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
 from .keywords import keywords_of
 
 MAX_PENDING = 200
@@ -103,9 +105,11 @@ class Summarizer:
         every_n_minutes: float,
         dump: PromptDump | None = None,
         max_tokens: int = 400,
+        scaffold: Scaffold | None = None,
     ) -> None:
         self.llm = llm
         self.prompts = prompts
+        self.scaffold = scaffold or Scaffold.from_prompts(prompts)
         self.book = book
         self.clock = clock
         self.jobs = jobs
@@ -191,8 +195,11 @@ class Summarizer:
         for m in batch:
             if m.thread:
                 threads.setdefault(m.thread, []).append(m)
+        lang = channel_language([m.text for m in batch if not m.user.is_bot],
+                                self.prompts.language)
         system = self.prompts.render(
             "summary",
+            language=lang,
             persona_name=self.persona_name,
             channel=channel,
             previous=previous,
@@ -212,17 +219,27 @@ class Summarizer:
         if not isinstance(data, dict):
             self._record("summary", channel, now, False, failure_reason(trace, "no answer"), trace)
             return False
-        summary = str(data["summary"]).strip()[:MAX_TEXT]
-        if not has_words(summary):
-            self._record("summary", channel, now, False, "summary has no words", trace)
+        check = MemoryCheck(self.scaffold, lang)
+        summary = check.text("summary", str(data["summary"]))[:MAX_TEXT]
+        mood = check.text("mood", str(data["mood"]), required=False)
+        topics = [t[:40] for t in check.items("topics", data["topics"], keywords=True)
+                  if has_words(t)]
+        notes = {key: check.text(key, str(data[key]), required=False)[:MAX_TEXT]
+                 for key in ("history", "recent_events")}
+        thread_notes = {str(item["thread"]): check.text(f"thread {item['thread']}",
+                                                        str(item["summary"]))[:MAX_TEXT]
+                        for item in data["threads"] if str(item["thread"]) in threads}
+        trace.guard.append(GuardRecord("summary", check.ok, "" if check.ok else "memory",
+                                       check.reason(), completion_text(completion)))
+        if not check.ok:
+            self._record("summary", channel, now, False, f"rejected: {check.reason()}", trace)
             return False
-        topics = [t.strip()[:40] for t in data["topics"] if isinstance(t, str) and has_words(t)]
         ctx = previous or ChannelContext(channel.id)
         for m in batch:
             if not m.user.is_bot:
                 ctx.note_speaker(m.user.id, m.user.name)
         ctx.summary = summary
-        ctx.mood = str(data["mood"]).strip() if has_words(str(data["mood"])) else ctx.mood
+        ctx.mood = mood if has_words(mood) else ctx.mood
         ctx.topic_keywords = topics or keywords_of((m.text for m in batch), limit=6)
         ctx.last_updated = now
         ctx.message_count_since_update = 0
@@ -231,13 +248,12 @@ class Summarizer:
         changed = await self._put(channel, "channel", channel.id, "context", ctx.to_json(),
                                   sources, now)
         for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
-            text = str(data[key]).strip()[:MAX_TEXT]
+            text = notes[key]
             if has_words(text):
                 changed |= await self._put(channel, "channel", channel.id, kind, text, sources,
                                            now)
-        for item in data["threads"]:
-            thread, text = str(item["thread"]), str(item["summary"]).strip()[:MAX_TEXT]
-            if thread in threads and has_words(text):
+        for thread, text in thread_notes.items():
+            if has_words(text):
                 users = list(dict.fromkeys(m.user.id for m in threads[thread]))
                 changed |= await self._put(channel, "thread", thread_key(channel.id, thread),
                                            "summary", text, users, now)
@@ -295,8 +311,11 @@ class Summarizer:
         if not channels:
             return False
         trace = trace_for("workspace", f"workspace:{workspace}", now)
+        lang = channel_language([c["history"] + c["recent"] for c in channels],
+                                self.prompts.language)
         system = self.prompts.render(
             "memory_workspace",
+            language=lang,
             persona_name=self.persona_name,
             channels=channels,
             history=self.book.text("workspace", workspace, "long_term"),
@@ -315,9 +334,18 @@ class Summarizer:
             reason = failure_reason(trace, "answer has no words")
             self.jobs.record(JobRecord("workspace", label, now, False, reason, trace))
             return False
+        check = MemoryCheck(self.scaffold, lang)
+        notes = {key: check.text(key, str(data[key]), required=False)[:MAX_TEXT]
+                 for key in ("history", "recent_events")}
+        trace.guard.append(GuardRecord("workspace", check.ok, "" if check.ok else "memory",
+                                       check.reason(), completion_text(completion)))
+        if not check.ok:
+            self.jobs.record(JobRecord("workspace", label, now, False,
+                                       f"rejected: {check.reason()}", trace))
+            return False
         users = list(dict.fromkeys(sources))
         for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
-            text = str(data[key]).strip()[:MAX_TEXT]
+            text = notes[key]
             if has_words(text):
                 await self.book.put(
                     "workspace", workspace, kind, text, visibility=Visibility.PUBLIC,

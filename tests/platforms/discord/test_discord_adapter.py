@@ -13,6 +13,7 @@ import pytest
 
 from kuuki.domain import Decision, Visibility
 from kuuki.settings import Settings
+from kuuki.testing import prose_lines
 from kuuki.testing.discord_server import DiscordDriver, DiscordServer
 
 MESSAGE_CONTENT_INTENT = 1 << 15
@@ -175,7 +176,7 @@ async def test_reply_reference_only_when_other_messages_came_between(
 async def test_role_mentions_and_replies_to_any_part_address_the_bot(
     driver: DiscordDriver, server: DiscordServer
 ) -> None:
-    driver.llm.enqueue("\n".join(f"step {i} of the plan, explained at length" for i in range(80)))
+    driver.llm.enqueue("\n".join(prose_lines(80, 6)))
     await driver.say("alice", f"<@&{server.bot_role_id}> what is the plan?")
     parts = await driver.wait_bot_messages(2)
     await driver.settle()
@@ -190,7 +191,8 @@ async def test_role_mentions_and_replies_to_any_part_address_the_bot(
 async def test_own_echoes_and_reactions_are_ignored_other_bots_marked(
     driver: DiscordDriver, server: DiscordServer
 ) -> None:
-    driver.llm.enqueue("", "hi!")  # the first answer becomes a reaction
+    # An empty answer and an empty retry: the guard's fallback, a reaction.
+    driver.llm.enqueue("", "", "hi!")
     target = await driver.say("alice", "good morning Kuu", mention_bot=True)
     await driver.wait_bot_reactions(1)
     await driver.say("alice", "how are you, Kuu?", mention_bot=True)

@@ -6,6 +6,7 @@ import pytest
 
 from kuuki.platforms.slack.emoji import from_slack_name, to_slack_name
 from kuuki.platforms.slack.outbox import PART_LIMIT
+from kuuki.testing import prose_lines
 from kuuki.testing.slack_driver import SlackDriver
 
 
@@ -51,7 +52,9 @@ async def test_reaction_uses_slack_names(driver: SlackDriver) -> None:
 async def test_long_reply_is_split_on_boundaries_in_one_thread(driver: SlackDriver) -> None:
     root = await driver.start_thread("alice", "tell me everything")
     # one chat message of three long sentences (the responder keeps a few sentences only)
-    text = " ".join(", ".join(f"item {j} for day {k}" for j in range(120)) + "." for k in range(3))
+    text = " ".join(
+        "item 0 " + ", ".join(prose_lines(120, 3, seed=k)).replace(".", "") + "." for k in range(3)
+    )
     assert len(text) > 2 * PART_LIMIT
     driver.llm.enqueue(text)
     await driver.say("alice", "go on", thread=root, mention_bot=True)

@@ -330,7 +330,7 @@ class Room:
             "setup": {
                 "bot": p.name,
                 "aliases": list(p.aliases),
-                "language": p.language,
+                "language": p.default_language,
                 "keywords": list(p.keywords),
             }
         }

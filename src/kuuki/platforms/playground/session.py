@@ -145,7 +145,7 @@ class Playground:
             "persona": {
                 "name": s.persona.name,
                 "aliases": list(s.persona.aliases),
-                "language": s.persona.language,
+                "language": s.persona.default_language,
             },
             "llm": getattr(app.llm, "name", None) if app else None,
             "judge": type(app.engine.judge).__name__ if app else None,

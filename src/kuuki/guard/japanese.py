@@ -1,0 +1,64 @@
+"""Is a Japanese text made of Japanese words? A cheap check with janome's dictionary.
+
+A model that cannot write Japanese produces text in the right script that is no language:
+invented katakana words ("シリアトスコックカータスサアミス"), archaic kana (ゐ, ゑ),
+full-width symbols sprinkled between words (＆, ＝, ＰＰＰＰ). janome (pure Python, its
+IPADIC dictionary inside the wheel, already used for topic keywords) marks the words it
+does not know; words the conversation itself used (names, jargon) are not held against
+the text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+_lock = threading.Lock()
+_tokenizer: Any = None
+
+_JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+_KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff]{7,}")
+# Characters no chat message of today needs: archaic kana, full-width ASCII symbols and
+# letters (a model's byte-level noise), replacement characters.
+_STRAY = re.compile(
+    r"[ゐゑヰヱ\uff03-\uff06\uff0a\uff0b\uff1c-\uff20\uff3b-\uff40\uff5b\uff5d\ufffd]"
+    r"|[\uff21-\uff3a\uff41-\uff5a]{2,}"
+)
+UNKNOWN_SHARE = 0.3
+
+
+def janome() -> Any:
+    """The process's one janome Tokenizer (~0.4 s to load the dictionary, once)."""
+    global _tokenizer
+    with _lock:
+        if _tokenizer is None:
+            from janome.tokenizer import Tokenizer  # type: ignore[import-untyped]
+
+            _tokenizer = Tokenizer()
+        return _tokenizer
+
+
+def unfluent(text: str, known: Iterable[str] = ()) -> str | None:
+    """Why ``text`` is not fluent Japanese, or None. ``known``: the conversation's texts."""
+    stray = _STRAY.search(text)
+    if stray:
+        return f"stray characters “{stray.group(0)}”"
+    context = "\n".join(known)
+    ja_total = len(_JA.findall(text))
+    if ja_total == 0:
+        return None
+    unknown: list[str] = []
+    for token in janome().tokenize(text):
+        surface = token.surface
+        if token.node_type != "UNKNOWN" or not _JA.search(surface) or surface in context:
+            continue
+        unknown.append(surface)
+    for word in unknown:
+        if _KATAKANA_RUN.fullmatch(word):
+            return f"invented word “{word}”"
+    share = sum(len(_JA.findall(w)) for w in unknown) / ja_total
+    if share >= UNKNOWN_SHARE and ja_total >= 4:
+        return f"{share:.0%} of it is no Japanese word ({'、'.join(unknown[:3])})"
+    return None
