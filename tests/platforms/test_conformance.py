@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from kuuki.domain import Decision, Message
-from kuuki.testing import prose_lines
 from kuuki.settings import Settings
+from kuuki.testing import prose_lines
 from kuuki.testing.conformance import PlatformDriver
 
 # platform → modules that may provide its driver class (first found wins)
