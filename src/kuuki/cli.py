@@ -74,6 +74,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         run_bench_facts(sys.stdout)
         return 0
+    elif args.what == "reply":
+        from .guard.bench import bench_reply, print_report
+
+        report = asyncio.run(bench_reply(_settings(args), limit=args.limit))
+        print_report(report, sys.stdout, details=args.details)
+        return 0
     else:
         raise KuukiError(f"unknown benchmark {args.what!r}")
     print(json.dumps(result), flush=True)
@@ -174,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     jb.set_defaults(fn=cmd_bench)
     fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
     fb.set_defaults(fn=cmd_bench)
+    rb = bsub.add_parser(
+        "reply", help="40 addressed messages (ja/en) through the configured model: latency, "
+        "real replies vs fallbacks, posted texts the guard would reject"
+    )
+    rb.add_argument("--limit", type=int, help="only the first N messages")
+    rb.add_argument("--details", action="store_true", help="every message, reply and verdict")
+    rb.set_defaults(fn=cmd_bench)
 
     run = sub.add_parser("run", help="run on Discord and/or Slack (tokens from env or kuuki.toml)")
     run.set_defaults(fn=cmd_run)

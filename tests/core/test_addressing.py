@@ -31,6 +31,8 @@ def msg(text: str, **kw: object) -> Message:
         "ねえクウさん",
         "ありがとう、くうさん！",
         "Ｋｕｕ、テスト",
+        "くうも来る？",
+        "クウは何が好き？",
     ],
 )
 def test_name_calls(text: str) -> None:
@@ -46,6 +48,7 @@ def test_name_calls(text: str) -> None:
         "the kuu thing we discussed is done",
         "くうが言ってたやつ",
         "昨日くうさんに聞いたんだけど",
+        "くうは昨日いなかったね",
         "",
     ],
 )

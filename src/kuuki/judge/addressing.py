@@ -1,8 +1,8 @@
 """Is a message addressed to the bot? Mention, reply to one of its messages, or a name call.
 
 A name call is the name used as a vocative ("Kuu, what do you think?", "くうさん、これ見て",
-"thanks Kuu!", "hey Kuu"), not the name used in reference ("I asked Kuu yesterday",
-"くうが言ってた"). Kana, kanji and latin variants and the usual honorifics count.
+"thanks Kuu!", "hey Kuu") or a question put to the bot by name ("くうも来る？"), not the
+name used in reference ("I asked Kuu yesterday", "くうが言ってた"). Kana, kanji and latin variants and the usual honorifics count.
 """
 
 from __future__ import annotations
@@ -113,6 +113,11 @@ class AddressDetector:
             rf"(?:[,、，]|(?:^|\s)(?:{greet}))\s*{name}\s*[!！?？。.…~〜w笑]*\s*$"
         )
         self._at = re.compile(rf"@{name}")
+        # "くうも来る？", "くうは何が好き？": a question that opens with the bot's name and a
+        # topic particle asks the bot itself ("くうが言ってた" does not: no question).
+        self._topic_question = re.compile(
+            rf"^\s*{name}(?:も|は|って|ってさ)[^。\n]{{0,40}}[?？]\s*$"
+        )
         self._mid_vocative = re.compile(rf"(?:^|[。.!！?？\n]\s*){name}\s*[,、，]")
 
     def detect(
@@ -126,7 +131,8 @@ class AddressDetector:
         if msg.reply_to is not None and msg.reply_to in set(bot_message_ids):
             return Addressing("reply", msg.reply_to)
         text = normalise(msg.text)
-        for pattern in (self._at, self._start, self._end, self._mid_vocative):
+        patterns = (self._at, self._start, self._end, self._mid_vocative, self._topic_question)
+        for pattern in patterns:
             hit = pattern.search(text)
             if hit:
                 return Addressing("name", hit.group("name"))
