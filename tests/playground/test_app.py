@@ -95,7 +95,7 @@ def test_addressed_message_gets_a_reply_with_its_trace(
     assert call["purpose"] == "reply" and call["prompt_tokens"] > 0
     prompt = client.get("/api/prompt", params={"key": decision["prompts"][0]})
     assert prompt.status_code == 200
-    assert "@Kuu how are you?" in prompt.text
+    assert "alice: how are you?" in prompt.text  # the message to answer, without the call
     assert "how are you" in llm.history[0].prompt
 
 

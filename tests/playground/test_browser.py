@@ -107,7 +107,7 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await expect(page.get_by_test_id("decision").first).to_contain_text("open question")
     await expect(page.get_by_test_id("timers")).to_contain_text(re.compile(r"next in [45] min"))
     # … and five virtual minutes later the bot picks it up, on a timer.
-    llm.enqueue("Menya Kuu on 3rd street does a great shoyu ramen.")
+    llm.enqueue("Menya Sora on 3rd street does a great shoyu ramen.")
     await page.get_by_test_id("jump-5m").click()
     await expect(page.get_by_test_id("bot-message").filter(has_text="shoyu ramen")).to_be_visible()
     timer_card = page.get_by_test_id("decision").first

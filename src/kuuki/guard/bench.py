@@ -78,7 +78,7 @@ class TimedOutbox:
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def bench_reply(settings: Settings, *, limit: int | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ the text.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Iterable
@@ -20,12 +21,14 @@ _tokenizer: Any = None
 
 _JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff]{7,}")
+_KATAKANA_WORD = re.compile(r"[\u30a0-\u30ff]+")
 # Characters no chat message of today needs: archaic kana, full-width ASCII symbols and
 # letters (a model's byte-level noise), replacement characters.
 _STRAY = re.compile(
-    r"[ゐゑヰヱ\uff03-\uff06\uff0a\uff0b\uff1c-\uff20\uff3b-\uff40\uff5b\uff5d\ufffd]"
+    r"[ゐゑヰヱ\uff03-\uff06\uff0a\uff0b\uff1c-\uff1e\uff20\uff3b-\uff40\uff5b\uff5d\ufffd]"
     r"|[\uff21-\uff3a\uff41-\uff5a]{2,}"
 )
+_KANA_WORD = re.compile(r"[\u3040-\u309f]{1,2}")
 UNKNOWN_SHARE = 0.3
 
 
@@ -40,6 +43,25 @@ def janome() -> Any:
         return _tokenizer
 
 
+def _ungrammatical(tokens: list[Any]) -> str | None:
+    """Word sequences Japanese does not have, as a model without Japanese produces them:
+    a verb's irrealis form not followed by its auxiliary ("わか" + "わか"), or the same
+    short kana word twice in a row ("わわ", "とらとら" as two words)."""
+    for a, b in itertools.pairwise(tokens):
+        pos_a, pos_b = a.part_of_speech.split(",")[0], b.part_of_speech.split(",")[0]
+        if (
+            pos_a == "動詞" and a.infl_form.startswith("未然")
+            and pos_b not in ("助動詞", "助詞") and b.surface not in ("ず", "ぬ", "ん")
+        ):
+            return f"“{a.surface}{b.surface}” is not Japanese grammar"
+        if (
+            a.surface == b.surface and _KANA_WORD.fullmatch(a.surface)
+            and pos_a not in ("感動詞", "フィラー", "副詞")  # うんうん, はいはい
+        ):
+            return f"“{a.surface}{b.surface}” is a stammer, not a word"
+    return None
+
+
 def unfluent(text: str, known: Iterable[str] = ()) -> str | None:
     """Why ``text`` is not fluent Japanese, or None. ``known``: the conversation's texts."""
     stray = _STRAY.search(text)
@@ -50,11 +72,17 @@ def unfluent(text: str, known: Iterable[str] = ()) -> str | None:
     if ja_total == 0:
         return None
     unknown: list[str] = []
-    for token in janome().tokenize(text):
+    tokens = list(janome().tokenize(text))
+    for token in tokens:
         surface = token.surface
         if token.node_type != "UNKNOWN" or not _JA.search(surface) or surface in context:
             continue
+        if _KATAKANA_WORD.fullmatch(surface) and len(surface) < 7:
+            continue  # a loanword newer than the dictionary (デプロイ); long ones are below
         unknown.append(surface)
+    broken = _ungrammatical(tokens)
+    if broken is not None:
+        return broken
     for word in unknown:
         if _KATAKANA_RUN.fullmatch(word):
             return f"invented word “{word}”"

@@ -83,8 +83,11 @@ class ReplyGuard:
         repairs: list[str] = []
         # Pathologies of the whole answer first: a model that echoed its prompt or a format
         # anywhere is not trusted with the rest of what it wrote either.
-        for rule in (self._degenerate, self._format, self._echo, self._placeholder):
-            problem = rule(raw, expect)
+        whole = self._without_own_label(raw)
+        for rule in (
+            self._degenerate, self._format, self._echo, self._placeholder, self._self_address
+        ):
+            problem = rule(whole, expect)
             if problem is not None:
                 return GuardVerdict.reject(problem[0], problem[1], raw.strip())
         try:
@@ -114,14 +117,17 @@ class ReplyGuard:
 
     # -- repairs ------------------------------------------------------------------------------
 
-    def _repair(self, raw: str, expect: Expect, repairs: list[str]) -> str:
-        text = raw.strip().strip('"“”「」').strip()
-        text = _TIMESTAMP_LINE.sub("", text)
+    def _without_own_label(self, raw: str) -> str:
+        """The text without a leading timestamp or "Kuu:": a harmless habit of models."""
+        text = _TIMESTAMP_LINE.sub("", raw.strip().strip('"“”「」').strip())
         for name in self.bot_names:
-            cut = re.sub(rf"^\**{re.escape(name)}\**\s*[:：]\s*", "", text, flags=re.I)
-            if cut != text:
-                repairs.append("removed its own name as a prefix")
-                text = cut
+            text = re.sub(rf"^\**{re.escape(name)}\**\s*[:：]\s*", "", text, flags=re.I)
+        return text
+
+    def _repair(self, raw: str, expect: Expect, repairs: list[str]) -> str:
+        text = self._without_own_label(raw)
+        if text != raw.strip().strip('"“”「」').strip():
+            repairs.append("removed its own name as a prefix")
         first = self._label_at(text, expect)
         if first == 0:
             raise _Rejected("label", "writes as another speaker")
@@ -196,6 +202,13 @@ class ReplyGuard:
                 return ("self", f"addresses itself (“{name}”)")
             if re.search(rf"@{n}\b|{n}(?:{_HONORIFIC})", text, re.I):
                 return ("self", f"addresses itself (“{name}”)")
+            # Anywhere else its own name means the model lost track of who it is ("Yes,
+            # kuu.", "くうがくうなら…"), except when it introduces itself.
+            bounded = rf"(?<![A-Za-z]){n}(?![A-Za-z])" if name.isascii() else n
+            found = [m.start() for m in re.finditer(bounded, text, re.I)]
+            intro = re.compile(r"(?:i'?m|i am|my name is|私は|僕は|ぼくは|わたしは)\s*$", re.I)
+            if any(not intro.search(text[:at]) for at in found):
+                return ("self", f"speaks of itself by name (“{name}”)")
         return None
 
     @staticmethod

@@ -2,7 +2,8 @@
 
 A name call is the name used as a vocative ("Kuu, what do you think?", "くうさん、これ見て",
 "thanks Kuu!", "hey Kuu") or a question put to the bot by name ("くうも来る？"), not the
-name used in reference ("I asked Kuu yesterday", "くうが言ってた"). Kana, kanji and latin variants and the usual honorifics count.
+name used in reference ("I asked Kuu yesterday", "くうが言ってた"). Kana, kanji and latin
+variants and the usual honorifics count.
 """
 
 from __future__ import annotations

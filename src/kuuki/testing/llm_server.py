@@ -72,7 +72,8 @@ def llama_server(
         "--verbose",
         "False",
     ]
-    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    # Passive OpenMP waiting: see kuuki.llm.embedded (spinning threads starve each other).
+    env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONPATH": _pythonpath()}
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
