@@ -46,9 +46,7 @@ def make_llm(s: LLMSettings) -> LLM | None:
             timeout_s=s.timeout_s,
             max_retries=s.max_retries,
         )
-    if s.backend == "scripted":
-        import kuuki.testing.llm  # noqa: F401  (registers "scripted")
-    return create(s.backend)
+    return create(s.backend)  # stub, or a plugin's back-end (kuuki.llm.registry)
 
 
 def tracker_factory(
