@@ -89,7 +89,7 @@ def test_show_user_uses_right_plurals_and_no_chat_commands(
     assert main(["memory", "show", "--user", "u1", "--store", str(store_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(
-        "Aiko (id u1): regular — 42 messages seen, addressed Kuu 1 time, "
+        "Aiko (id u1): regular — 42 messages seen, addressed the bot 1 time, "
         "last seen 2026-01-05 10:00\n  active in #general, #hr\n"
         "  topics in #general: hackathon\n"
         "  1 fact:\n    - Aiko books the venue.  (#general, confidence 0.80)\n"

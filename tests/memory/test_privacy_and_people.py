@@ -148,7 +148,7 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
     await run_memory_show(cli_settings, out, user="bob")
     shown = out.getvalue()
     # Written for the operator: who, how familiar, what was learned where; no chat command.
-    assert shown.startswith("Bob (id bob): stranger — 1 message seen, addressed Kuu 0 times")
+    assert shown.startswith("Bob (id bob): stranger — 1 message seen, addressed the bot 0 times")
     assert "  learned in #general: baker" in shown
     assert "  last conversation in #general: Talked bread." in shown
     assert "  1 fact:\n    - Bob bakes sourdough every weekend.  (#general, confidence" in shown

@@ -62,7 +62,7 @@ async def run_memory_show(
         if person is None:
             shown.append(f"Nothing is remembered about {user}. `kuuki memory list` shows who is.")
         else:
-            shown.append(render_person(person, settings.persona.name))
+            shown.append(render_person(person))
             shown.append(f"To forget all of this: kuuki memory forget --user {person.user_id}")
     out.write("\n\n".join(shown) + "\n")
     return 0

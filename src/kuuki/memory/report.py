@@ -131,12 +131,12 @@ def person_line(p: PersonView) -> str:
     return f"{p.name} ({p.level}, {plural(p.messages, 'message')})"
 
 
-def render_person(p: PersonView, bot_name: str = "the bot") -> str:
+def render_person(p: PersonView) -> str:
     """Everything remembered about one person, for the operator."""
     shown = p.name if p.name == p.user_id else f"{p.name} (id {p.user_id})"
     lines = [
         f"{shown}: {p.level} — {plural(p.messages, 'message')} seen, "
-        f"addressed {bot_name} {plural(p.addressed_bot, 'time')}, last seen {_when(p.last_seen)}"
+        f"addressed the bot {plural(p.addressed_bot, 'time')}, last seen {_when(p.last_seen)}"
     ]
     if p.channels:
         lines.append("  active in " + ", ".join(p.channels))
