@@ -404,6 +404,8 @@ def describe(s: Settings) -> dict[str, Any]:
     """Settings as shown to a person: secrets masked."""
     out: dict[str, Any] = {}
     for f in fields(s):
+        if f.name == "sources":
+            continue
         value = getattr(s, f.name)
         if isinstance(value, LLMSettings):
             value = value.redacted()
