@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .clock import Clock, RealClock, VirtualClock
+from .clock import Clock, RealClock
 from .domain import Channel, User
 from .engine import Engine, Outbox, Tracker
 from .errors import ConfigError, KuukiError
@@ -28,6 +26,9 @@ from .memory.context import ContextBuilder
 from .prompts import LANGUAGES, Prompts
 from .respond import PromptDump, Responder
 from .settings import LLMSettings, Persona, Settings
+from .why import format_decision_row
+
+__all__ = ["App", "PromptDumper", "build_app", "format_decision_row", "make_llm"]
 
 log = logging.getLogger("kuuki.app")
 
@@ -49,9 +50,7 @@ def make_llm(s: LLMSettings) -> LLM | None:
             timeout_s=s.timeout_s,
             max_retries=s.max_retries,
         )
-    if s.backend == "scripted":
-        import kuuki.testing.llm  # noqa: F401  (registers "scripted")
-    return create(s.backend)
+    return create(s.backend)  # stub, or a plugin's back-end (kuuki.llm.registry)
 
 
 def tracker_factory(
@@ -279,145 +278,6 @@ async def run_chat(settings: Settings) -> int:
     return 0
 
 
-async def run_replay(
-    settings: Settings,
-    path: Path,
-    *,
-    llm: str,
-    dump_dir: Path | None = None,
-    store_url: str | None = None,
-    skip_bad_lines: bool = False,
-) -> int:
-    from dataclasses import replace
-
-    from .platforms.replay import RecordingOutbox, print_line, replay
-    from .platforms.transcript import read_transcript
-    from .settings import Persona, validate
-
-    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
-    for err in transcript.errors:
-        print(f"kuuki: skipped {err}", file=sys.stderr)
-    setup = transcript.setup
-    if setup:
-        p = settings.persona
-        settings = validate(
-            replace(
-                settings,
-                persona=Persona(
-                    name=str(setup.get("bot", p.name)),
-                    aliases=tuple(setup.get("aliases", p.aliases)),
-                    language=str(setup.get("language", p.language)),
-                    system_prompt=str(setup.get("system_prompt", p.system_prompt)),
-                    keywords=tuple(setup.get("keywords", p.keywords)),
-                    emoji=tuple(setup.get("emoji", p.emoji)),
-                ),
-            )
-        )
-        if settings.persona.language not in ("", "ja", "en"):
-            raise ConfigError("setup.language", "expected ja or en")
-    start = transcript.events[0].at if transcript.events else None
-    clock = VirtualClock(start)
-    bot = User(settings.persona.name, settings.persona.name, is_bot=True)
-    outbox = RecordingOutbox(clock, bot)
-    llm_settings = replace(settings.llm, backend=llm)
-    with contextlib.ExitStack() as stack:
-        if store_url is None:
-            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kuuki-replay-"))
-            store_url = f"sqlite:///{tmp}/replay.sqlite3"
-        app = await build_app(
-            replace(settings, llm=llm_settings, judge_llm=None),
-            clock=clock,
-            outbox=outbox,
-            store_url=store_url,
-            dump=PromptDumper(dump_dir) if dump_dir else None,
-        )
-        try:
-            await replay(app.engine, clock, transcript, print_line)
-        finally:
-            await app.close()
-    return 0
-
-
-async def run_why(
-    settings: Settings, message_id: str | None, channel: str | None, as_json: bool
-) -> int:
-    from .store import Store
-
-    store = await Store.open(settings.store_url or None)
-    try:
-        if message_id:
-            found = await store.decision_for(message_id)
-        else:
-            found = await store.latest_decision(channel)
-    finally:
-        await store.close()
-    if found is None:
-        raise KuukiError(
-            f"no decision stored for message {message_id}"
-            if message_id
-            else "no decisions stored yet"
-        )
-    if as_json:
-        print(json.dumps(found, ensure_ascii=False, default=str, indent=2))
-    else:
-        print(format_decision_row(found))
-    return 0
-
-
-def format_decision_row(row: dict[str, Any]) -> str:
-    trace = row.get("trace") or {}
-    lines = [
-        f"message {row.get('message_id')} in #{row.get('channel_id')}: {row.get('action')}"
-        f" (stage {row.get('stage')}, score {row.get('score')}) — {row.get('reason')}"
-    ]
-    for c in trace.get("contributions", []):
-        lines.append(
-            f"  {c['points']:+6.0f}  {c['rule']}"
-            + (f"  ({c['detail']})" if c.get("detail") else "")
-        )
-    for k, v in trace.get("features", {}).items():
-        lines.append(f"  · {k}: {json.dumps(v, ensure_ascii=False, default=str)}")
-    for s in trace.get("steps", []):
-        lines.append(f"  → {s}")
-    for call in trace.get("llm_calls", []):
-        lines.append(
-            f"  llm {call['purpose']}: {call['model']} {call['outcome']} "
-            f"{call['prompt_tokens']}+{call['completion_tokens']} tokens "
-            f"{call['latency_ms']:.0f} ms"
-        )
-    for e in trace.get("errors", []):
-        lines.append(f"  ! {e}")
-    return "\n".join(lines)
-
-
-def platforms_to_run(settings: Settings) -> list[str]:
-    """Which platforms have their tokens; a ConfigError that says what to set if none."""
-    found: list[str] = []
-    if settings.discord_token:
-        found.append("discord")
-    bot, app_token = settings.slack_bot_token, settings.slack_app_token
-    if bot and not app_token:
-        raise ConfigError(
-            "SLACK_APP_TOKEN",
-            "SLACK_BOT_TOKEN is set but Socket Mode also needs the app-level token "
-            "(xapp-…, scope connections:write)",
-        )
-    if app_token and not bot:
-        raise ConfigError(
-            "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN is set but the bot token (xoxb-…) is missing"
-        )
-    if bot and app_token:
-        found.append("slack")
-    if not found:
-        raise ConfigError(
-            "DISCORD_TOKEN",
-            "no platform token is set: set DISCORD_TOKEN for Discord, or SLACK_BOT_TOKEN and "
-            "SLACK_APP_TOKEN for Slack (environment or kuuki.toml [discord]/[slack]). "
-            "To try kuuki locally without any account: `kuuki playground` or `kuuki chat`",
-        )
-    return found
-
-
 class RoutingOutbox:
     """One engine, several platforms: each channel's actions go to its platform's outbox."""
 
@@ -440,6 +300,8 @@ class RoutingOutbox:
 async def run_platforms(settings: Settings) -> int:
     """`kuuki run`: every configured platform at once, on one engine and one store."""
     import asyncio
+
+    from .platforms.tokens import platforms_to_run
 
     names = platforms_to_run(settings)
     outboxes: dict[str, Outbox] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import logging
 import sys
@@ -13,7 +14,8 @@ from typing import Any
 
 from . import __version__
 from .errors import KuukiError
-from .settings import LLM_BACKENDS, Settings, load_settings
+from .settings import Settings, llm_backends, load_settings
+from .store.urls import path_or_url
 
 
 def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
@@ -33,7 +35,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .app import run_replay
+    from .platforms.replay_cli import run_replay
 
     settings = _settings(args, {"KUUKI_LLM": args.llm} if args.llm else None)
     return asyncio.run(
@@ -42,16 +44,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
             Path(args.file),
             llm=args.llm or settings.llm.backend,
             dump_dir=Path(args.dump_prompts) if args.dump_prompts else None,
-            store_url=args.store,
+            store=args.store,
             skip_bad_lines=args.skip_bad_lines,
+            check_expectations=args.check,
         )
     )
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    from .app import run_why
+    from .why import run_why
 
-    return asyncio.run(run_why(_settings(args), args.message_id, args.channel, args.json))
+    settings = _settings(args)
+    store = path_or_url(args.store) if args.store else None
+    return asyncio.run(
+        run_why(settings, args.message_id, args.channel, args.json, sys.stdout, store)
+    )
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -87,11 +94,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    from .memory.cli import run_memory_forget, run_memory_show
+    from .memory.cli import run_memory_forget, run_memory_list, run_memory_show
 
-    settings = _settings(args)
+    overrides = {"KUUKI_STORE_URL": path_or_url(args.store)} if args.store else None
+    settings = _settings(args, overrides)
+    if args.what == "list":
+        return asyncio.run(run_memory_list(settings, sys.stdout))
     if args.what == "show":
-        return asyncio.run(run_memory_show(settings, args.user, sys.stdout))
+        if not args.user and not args.channel:
+            raise KuukiError("kuuki memory show needs --user ID or --channel NAME")
+        return asyncio.run(
+            run_memory_show(settings, sys.stdout, user=args.user, channel=args.channel)
+        )
     return asyncio.run(run_memory_forget(settings, args.user, sys.stdout))
 
 
@@ -99,8 +113,33 @@ def cmd_playground(args: argparse.Namespace) -> int:
     from .platforms.playground import serve_playground
 
     overrides = {"KUUKI_LLM": args.llm} if args.llm else None
-    asyncio.run(serve_playground(_settings(args, overrides), host=args.host, port=args.port))
+    settings = _settings(args, overrides)
+    if not _loopback(args.host):
+        print(
+            f"kuuki: warning: the playground has no authentication; on {args.host} anyone who "
+            "can reach this machine can read and write its chat, memory and prompts",
+            file=sys.stderr,
+            flush=True,
+        )
+    store = path_or_url(args.store) if args.store else None
+    if store is None:
+        print(
+            "kuuki: the playground keeps its decisions in a temporary store; "
+            "start it with --store PATH to keep them for `kuuki why`",
+            file=sys.stderr,
+            flush=True,
+        )
+    asyncio.run(serve_playground(settings, host=args.host, port=args.port, store_url=store))
     return 0  # Ctrl-C ends uvicorn cleanly, then reaches main() as KeyboardInterrupt
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -137,46 +176,85 @@ def _default_weights() -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kuuki", description="An LLM persona that reads the room.")
-    p.add_argument("--config", help="path to kuuki.toml (default: ./kuuki.toml if present)")
+    p = argparse.ArgumentParser(
+        prog="kuuki",
+        description="An LLM persona that reads the room in Discord and Slack group chats.",
+        epilog="Settings come from the environment and kuuki.toml; see the README.",
+    )
+    p.add_argument("--config", metavar="PATH", help="kuuki.toml to read (default: ./kuuki.toml "
+                   "if present, or $KUUKI_CONFIG)")
     p.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    backends = llm_backends()
+    llm_help = (
+        "LLM back-end: " + ", ".join(backends) + " (default: KUUKI_LLM or [llm] backend, "
+        "else embedded); none turns generation and LLM judging off"
+    )
 
     sub.add_parser("version", help="print the version").set_defaults(fn=cmd_version)
 
     chat = sub.add_parser("chat", help="a terminal room with the bot (no account needed)")
-    chat.add_argument("--llm", choices=LLM_BACKENDS, help="LLM back-end (default: settings)")
+    chat.add_argument("--llm", choices=backends, metavar="NAME", help=llm_help)
     chat.set_defaults(fn=cmd_chat)
 
-    rp = sub.add_parser("replay", help="replay a transcript on a virtual clock")
-    rp.add_argument("file")
-    rp.add_argument("--llm", choices=("none", "stub", "embedded", "openai", "scripted"))
+    rp = sub.add_parser(
+        "replay",
+        help="replay a transcript on a virtual clock; --check tests its expect lines",
+        description="Replay a transcript (JSON Lines, see the README) through the bot on a "
+        "virtual clock and print one JSON line per decision. With --check, evaluate the "
+        "file's expect lines instead and exit 1 if any fails: a test for a persona and its "
+        "thresholds.",
+    )
+    rp.add_argument("file", metavar="FILE", help="the transcript (.jsonl) to replay")
+    rp.add_argument("--llm", choices=backends, metavar="NAME", help=llm_help)
+    rp.add_argument(
+        "--check", action="store_true",
+        help="check the file's expect lines: print each failure with the decisions' reasons, "
+        "exit 1 if any fails",
+    )
     rp.add_argument("--dump-prompts", metavar="DIR", help="write every rendered prompt to DIR")
-    rp.add_argument("--store", help="store URL (default: a temporary SQLite file)")
+    rp.add_argument(
+        "--store", metavar="PATH",
+        help="keep the decisions in this SQLite file (or database URL) for `kuuki why`; "
+        "default: a temporary store, deleted at the end",
+    )
     rp.add_argument(
         "--skip-bad-lines", action="store_true", help="report malformed lines and go on"
     )
     rp.set_defaults(fn=cmd_replay)
 
-    why = sub.add_parser("why", help="print the trace of a decision (default: the latest)")
-    why.add_argument("message_id", nargs="?")
-    why.add_argument("--channel")
-    why.add_argument("--json", action="store_true")
+    why = sub.add_parser(
+        "why", help="the message, decision, reply and trace behind a message (default: latest)"
+    )
+    why.add_argument(
+        "message_id", nargs="?", metavar="MESSAGE_ID",
+        help="the message's id (default: the latest decision)",
+    )
+    why.add_argument("--channel", metavar="ID", help="the latest decision in this channel")
+    why.add_argument("--json", action="store_true", help="print the stored rows as JSON")
+    why.add_argument(
+        "--store", metavar="PATH",
+        help="the SQLite file (or database URL) to read, e.g. one written by "
+        "`kuuki replay --store` (default: the configured store)",
+    )
     why.set_defaults(fn=cmd_why)
 
     bench = sub.add_parser("bench", help="benchmarks (figures for docs/benchmarks.md)")
-    bsub = bench.add_subparsers(dest="what", required=True)
+    bsub = bench.add_subparsers(dest="what", required=True, metavar="BENCHMARK")
     ing = bsub.add_parser("ingest", help="steps 1-7 with the LLM off on SQLite")
-    ing.add_argument("--messages", type=int, default=10_000)
-    ing.add_argument("--channels", type=int, default=100)
-    ing.add_argument("--store", help="store URL (default: a temporary SQLite file)")
+    ing.add_argument("--messages", type=int, default=10_000, metavar="N",
+                     help="messages to send (default 10000)")
+    ing.add_argument("--channels", type=int, default=100, metavar="N",
+                     help="channels they are spread over (default 100)")
+    ing.add_argument("--store", metavar="URL", help="store URL (default: a temporary SQLite file)")
     ing.set_defaults(fn=cmd_bench)
     dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
-    dis.add_argument("--data", default=str(_data_dir()))
+    dis.add_argument("--data", default=str(_data_dir()), metavar="DIR",
+                     help="the irc-disentanglement data (default: %(default)s)")
     dis.set_defaults(fn=cmd_bench)
 
     jb = bsub.add_parser("judge", help="LLM calls per 100 ambient messages, local-stage latency")
-    jb.add_argument("dir", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
+    jb.add_argument("dir", metavar="DIR", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
     jb.set_defaults(fn=cmd_bench)
     fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
     fb.set_defaults(fn=cmd_bench)
@@ -188,38 +266,63 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--details", action="store_true", help="every message, reply and verdict")
     rb.set_defaults(fn=cmd_bench)
 
-    run = sub.add_parser("run", help="run on Discord and/or Slack (tokens from env or kuuki.toml)")
+    run = sub.add_parser(
+        "run",
+        help="run the bot on Discord and/or Slack",
+        description="Run the bot on every platform whose tokens are set: DISCORD_TOKEN for "
+        "Discord; SLACK_BOT_TOKEN and SLACK_APP_TOKEN for Slack (environment or kuuki.toml "
+        "[discord]/[slack]). Stops with Ctrl-C. See the README for creating the bot.",
+    )
     run.set_defaults(fn=cmd_run)
 
     pg = sub.add_parser("playground", help="a web page to try kuuki and see why it speaks")
-    pg.add_argument("--host", default="127.0.0.1")
-    pg.add_argument("--port", type=int, default=8765)
-    pg.add_argument("--llm", choices=LLM_BACKENDS, help="LLM back-end (default: settings)")
+    pg.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on (default: %(default)s, this machine only); the playground "
+        "has no authentication, so any other address lets others in",
+    )
+    pg.add_argument("--port", type=int, default=8765, metavar="N",
+                    help="port to listen on (default: %(default)s; 0 picks a free one)")
+    pg.add_argument("--llm", choices=backends, metavar="NAME", help=llm_help)
+    pg.add_argument(
+        "--store", metavar="PATH",
+        help="keep the room's messages and decisions in this SQLite file (or database URL) "
+        "for `kuuki why`; default: a temporary store, deleted on exit",
+    )
     pg.set_defaults(fn=cmd_playground)
 
-    mem = sub.add_parser("memory", help="what the bot remembers about a user")
-    msub = mem.add_subparsers(dest="what", required=True)
-    for name, text in (("show", "print it"), ("forget", "forget it")):
-        mp = msub.add_parser(name, help=text)
-        mp.add_argument("--user", required=True, help="the user's id")
+    mem = sub.add_parser("memory", help="what the bot remembers: list, show, forget")
+    msub = mem.add_subparsers(dest="what", required=True, metavar="ACTION")
+    ml = msub.add_parser("list", help="per channel, who and what is remembered")
+    ms = msub.add_parser("show", help="everything remembered about a person or a channel")
+    ms.add_argument("--user", metavar="ID", help="the person's user id (or name)")
+    ms.add_argument("--channel", metavar="NAME", help="the channel's name or id")
+    mf = msub.add_parser("forget", help="forget what was learned from a person")
+    mf.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    for mp in (ml, ms, mf):
+        mp.add_argument("--store", metavar="PATH",
+                        help="the SQLite file (or database URL) to read (default: configured)")
         mp.set_defaults(fn=cmd_memory)
 
     dt = sub.add_parser("disentangle", help="print reply links for an IRC log file")
-    dt.add_argument("file")
-    dt.add_argument("--start", type=int, default=1000)
+    dt.add_argument("file", metavar="FILE", help="an IRC log (.ascii.txt or .annotation.txt)")
+    dt.add_argument("--start", type=int, default=1000, metavar="N",
+                    help="first line to link (earlier lines are context; default %(default)s)")
     dt.set_defaults(fn=cmd_disentangle)
 
     ev = sub.add_parser("eval", help="evaluations")
-    esub = ev.add_subparsers(dest="what", required=True)
+    esub = ev.add_subparsers(dest="what", required=True, metavar="EVALUATION")
     ed = esub.add_parser("disentangle", help="score the disentangler on a split")
-    ed.add_argument("dir")
+    ed.add_argument("dir", metavar="DIR", help="a split of the irc-disentanglement data")
     ed.set_defaults(fn=cmd_eval)
 
     tr = sub.add_parser("train", help="training commands")
-    tsub = tr.add_subparsers(dest="what", required=True)
+    tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
     td = tsub.add_parser("disentangler", help="reproduce the shipped disentangler weights")
-    td.add_argument("--data", default=str(_data_dir()))
-    td.add_argument("--out", help="weights file to write (default: the packaged one)")
+    td.add_argument("--data", default=str(_data_dir()), metavar="DIR",
+                    help="the irc-disentanglement data (default: %(default)s)")
+    td.add_argument("--out", metavar="FILE",
+                    help="weights file to write (default: the packaged one)")
     td.set_defaults(fn=cmd_train)
     return p
 

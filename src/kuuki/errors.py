@@ -21,10 +21,14 @@ class KuukiError(Exception):
 
 
 class ConfigError(KuukiError):
-    def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"setting {key}: {problem}")
+    """`key` as the user wrote it (env name or TOML key); `source` where it came from."""
+
+    def __init__(self, key: str, problem: str, *, source: str = "") -> None:
+        where = f" ({source})" if source else ""
+        super().__init__(f"setting {key}{where}: {problem}")
         self.key = key
         self.problem = problem
+        self.source = source
 
 
 class TranscriptError(KuukiError):

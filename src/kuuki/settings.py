@@ -8,20 +8,36 @@ Everything below the CLI receives the frozen `Settings` value, never the environ
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .setting_values import EnvText, Parser
+from .setting_values import boolean as _bool
+from .setting_values import choice as _choice
+from .setting_values import float_range as _float_range
+from .setting_values import int_range as _int_range
+from .setting_values import llm_backend as _backend
+from .setting_values import name as _name
+from .setting_values import store_url as _store_url
+from .setting_values import text as _str
+from .setting_values import text_list as _list
+from .setting_values import thresholds as _thresholds
+
+log = logging.getLogger("kuuki.settings")
 
 LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("hybrid", "llm", "rules")
-LLM_BACKENDS = ("embedded", "openai", "stub", "none", "scripted")
+# The built-in back-ends; plugins add theirs through kuuki.llm.registry (see llm_backends).
+LLM_BACKENDS = ("embedded", "openai", "stub", "none")
 
 DEFAULT_EMOJI = ("👀", "😊", "👍", "🤔", "✨", "💡")
 DEFAULT_SYSTEM_PROMPT = {
@@ -129,104 +145,30 @@ class Settings:
     discord_token: str = field(default="", repr=False)
     slack_bot_token: str = field(default="", repr=False)
     slack_app_token: str = field(default="", repr=False)
+    # attribute path → (key as the user wrote it, where it came from); see `key_of`.
+    sources: Mapping[str, tuple[str, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def judge(self) -> LLMSettings:
         return self.judge_llm or self.llm
 
+    def key_of(self, attr: str) -> tuple[str, str]:
+        """How the user wrote the setting at `attr`, and where: ("persona.language",
+        "from ./kuuki.toml"); its environment name and "" when nobody set it."""
+        if attr in self.sources:
+            return self.sources[attr]
+        return (_BY_ATTR[attr].env if attr in _BY_ATTR else attr, "")
+
+    def error(self, attr: str, problem: str) -> ConfigError:
+        """A ConfigError about the setting at `attr`, named the way the user wrote it."""
+        key, source = self.key_of(attr)
+        return ConfigError(key, problem, source=source)
+
 
 # ---------------------------------------------------------------------------------------
 # The table of settings: (env name, TOML key, attribute path, parser)
-
-Parser = Callable[[str, Any], Any]
-
-
-def _str(key: str, v: Any) -> str:
-    if not isinstance(v, str):
-        raise ConfigError(key, f"expected text, got {type(v).__name__}")
-    return v
-
-
-def _int_range(lo: int, hi: int) -> Parser:
-    def parse(key: str, v: Any) -> int:
-        try:
-            n = int(v) if not isinstance(v, bool) else None
-        except (TypeError, ValueError):
-            n = None
-        if n is None or (isinstance(v, float) and not v.is_integer()):
-            raise ConfigError(key, f"expected a whole number from {lo} to {hi}, got {v!r}")
-        if not lo <= n <= hi:
-            raise ConfigError(key, f"expected a whole number from {lo} to {hi}, got {n}")
-        return n
-
-    return parse
-
-
-def _float_range(lo: float, hi: float) -> Parser:
-    def parse(key: str, v: Any) -> float:
-        try:
-            x = float(v) if not isinstance(v, bool) else None
-        except (TypeError, ValueError):
-            x = None
-        if x is None or not lo <= x <= hi:
-            raise ConfigError(key, f"expected a number from {lo} to {hi}, got {v!r}")
-        return x
-
-    return parse
-
-
-def _bool(key: str, v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    text = str(v).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(key, f"expected true or false, got {v!r}")
-
-
-def _choice(*allowed: str) -> Parser:
-    def parse(key: str, v: Any) -> str:
-        text = str(v).strip().lower()
-        if text not in allowed:
-            raise ConfigError(key, f"expected one of {', '.join(allowed)}, got {v!r}")
-        return text
-
-    return parse
-
-
-def _list(key: str, v: Any) -> tuple[str, ...]:
-    if isinstance(v, str):
-        items = [p.strip() for p in v.split(",")]
-    elif isinstance(v, list | tuple):
-        items = [str(p).strip() for p in v]
-    else:
-        raise ConfigError(key, f"expected a list or comma-separated text, got {v!r}")
-    return tuple(p for p in items if p)
-
-
-def _thresholds(key: str, v: Any) -> tuple[int, int, int]:
-    items = _list(key, v)
-    try:
-        nums = tuple(int(p) for p in items)
-    except ValueError:
-        nums = ()
-    if len(nums) != 3 or not 0 < nums[0] < nums[1] < nums[2]:
-        raise ConfigError(
-            key,
-            "expected three increasing counts where acquaintance, regular and close start "
-            f"(default 6,31,101), got {v!r}",
-        )
-    return (nums[0], nums[1], nums[2])
-
-
-def _name(key: str, v: Any) -> str:
-    text = _str(key, v).strip()
-    if not text or len(text) > 64:
-        raise ConfigError(key, "expected a name of 1 to 64 characters")
-    return text
-
 
 @dataclass(frozen=True, slots=True)
 class Spec:
@@ -243,7 +185,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("KUUKI_SYSTEM_PROMPT", "persona.system_prompt", "persona.system_prompt", _str),
     Spec("JUDGE_KEYWORDS", "persona.keywords", "persona.keywords", _list),
     Spec("KUUKI_EMOJI", "persona.emoji", "persona.emoji", _list),
-    Spec("KUUKI_LLM", "llm.backend", "llm.backend", _choice(*LLM_BACKENDS)),
+    Spec("KUUKI_LLM", "llm.backend", "llm.backend", _backend),
     Spec("KUUKI_LLM_MODEL", "llm.model", "llm.model", _str),
     Spec("KUUKI_LLM_BASE_URL", "llm.base_url", "llm.base_url", _str),
     Spec("KUUKI_LLM_API_KEY", "llm.api_key", "llm.api_key", _str),
@@ -254,11 +196,11 @@ SPECS: tuple[Spec, ...] = (
         "KUUKI_LLM_PROMPT_TOKENS", "llm.prompt_tokens", "llm.prompt_tokens",
         _int_range(0, 1_000_000),
     ),
-    Spec("KUUKI_JUDGE_LLM", "judge_llm.backend", "judge_llm.backend", _choice(*LLM_BACKENDS)),
+    Spec("KUUKI_JUDGE_LLM", "judge_llm.backend", "judge_llm.backend", _backend),
     Spec("EAVESDROP_JUDGE_MODEL", "judge_llm.model", "judge_llm.model", _str),
     Spec("KUUKI_JUDGE_BASE_URL", "judge_llm.base_url", "judge_llm.base_url", _str),
     Spec("KUUKI_JUDGE_API_KEY", "judge_llm.api_key", "judge_llm.api_key", _str),
-    Spec("KUUKI_STORE_URL", "store.url", "store_url", _str),
+    Spec("KUUKI_STORE_URL", "store.url", "store_url", _store_url),
     Spec("KUUKI_PROMPTS_DIR", "prompts.dir", "prompts_dir", _str),
     Spec("KUUKI_CHANNEL_ALLOW", "channels.allow", "channel_allow", _list),
     Spec("KUUKI_CHANNEL_DENY", "channels.deny", "channel_deny", _list),
@@ -293,33 +235,98 @@ SPECS: tuple[Spec, ...] = (
 )
 
 _BY_TOML = {s.toml: s for s in SPECS}
-_TOML_SECTIONS = {s.toml.split(".")[0] for s in SPECS} | {"judge_llm"}
+_BY_ENV = {s.env: s for s in SPECS}
+_BY_ATTR = {s.attr: s for s in SPECS}
+# Environment names kuuki reads that are not settings (never reported as typos).
+_NOT_SETTINGS = {"KUUKI_CONFIG"}
+
+
+def llm_backends() -> tuple[str, ...]:
+    """Every back-end name a setting or flag accepts: `none` and the registry's names."""
+    from .llm.registry import names
+
+    return ("none", *names())
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """One value before parsing: which setting, the value, and how the user wrote it."""
+
+    spec: Spec
+    value: Any
+    key: str  # "persona.aliases", "KUUKI_PERSONA_ALIASES", "--llm", "aliases"
+    source: str  # "from ./kuuki.toml", "from the environment", "command line"
+
+
+def closest(key: str, known: Iterable[str]) -> str | None:
+    """The known key a misspelt or misplaced one most likely meant."""
+    known = list(known)
+    last = key.rsplit(".", 1)[-1].upper()
+    for k in known:  # the right name under the wrong table: [persona] CHANNEL_BUFFER_SIZE
+        if k.rsplit(".", 1)[-1].upper() == last and k != key:
+            return k
+    found = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if found:
+        return found[0]
+    tails = {k.rsplit(".", 1)[-1].upper(): k for k in known}
+    found = difflib.get_close_matches(last, list(tails), n=1, cutoff=0.6)
+    return tails[found[0]] if found else None
+
+
+def _unknown(key: str, known: Iterable[str], source: str) -> ConfigError:
+    guess = closest(key, known)
+    hint = f"; did you mean {guess}?" if guess else " (see the README's Configuration)"
+    return ConfigError(key, f"unknown setting{hint}", source=source)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and dotted not in _BY_TOML:
             out.update(_flatten(value, dotted + "."))
         else:
             out[dotted] = value
     return out
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> list[Raw]:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
     except OSError as exc:
         raise ConfigError(str(path), f"cannot be read: {exc.strerror}") from exc
-    flat = _flatten(raw)
-    for key in flat:
+    source = f"from {path}"
+    out: list[Raw] = []
+    for key, value in _flatten(raw).items():
         if key not in _BY_TOML:
-            known = ", ".join(sorted(_BY_TOML)[:8])
-            raise ConfigError(f"{path}: {key}", f"unknown setting (known keys include {known}, …)")
-    return flat
+            raise _unknown(key, _BY_TOML, source)
+        out.append(Raw(_BY_TOML[key], value, key, source))
+    return out
+
+
+def _read_env(env: Mapping[str, str]) -> list[Raw]:
+    out: list[Raw] = []
+    for name, value in env.items():
+        spec = _BY_ENV.get(name)
+        if spec is None:
+            _warn_if_typo(name)
+        elif value != "":
+            out.append(Raw(spec, EnvText(value), name, "from the environment"))
+    return out
+
+
+def _warn_if_typo(name: str) -> None:
+    # The environment holds every program's variables: only a near miss of one of ours
+    # (CHANEL_BUFFER_SIZE) is worth a word, and a warning, since it may not be meant for us.
+    if name in _NOT_SETTINGS or not name.isupper():
+        return
+    found = difflib.get_close_matches(name, list(_BY_ENV), n=1, cutoff=0.85)
+    if found:
+        log.warning(
+            "environment variable %s is not a kuuki setting; did you mean %s?", name, found[0]
+        )
 
 
 def _apply(settings: Settings, attr: str, value: Any) -> Settings:
@@ -332,6 +339,35 @@ def _apply(settings: Settings, attr: str, value: Any) -> Settings:
     return replace(settings, **{group: replace(current, **{name: value})})
 
 
+def apply_values(settings: Settings, raws: Iterable[Raw]) -> Settings:
+    """`settings` with `raws` parsed and applied in order (later wins), then validated.
+
+    A wrong value raises ConfigError naming the key as written and where it came from.
+    """
+    sources = dict(settings.sources)
+    for raw in raws:
+        try:
+            value = raw.spec.parse(raw.spec.env, raw.value)
+        except ConfigError as exc:
+            raise ConfigError(raw.key, exc.problem, source=raw.source) from None
+        settings = _apply(settings, raw.spec.attr, value)
+        sources[raw.spec.attr] = (raw.key, raw.source)
+    return validate(replace(settings, sources=sources))
+
+
+def typed_values(
+    values: Mapping[str, Any], keys: Mapping[str, str], source: str
+) -> list[Raw]:
+    """Typed values (a transcript's setup line) under the user's own names: `keys` maps
+    each accepted name to its TOML key. An unknown name is a ConfigError."""
+    out: list[Raw] = []
+    for key, value in values.items():
+        if key not in keys:
+            raise _unknown(key, keys, source)
+        out.append(Raw(_BY_TOML[keys[key]], value, key, source))
+    return out
+
+
 def load_settings(
     env: Mapping[str, str] | None = None,
     path: str | Path | None = None,
@@ -340,55 +376,52 @@ def load_settings(
     """Build Settings from a TOML file (if any), then env, then explicit overrides.
 
     `path` None means `$KUUKI_CONFIG` or `./kuuki.toml` when that file exists. Overrides
-    are keyed by environment name (the CLI uses them for flags).
+    are keyed by environment name (the CLI uses them for flags) and parsed as text.
     """
     env = dict(os.environ if env is None else env)
-    values: dict[str, tuple[Spec, Any]] = {}
+    raws: list[Raw] = []
     file = Path(path) if path else Path(env.get("KUUKI_CONFIG", "kuuki.toml"))
     if path is not None and not file.exists():
         raise ConfigError(str(file), "config file not found")
     if file.exists():
-        for key, value in _read_toml(file).items():
-            spec = _BY_TOML[key]
-            values[spec.env] = (spec, value)
-    by_env = {s.env: s for s in SPECS}
-    for name, value in env.items():
-        if name in by_env and value != "":
-            values[name] = (by_env[name], value)
+        raws.extend(_read_toml(file))
+    raws.extend(_read_env(env))
     for name, value in (overrides or {}).items():
-        if name not in by_env:
-            raise ConfigError(name, "unknown setting")
-        values[name] = (by_env[name], value)
-
-    settings = Settings()
-    for spec, value in values.values():
-        settings = _apply(settings, spec.attr, spec.parse(spec.env, value))
-    return validate(settings)
+        if name not in _BY_ENV:
+            raise _unknown(name, _BY_ENV, "command line")
+        raws.append(Raw(_BY_ENV[name], EnvText(value), name, "command line"))
+    return apply_values(Settings(), raws)
 
 
 def validate(s: Settings) -> Settings:
+    """Checks across settings; errors name the key the way the user wrote it."""
     if s.JUDGE_LLM_THRESHOLD_LOW >= s.JUDGE_LLM_THRESHOLD_HIGH:
-        raise ConfigError(
+        high = s.key_of("JUDGE_LLM_THRESHOLD_HIGH")[0]
+        raise s.error(
             "JUDGE_LLM_THRESHOLD_LOW",
-            f"must be below JUDGE_LLM_THRESHOLD_HIGH ({s.JUDGE_LLM_THRESHOLD_HIGH}), "
+            f"must be below {high} ({s.JUDGE_LLM_THRESHOLD_HIGH}), "
             f"got {s.JUDGE_LLM_THRESHOLD_LOW}",
         )
-    for llm, prefix in ((s.llm, "KUUKI_LLM"), (s.judge_llm, "KUUKI_JUDGE")):
+    for llm, group in ((s.llm, "llm"), (s.judge_llm, "judge_llm")):
         if llm is None:
             continue
         if llm.backend == "openai" and not llm.base_url and not llm.api_key:
-            raise ConfigError(
-                f"{prefix}_BASE_URL",
+            raise s.error(
+                f"{group}.base_url",
                 "the openai back-end needs a base URL (e.g. http://localhost:11434/v1 for "
                 "Ollama) or an API key for api.openai.com",
             )
+        if llm.backend == "openai" and not llm.model:
+            raise s.error(
+                f"{group}.model", "the openai back-end needs a model name (e.g. llama3.2)"
+            )
         if llm.model_path and not Path(llm.model_path).is_file():
-            raise ConfigError(f"{prefix}_MODEL_PATH", f"no GGUF file at {llm.model_path}")
+            raise s.error(f"{group}.model_path", f"no GGUF file at {llm.model_path}")
     if not s.persona.emoji:
-        raise ConfigError("KUUKI_EMOJI", "expected at least one emoji")
+        raise s.error("persona.emoji", "expected at least one emoji")
     overlap = set(s.channel_allow) & set(s.channel_deny)
     if overlap:
-        raise ConfigError("KUUKI_CHANNEL_DENY", f"channels both allowed and denied: {overlap}")
+        raise s.error("channel_deny", f"channels both allowed and denied: {sorted(overlap)}")
     return s
 
 
@@ -396,6 +429,8 @@ def describe(s: Settings) -> dict[str, Any]:
     """Settings as shown to a person: secrets masked."""
     out: dict[str, Any] = {}
     for f in fields(s):
+        if f.name == "sources":
+            continue
         value = getattr(s, f.name)
         if isinstance(value, LLMSettings):
             value = value.redacted()

@@ -1,63 +1,26 @@
 """The scenario suite: every transcript under tests/scenarios replayed with no LLM.
 
-Each ``{"after": "m7", "expect": {"action": [...]}}`` line holds for the strongest action
-(reply > ack > react > none) the bot takes between message m7 and the next message of the
-file, in virtual time — exactly what `kuuki replay --llm none` would print.
+Each expect line (``{"after": "m7", "expect": {"action": [...]}}`` or the ``from``/``to``
+form with ``max_replies``) is checked by `kuuki.platforms.expect`, the same code that
+`kuuki replay --check` runs, on the timeline `kuuki replay --llm none` would produce.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
-from kuuki.domain import ActionKind, ChatEvent, Decision, User
+from kuuki.domain import User
+from kuuki.platforms.expect import Timeline, check
 from kuuki.platforms.replay import RecordingOutbox, replay
-from kuuki.platforms.transcript import read_transcript
-from kuuki.settings import Persona, Settings, validate
+from kuuki.platforms.transcript import apply_setup, read_transcript
+from kuuki.settings import Settings
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.jsonl"))
-
-
-def persona_settings(setup: dict[str, Any]) -> Settings:
-    p = Persona()
-    return validate(
-        Settings(
-            persona=Persona(
-                name=str(setup.get("bot", p.name)),
-                aliases=tuple(setup.get("aliases", p.aliases)),
-                language=str(setup.get("language", p.language)),
-                keywords=tuple(setup.get("keywords", ())),
-                emoji=tuple(setup.get("emoji", p.emoji)),
-            ),
-            judge_mode=str(setup.get("judge_mode", "hybrid")),
-        )
-    )
-
-
-def strongest_after(timeline: list[tuple[str, Any]], after: str) -> tuple[ActionKind, list[str]]:
-    """The strongest action decided between message ``after`` and the next message."""
-    best = ActionKind.NONE
-    seen: list[str] = []
-    inside = False
-    for kind, value in timeline:
-        if kind == "msg":
-            if inside:
-                break
-            inside = value == after
-            continue
-        if inside:
-            d: Decision = value
-            seen.append(
-                f"{d.message_id}:{d.action.kind.value}({d.stage.value},{d.score:.0f},{d.reason})"
-            )
-            if d.action.kind.strength > best.strength:
-                best = d.action.kind
-    return best, seen
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -65,22 +28,14 @@ async def test_scenario(path: Path, tmp_path: Path) -> None:
     transcript = read_transcript(path)
     assert transcript.expectations, f"{path.name} has no expect lines"
     timeline = await run_timeline(path, tmp_path)
-    failures = []
-    for exp in transcript.expectations:
-        allowed = exp.expect.get("action", [])
-        got, seen = strongest_after(timeline, exp.after)
-        if got.value not in allowed:
-            failures.append(
-                f"line {exp.line}: after {exp.after} expected {allowed}, got "
-                f"{got.value}; decisions {seen}"
-            )
-    assert not failures, "\n".join(failures)
+    failures = check(transcript.expectations, timeline)
+    assert not failures, "\n".join(f.describe(path.name) for f in failures)
 
 
-async def run_timeline(path: Path, tmp: Path) -> list[tuple[str, Any]]:
-    """Replay ``path`` with no LLM: ("msg", id) markers interleaved with ("decision", d)."""
+async def run_timeline(path: Path, tmp: Path) -> Timeline:
+    """Replay ``path`` with no LLM, recording message markers and decisions in order."""
     transcript = read_transcript(path)
-    settings = persona_settings(transcript.setup)
+    settings = apply_setup(Settings(), transcript)
     clock = VirtualClock(transcript.events[0].at)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
     app = await build_app(
@@ -91,17 +46,9 @@ async def run_timeline(path: Path, tmp: Path) -> list[tuple[str, Any]]:
         judge_llm=None,
         store_url=f"sqlite:///{tmp}/scenario.sqlite3",
     )
-    timeline: list[tuple[str, Any]] = []
-    handle = app.engine.handle
-
-    async def marking_handle(event: ChatEvent) -> bool:
-        timeline.append(("msg", event.event_id))
-        return await handle(event)
-
-    app.engine.handle = marking_handle  # type: ignore[method-assign]
-    app.engine.on_decision(lambda d: timeline.append(("decision", d)))
+    timeline = Timeline()
     try:
-        await replay(app.engine, clock, transcript)
+        await replay(app.engine, clock, transcript, timeline=timeline)
     finally:
         await app.close()
     return timeline

@@ -5,7 +5,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kuuki.memory.cli import run_memory_forget, run_memory_show
+from kuuki.memory.cli import run_memory_forget, run_memory_list, run_memory_show
 
 from .conftest import (
     ALICE,
@@ -138,20 +138,34 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
     await h.advance(16 * 60)
     shown = await h.memory.describe_user("bob")
     assert "Bob bakes sourdough every weekend." in shown and "baker" in shown
+    assert "- 1 message seen (stranger), talked to me 0 times" in shown
     assert "marathons" not in shown
     await h.app.close()
 
     store_url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
     cli_settings = replace(s, store_url=store_url)  # type: ignore[type-var]
     out = io.StringIO()
-    await run_memory_show(cli_settings, "bob", out)
-    assert "Bob bakes sourdough" in out.getvalue()
+    await run_memory_show(cli_settings, out, user="bob")
+    shown = out.getvalue()
+    # Written for the operator: who, how familiar, what was learned where; no chat command.
+    assert shown.startswith("Bob (id bob): stranger — 1 message seen, addressed the bot 0 times")
+    assert "  learned in #general: baker" in shown
+    assert "  last conversation in #general: Talked bread." in shown
+    assert "  1 fact:\n    - Bob bakes sourdough every weekend.  (#general, confidence" in shown
+    assert "marathons" not in shown and "/kuuki" not in shown
+    assert "To forget all of this: kuuki memory forget --user bob" in shown
+    out = io.StringIO()
+    await run_memory_list(cli_settings, out)
+    listed = out.getvalue()
+    assert listed.startswith("#general (public): no summary, 2 facts; 2 people: ")
+    assert "Alice (stranger, 1 message)" in listed and "Bob (stranger, 1 message)" in listed
+    assert "2 people known:" in listed and "Bob (stranger, 1 message) [id bob], 1 fact" in listed
     out = io.StringIO()
     await run_memory_forget(cli_settings, "bob", out)
     assert "Forgot" in out.getvalue() and "bob" in out.getvalue()
     out = io.StringIO()
-    await run_memory_show(cli_settings, "bob", out)
-    assert "don't remember anything" in out.getvalue()
+    await run_memory_show(cli_settings, out, user="bob")
+    assert out.getvalue() == "Nothing is remembered about bob. `kuuki memory list` shows who is.\n"
 
     h2 = await make(tmp_path, s=s)  # type: ignore[arg-type]
     h2.n = 100

@@ -123,6 +123,9 @@ class Profiles:
     def get(self, user_id: str) -> UserProfile | None:
         return self._profiles.get(user_id)
 
+    def all(self) -> list[UserProfile]:
+        return list(self._profiles.values())
+
     def observe(self, channel: Channel, msg: Message) -> None:
         """Count one human message (cheap: no I/O, no analysis)."""
         p = self._profiles.get(msg.user.id)

@@ -21,6 +21,7 @@ from ..llm.base import LLM
 from ..llm.record import PromptDump
 from ..prompts import Prompts
 from ..settings import Settings
+from ..wording import plural
 from .book import MemoryBook
 from .buffer import prune_buffers
 from .fact_store import FactMemory
@@ -30,6 +31,7 @@ from .proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
 from .profiles import Profiles, familiarity
 from .provider import MemoryContextProvider
 from .reflection import Reflector
+from .report import ChannelView, PersonView, channel_view, person_view
 from .summarizer import Summarizer
 
 log = logging.getLogger("kuuki.memory")
@@ -223,8 +225,8 @@ class MemoryService:
             level = familiarity(p.interaction_count, self.settings.FAMILIARITY_THRESHOLDS)
             last = p.last_interaction.strftime("%Y-%m-%d %H:%M") if p.last_interaction else "-"
             lines.append(f"What I remember about {p.display_name}:")
-            lines.append(f"- {p.interaction_count} messages seen ({level}), "
-                         f"talked to me {p.mentioned_bot_count} times, last on {last}")
+            lines.append(f"- {plural(p.interaction_count, 'message')} seen ({level}), "
+                         f"talked to me {plural(p.mentioned_bot_count, 'time')}, last on {last}")
             chans = [self._channel_name(c) for c in p.channels_active]
             if chans:
                 lines.append("- active in: " + ", ".join(chans))
@@ -243,6 +245,23 @@ class MemoryService:
                 lines.append(f"- [{self._channel_name(f.source_channel_id or '')}] {f.content}")
         lines.append("Say `/kuuki forget-me` to have all of this forgotten.")
         return "\n".join(lines)
+
+    def report(self) -> tuple[list[ChannelView], list[PersonView]]:
+        """Every channel and person remembered, as views for the operator (`report`)."""
+        thresholds = self.settings.FAMILIARITY_THRESHOLDS
+        profiles = self.profiles.all()
+        names = {p.user_id: p.display_name for p in profiles}
+        people = [
+            person_view(p, self.facts.about_user(p.user_id), thresholds, self._channel_name, names)
+            for p in profiles
+        ]
+        facts = self.facts.all_facts()
+        channels = [
+            channel_view(ch, self.summarizer.context(ch.id), people, facts, self._channel_name,
+                         names)
+            for ch in sorted(self.registry.all(), key=lambda c: c.name)
+        ]
+        return channels, people
 
     def _channel_name(self, channel_id: str) -> str:
         ch = self.registry.get(channel_id)

@@ -19,6 +19,7 @@ from typing import Any
 from ..clock import VirtualClock
 from ..domain import Action, ActionKind, Channel, Decision, Message, User
 from ..engine import Engine
+from .expect import Timeline
 from .transcript import Transcript
 
 TAIL = timedelta(minutes=30)
@@ -77,11 +78,16 @@ async def replay(
     clock: VirtualClock,
     transcript: Transcript,
     emit: Callable[[dict[str, Any]], None] | None = None,
+    timeline: Timeline | None = None,
 ) -> list[Decision]:
+    """Run `transcript` through `engine`; `timeline` (if given) records each event's arrival
+    and each decision in order, for checking the transcript's expectations."""
     decisions: list[Decision] = []
 
     def collect(d: Decision) -> None:
         decisions.append(d)
+        if timeline is not None:
+            timeline.decision(d)
         if emit is not None:
             emit(decision_line(d))
 
@@ -90,6 +96,8 @@ async def replay(
         if event.at > clock.now():
             await clock.advance_to(event.at)
             await engine.idle()
+        if timeline is not None:
+            timeline.message(event.event_id)
         await engine.handle(event)
         await engine.idle()
     deadline = clock.now() + TAIL

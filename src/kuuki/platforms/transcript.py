@@ -5,9 +5,10 @@
 
 Optional keys: reply_to, thread, mentions, bot, kind (edit|delete|reaction) with target
 (and emoji), channel_visibility. An optional first line {"setup": {...}} sets the persona;
-{"after": "m7", "expect": {...}} lines are kept for benchmarks and tests. `t` is ISO 8601
-or seconds from the start. A bad line raises TranscriptError naming file and line; the
-reader can also skip bad lines and report them, losing nothing else.
+expectation lines ({"after": "m7", "expect": {...}}, or "from"/"to"; see `expect`) are
+read into `Transcript.expectations` for `kuuki replay --check`, tests and benchmarks. `t`
+is ISO 8601 or seconds from the start. A bad line raises TranscriptError naming file and
+line; the reader can also skip bad lines and report them, losing nothing else.
 """
 
 from __future__ import annotations
@@ -21,20 +22,25 @@ from typing import Any
 
 from ..domain import Channel, ChatEvent, EventKind, Message, User, Visibility
 from ..errors import TranscriptError
+from ..settings import Settings, apply_values, typed_values
+from .expect import Expectation, parse_expectation, unknown_ids
 
 DEFAULT_START = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+# A setup line's keys and the setting each one sets.
+SETUP_KEYS = {
+    "bot": "persona.name",
+    "aliases": "persona.aliases",
+    "language": "persona.language",
+    "system_prompt": "persona.system_prompt",
+    "keywords": "persona.keywords",
+    "emoji": "persona.emoji",
+    "judge_mode": "judge.mode",
+}
 _KINDS = {
     "edit": EventKind.EDITED,
     "delete": EventKind.DELETED,
     "reaction": EventKind.REACTION_ADDED,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Expectation:
-    after: str
-    expect: dict[str, Any]
-    line: int
 
 
 @dataclass(slots=True)
@@ -213,12 +219,7 @@ def parse_lines(
     for lineno, obj in pending:
         try:
             if "expect" in obj:
-                after = obj.get("after")
-                if not isinstance(after, str) or not isinstance(obj["expect"], dict):
-                    raise TranscriptError(
-                        path, lineno, "expect line needs 'after' (an id) and 'expect' (an object)"
-                    )
-                out.expectations.append(Expectation(after, obj["expect"], lineno))
+                out.expectations.append(parse_expectation(obj, path, lineno))
                 continue
             out.events.append(reader.event(obj, lineno))
             out.lines.append(obj)
@@ -226,9 +227,24 @@ def parse_lines(
             if strict:
                 raise
             out.errors.append(exc)
+    wrong = unknown_ids(out.expectations, [e.event_id for e in out.events], path)
+    if wrong and strict:
+        raise wrong[0]
+    out.errors.extend(wrong)
+    dropped = {e.line for e in wrong}
+    out.expectations = [x for x in out.expectations if x.line not in dropped]
     return out
 
 
 def iter_jsonl(events: Iterable[dict[str, Any]]) -> Iterator[str]:
     for e in events:
         yield json.dumps(e, ensure_ascii=False)
+
+
+def apply_setup(settings: Settings, transcript: Transcript) -> Settings:
+    """`settings` with the transcript's setup line applied: its values are type-checked
+    like kuuki.toml's, and a wrong one is a ConfigError naming the setup key."""
+    if not transcript.setup:
+        return settings
+    source = f"in the setup line of {transcript.path}"
+    return apply_values(settings, typed_values(transcript.setup, SETUP_KEYS, source))

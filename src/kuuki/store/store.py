@@ -488,6 +488,18 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         )
         return await self._one_decision(q)
 
+    async def decisions_for(self, message_id: str) -> list[dict[str, Any]]:
+        """Every decision about a message, oldest first (a later re-check adds one)."""
+        await self._flush_pending()
+        q = (
+            select(DecisionRow)
+            .where(DecisionRow.message_id == message_id)
+            .order_by(DecisionRow.decided_at, DecisionRow.id)
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(q)).all()
+        return [row_to_decision(r._mapping) for r in rows]
+
     async def latest_decision(self, channel_id: str | None = None) -> dict[str, Any] | None:
         await self._flush_pending()
         q = select(DecisionRow)

@@ -42,6 +42,22 @@ def default_sqlite_url() -> str:
     return f"sqlite+aiosqlite:///{directory / DEFAULT_DB_NAME}"
 
 
+def path_or_url(value: str) -> str:
+    """A `--store` value as a URL: a database URL as it is, a plain path as a SQLite file."""
+    raw = value.strip()
+    if "://" in raw or raw == ":memory:":
+        return raw
+    return f"sqlite:///{Path(raw).expanduser().resolve()}"
+
+
+def sqlite_file(url: str | None) -> Path | None:
+    """The file a SQLite URL names (None for other databases and in-memory SQLite)."""
+    parsed = normalise_url(url)
+    if parsed.get_backend_name() != "sqlite" or is_memory(parsed):
+        return None
+    return Path(str(parsed.database))
+
+
 def mask_raw(url: str) -> str:
     """Mask the password in a URL string that may not even parse."""
     return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)

@@ -14,6 +14,8 @@ import logging
 import warnings
 from typing import Any
 
+import aiohttp
+
 with warnings.catch_warnings():
     # discord.py imports the stdlib audioop for voice; deprecated since 3.11 (audioop-lts
     # replaces it on 3.13). kuuki has no voice; keep the warning out of users' logs.
@@ -24,12 +26,18 @@ from ...app import App, build_app
 from ...clock import RealClock
 from ...errors import ConfigError, KuukiError
 from ...settings import Settings
+from ..network import network_reason
 from .client import KuukiClient, intents
 from .outbox import DiscordOutbox
 
 __all__ = ["DiscordOutbox", "KuukiClient", "intents", "run_discord", "serve_discord"]
 
 log = logging.getLogger("kuuki.discord")
+
+# kuuki has no voice: discord.py's "PyNaCl/davey is not installed, voice will NOT be
+# supported" warnings speak to nobody here, so they are switched off where they are kept.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
 
 
 async def run_discord(
@@ -57,6 +65,9 @@ async def run_discord(
             "Discord rejected the bot token (DISCORD_TOKEN): copy it again from the "
             "Developer Portal, Bot → Reset Token"
         ) from exc
+    except (aiohttp.ClientConnectionError, OSError) as exc:
+        reason = network_reason(exc)
+        raise KuukiError(f"cannot reach Discord ({reason}); check the network") from exc
     except discord.PrivilegedIntentsRequired as exc:
         raise KuukiError(
             "Discord refused the MESSAGE CONTENT intent: turn it on in the Developer Portal, "

@@ -77,13 +77,14 @@ async def serve_playground(
     host: str = "127.0.0.1",
     port: int = 8765,
     ready: Callable[[int], None] | None = None,
+    store_url: str | None = None,
 ) -> None:
     """Serve the playground until cancelled (Ctrl-C); port 0 picks a free port.
 
     The engine is built before the server starts, so a configuration problem raises here
-    (as KuukiError) rather than inside uvicorn.
+    (as KuukiError) rather than inside uvicorn. ``store_url`` None: a temporary store.
     """
-    playground = Playground(settings)
+    playground = Playground(settings, store_url=store_url)
     await playground.start()
     try:
         app = create_app(settings, playground=playground)

@@ -31,7 +31,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from ...commands import CommandReply
 from ...domain import User
-from ...errors import ConfigError
+from ...errors import ConfigError, KuukiError
+from ..network import network_reason
 from .backfill import backfill
 from .commands import COMMAND, response_of, run_slash
 from .mapping import MalformedPayload, Mapper, payload_kind
@@ -98,6 +99,9 @@ class SlackAdapter:
         client = AsyncWebClient(token=self.bot_token, base_url=self.base_url, session=self._session)
         try:
             auth = await client.auth_test()
+        except (aiohttp.ClientConnectionError, OSError) as exc:
+            reason = network_reason(exc)
+            raise KuukiError(f"cannot reach Slack ({reason}); check the network") from exc
         except SlackApiError as exc:
             raise ConfigError(
                 "SLACK_BOT_TOKEN",
