@@ -7,7 +7,7 @@ import logging
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,7 @@ async def build_app(
         main_llm, guard, dump=dump,
         memory=memory.provider() if memory is not None else None,
     )
+    settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
     if judge is None:
         from .judge.hybrid import build_judge
 
@@ -225,6 +226,18 @@ def _scheduled(
     m, j = wrap(main), wrap(judge)
     by_wrapper = {id(w): w for w in made.values()}
     return m, j, by_wrapper
+
+
+def judge_mode_for(mode: str, judge_llm: LLM | None) -> str:
+    """The judge mode in effect: ``auto`` is ``hybrid``, but ``rules`` when the judge's model
+    is the shipped SmolLM2-135M, whose judgments made the scenario suite's decisions worse
+    than the local stage alone (docs/decisions.md, docs/benchmarks.md)."""
+    if mode != "auto":
+        return mode
+    inner = judge_llm.inner if isinstance(judge_llm, ScheduledLLM) else judge_llm
+    if isinstance(inner, EmbeddedLLM) and inner.shipped:
+        return "rules"
+    return "hybrid"
 
 
 def prompt_budget(s: LLMSettings, llm: LLM | None) -> int | None:

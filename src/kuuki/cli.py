@@ -87,6 +87,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report = asyncio.run(bench_reply(_settings(args), limit=args.limit))
         print_report(report, sys.stdout, details=args.details)
         return 0
+    elif args.what == "scenarios":
+        from .platforms import scenario_bench
+
+        found = asyncio.run(scenario_bench.bench_scenarios(
+            _settings(args), [Path(d) for d in args.dirs], args.llm
+        ))
+        scenario_bench.print_report(found, sys.stdout)
+        return 0
     else:
         raise KuukiError(f"unknown benchmark {args.what!r}")
     print(json.dumps(result), flush=True)
@@ -265,6 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--limit", type=int, help="only the first N messages")
     rb.add_argument("--details", action="store_true", help="every message, reply and verdict")
     rb.set_defaults(fn=cmd_bench)
+    sb = bsub.add_parser(
+        "scenarios", help="replay transcripts with a back-end and count the expect lines that "
+        "hold (compare --llm none with a model)"
+    )
+    sb.add_argument("dirs", nargs="+", metavar="DIR", help="directories of .jsonl transcripts")
+    sb.add_argument("--llm", default="none", help="back-end for judging and replies "
+                    "(default none: the local stage alone)")
+    sb.set_defaults(fn=cmd_bench)
 
     run = sub.add_parser(
         "run",

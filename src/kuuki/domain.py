@@ -243,6 +243,15 @@ class Decision:
     reason: str
     decided_at: datetime
     trace: DecisionTrace
+    # What the judge decided, when that is not what was done: a reply whose text the
+    # output guard rejected twice becomes a reaction (``action``), the decision stays a
+    # reply. None when the action is the decision.
+    decided: ActionKind | None = None
+
+    @property
+    def judged(self) -> ActionKind:
+        """The judge's decision, whatever generation then managed to deliver."""
+        return self.decided or self.action.kind
 
     @property
     def llm_calls(self) -> int:

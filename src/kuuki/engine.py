@@ -671,6 +671,7 @@ class Engine:
             reason=verdict.reason,
             decided_at=self.clock.now(),
             trace=trace,
+            decided=verdict.action if verdict.action is not action.kind else None,
         )
         if self.writer is not None:
             await self.writer.add_decision(decision)

@@ -35,7 +35,7 @@ log = logging.getLogger("kuuki.settings")
 
 LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
-JUDGE_MODES = ("hybrid", "llm", "rules")
+JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
 # The built-in back-ends; plugins add theirs through kuuki.llm.registry (see llm_backends).
 LLM_BACKENDS = ("embedded", "openai", "stub", "none")
 
@@ -121,7 +121,9 @@ class Settings:
     channel_allow: tuple[str, ...] = ()
     channel_deny: tuple[str, ...] = ()
     dms_enabled: bool = True
-    judge_mode: str = "hybrid"
+    # auto: hybrid, except that the shipped demonstration model does not judge (measured
+    # to make decisions worse than the local stage alone; kuuki.app.judge_mode_for).
+    judge_mode: str = "auto"
     # Names from the seed documents (DESIGN §4).
     CHANNEL_BUFFER_SIZE: int = 50
     CHANNEL_BUFFER_TTL_MINUTES: int = 30

@@ -116,7 +116,7 @@ def test_bad_setting_stops_start_up_with_one_message(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        "kuuki: setting KUUKI_JUDGE_MODE (from the environment): expected one of hybrid, llm, rules, got 'sometimes'"
+        "kuuki: setting KUUKI_JUDGE_MODE (from the environment): expected one of auto, hybrid, llm, rules, got 'sometimes'"
     )
 
 

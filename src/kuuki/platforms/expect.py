@@ -137,9 +137,12 @@ class Timeline:
         return found
 
 
-def strongest(decisions: Iterable[Decision]) -> ActionKind:
-    """The strongest action among `decisions` (reply > ack > react > none)."""
-    kinds = (d.action.kind for d in decisions)
+def strongest(decisions: Iterable[Decision], *, judged: bool = False) -> ActionKind:
+    """The strongest action among `decisions` (reply > ack > react > none).
+
+    ``judged``: what the judge decided rather than what was delivered (they differ when
+    the output guard turned a rejected reply into a reaction)."""
+    kinds = (d.judged if judged else d.action.kind for d in decisions)
     return max(kinds, key=lambda k: k.strength, default=ActionKind.NONE)
 
 
@@ -169,20 +172,28 @@ class Failure:
         return text + "".join(f"\n    {describe_decision(d)}" for d in self.decisions)
 
 
-def check(expectations: Iterable[Expectation], timeline: Timeline) -> list[Failure]:
-    """The expectations that do not hold on `timeline`, in the order given."""
+def check(
+    expectations: Iterable[Expectation], timeline: Timeline, *, judged: bool = False
+) -> list[Failure]:
+    """The expectations that do not hold on `timeline`, in the order given.
+
+    By default on what the bot did; ``judged`` checks what it decided (see `strongest`).
+    """
     failures: list[Failure] = []
     for exp in expectations:
         decisions = timeline.window(exp)
         allowed = exp.expect.get("action")
         if allowed is not None:
-            got = strongest(decisions)
+            got = strongest(decisions, judged=judged)
             if got.value not in allowed:
                 wanted = "action " + " or ".join(allowed)
                 failures.append(Failure(exp, wanted, got.value, tuple(decisions)))
         limit = exp.expect.get("max_replies")
         if limit is not None:
-            replies = [d for d in decisions if d.action.kind is ActionKind.REPLY]
+            replies = [
+                d for d in decisions
+                if (d.judged if judged else d.action.kind) is ActionKind.REPLY
+            ]
             if len(replies) > limit:
                 failures.append(
                     Failure(exp, f"at most {plural(limit, 'reply')}",

@@ -70,6 +70,8 @@ def decision_line(d: Decision) -> dict[str, Any]:
         "stage": d.stage.value,
         "llm_calls": d.llm_calls,
         "reason": d.reason,
+        # what the judge decided, when the output guard delivered something else
+        "decided": d.decided.value if d.decided else None,
     }
 
 
