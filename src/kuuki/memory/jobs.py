@@ -39,6 +39,8 @@ class JobRecord:
     ok: bool
     reason: str = ""
     trace: DecisionTrace | None = field(default=None, compare=False)
+    # Nothing to do yet (too few messages, nothing to bring up): not a failure to report.
+    skipped: bool = False
 
 
 class Jobs:
@@ -67,7 +69,7 @@ class Jobs:
 
     def record(self, rec: JobRecord) -> None:
         self.records.append(rec)
-        if rec.ok:
+        if rec.ok or rec.skipped:
             log.debug("memory %s in %s: %s", rec.job, rec.channel_id, rec.reason or "ok")
         else:
             log.warning("memory %s in %s left memory unchanged: %s", rec.job, rec.channel_id,

@@ -157,7 +157,8 @@ class Reflector:
         now = self.clock.now()
         humans = [m for m in batch if not m.user.is_bot and m.text.strip()]
         if len(humans) < self.min_messages:
-            self._record(channel, now, False, f"{why}: only {len(humans)} new messages", None)
+            self._record(channel, now, False, f"{why}: only {len(humans)} new messages", None,
+                         skipped=True)
             return 0
         trace = trace_for("reflection", channel.id, now)
         lang = channel_language([m.text for m in humans], self.prompts.language)
@@ -198,8 +199,11 @@ class Reflector:
                      f"{why}: {len(batch)} messages → {added} new facts, {learned} people", trace)
         return len(batch)
 
-    def _record(self, channel: Channel, now: datetime, ok: bool, reason: str, trace: Any) -> None:
-        self.jobs.record(JobRecord("reflection", channel.id, now, ok, reason, trace))
+    def _record(
+        self, channel: Channel, now: datetime, ok: bool, reason: str, trace: Any,
+        *, skipped: bool = False,
+    ) -> None:
+        self.jobs.record(JobRecord("reflection", channel.id, now, ok, reason, trace, skipped))
 
     def _dump(self, label: str) -> PromptDump | None:
         dump = self.dump
