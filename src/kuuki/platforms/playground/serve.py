@@ -92,6 +92,10 @@ async def serve_playground(
             print(f"kuuki playground: http://{shown}:{bound}/", flush=True)
             if ready is not None:
                 ready(bound)
+            status = playground.loader.status if playground.loader else None
+            if status is not None and status.state == "loading":
+                print(f"({status.headline()})", flush=True)
+                print(f"({(await playground.wait_model()).headline()})", flush=True)
             await asyncio.Event().wait()
     finally:
         await playground.close()
