@@ -81,10 +81,16 @@ async def serve_playground(
     """Serve the playground until cancelled (Ctrl-C); port 0 picks a free port.
 
     The engine is built before the server starts, so a configuration problem raises here
-    (as KuukiError) rather than inside uvicorn.
+    (as KuukiError) rather than inside uvicorn; a local model starts loading meanwhile,
+    and the terminal and the page both say when it is ready.
     """
     playground = Playground(settings)
     await playground.start()
+    loader = playground.loader
+    if loader is not None and loader.status.state == "loading":  # the page says so too
+        print(f"kuuki playground: {loader.status.headline()}", flush=True)
+        loader.on_change(lambda status: print(f"kuuki playground: {status.headline()}",
+                                              flush=True))
     try:
         app = create_app(settings, playground=playground)
         async with running_server(app, host=host, port=port) as bound:
@@ -92,10 +98,6 @@ async def serve_playground(
             print(f"kuuki playground: http://{shown}:{bound}/", flush=True)
             if ready is not None:
                 ready(bound)
-            status = playground.loader.status if playground.loader else None
-            if status is not None and status.state == "loading":
-                print(f"({status.headline()})", flush=True)
-                print(f"({(await playground.wait_model()).headline()})", flush=True)
             await asyncio.Event().wait()
     finally:
         await playground.close()

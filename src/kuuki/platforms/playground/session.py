@@ -108,11 +108,6 @@ class Playground:
         self.driver.on_move(self._on_move)
         self.driver.start()
 
-    async def wait_model(self) -> ModelStatus:
-        """The model's status once its start-up load is over (at once if nothing loads)."""
-        assert self.loader is not None, "start() first"
-        return await self.loader.load()
-
     def _on_model(self, status: ModelStatus) -> None:
         self.hub.publish({"type": "model", **status.to_dict()})
 
