@@ -61,6 +61,7 @@ async def test_snapshot_shows_the_channel_its_people_and_facts_as_that_channel_m
         for text in ("hike on saturday?", "Takao maybe", "the Takao trail is nice",
                      "bring lunch", "and water", "see you at 9"):
             await h.say(ALICE, text)
+        await h.advance(30)
         await h.say(BOB, "I know the trail to Mount Takao")
         await h.advance(11 * 60)  # reflection in all three channels
         await h.memory.profiles.flush(h.clock.now())  # topics are extracted on flush
