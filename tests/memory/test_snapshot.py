@@ -95,6 +95,7 @@ async def test_snapshot_shows_the_channel_its_people_and_facts_as_that_channel_m
         # When the next summary comes: one message waits for it.
         assert snap.progress is not None
         assert (snap.progress.waiting, snap.progress.every_n) == (1, 2)
+        assert not snap.progress.writing  # the memory jobs are idle
         assert snap.progress.last_attempt is not None and snap.progress.last_attempt.ok
 
         # The private channel sees its own memories, and what public channels share.

@@ -153,7 +153,8 @@ def test_a_jump_says_what_it_waits_for_and_refuses_a_second_one(
             ws.send_text(json.dumps({"type": "jump", "seconds": 3600}))
             started = wait_for(ws, "jump")
             assert started["active"] and started["label"] == "+1 h"
-            assert any(w.startswith("timers due on the way") for w in started["waiting"])
+            assert any(re.fullmatch(r"timers \(next at \d\d:\d\d:\d\d\)", w)
+                       for w in started["waiting"]), started
             writing = wait_for(ws, "jump", lambda m: "Kuu writing a reply in #general" in
                                m["waiting"])
             assert writing["active"]
@@ -189,7 +190,8 @@ async def test_the_memory_panel_renders_a_snapshot_for_people(
                               NOW - timedelta(days=12), None, "general", ("Bob",), False),),
         proactive=(Volunteered(3, "Bob knows the trail to Mount Takao.",
                                NOW - timedelta(hours=1)),),
-        progress=SummaryProgress(3, 20, 15, True, JobOutcome(NOW, False, "rejected: says nothing")),
+        progress=SummaryProgress(3, True, 20, 15, True,
+                                 JobOutcome(NOW, False, "rejected: says nothing")),
     )
     calls: list[str] = []
 
@@ -217,7 +219,7 @@ async def test_the_memory_panel_renders_a_snapshot_for_people(
     assert summary["meta"] == ["mood: cheerful · topics: hike, saturday",
                                f"updated {clock_time(NOW - timedelta(minutes=2))} (2 min ago)"]
     assert sections["summary"]["note"] == (
-        "A summary is written every 20 messages or 15 minutes after the first new one; "
+        "A summary is being written right now. Summaries are written every 20 messages or 15 minutes after the first new one; "
         f"3 messages since the last one. The last attempt, at {clock_time(NOW)} (just now), "
         "left it unchanged: rejected: says nothing.")
     assert sections["people"]["title"] == "People (2)"

@@ -64,6 +64,7 @@ class SummaryProgress:
     """When the next summary comes: every `every_n` messages or `every_minutes`."""
 
     waiting: int  # messages seen since the last summary, not yet in it
+    writing: bool  # a summary is being written right now
     every_n: int
     every_minutes: float
     enabled: bool
@@ -180,6 +181,7 @@ class SnapshotReader:
             proactive=tuple(await self._proactive(channel)),
             progress=SummaryProgress(
                 waiting=self.summarizer.waiting(channel.id),
+                writing=self.summarizer.writing(channel.id),
                 every_n=self.every_n,
                 every_minutes=self.every_minutes,
                 enabled=self.summaries_enabled,

@@ -140,6 +140,11 @@ class Summarizer:
         st = self._channels.get(channel_id)
         return 0 if st is None else len(st.pending)
 
+    def writing(self, channel_id: str) -> bool:
+        """True while a summary of the channel is being written."""
+        st = self._channels.get(channel_id)
+        return st is not None and st.running
+
     # --- triggers ------------------------------------------------------------------------
 
     def observe(self, channel: Channel, msg: Message) -> None:

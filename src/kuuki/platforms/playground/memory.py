@@ -54,11 +54,12 @@ def _summary(mem: ChannelMemory) -> Section:
     if p is None or not p.enabled:
         empty = "No summary: channel summaries are off (or there is no model to write them)."
         return _section("summary", "Channel summary", items, empty)
-    cadence = (f"A summary is written every {plural(p.every_n, 'message')} or "
+    cadence = (f"Summaries are written every {plural(p.every_n, 'message')} or "
                f"{p.every_minutes:g} minutes after the first new one")
     waiting = f"{plural(p.waiting, 'message')} since the last one" if s else \
         f"{plural(p.waiting, 'message')} so far"
-    note = f"{cadence}; {waiting}. {_attempt(p.last_attempt, now)}".strip()
+    now_writing = "A summary is being written right now. " if p.writing else ""
+    note = f"{now_writing}{cadence}; {waiting}. {_attempt(p.last_attempt, now)}".strip()
     return _section("summary", "Channel summary", items, "No summary yet.", note)
 
 

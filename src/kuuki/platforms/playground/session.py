@@ -26,7 +26,7 @@ from ...judge.base import Judge
 from ...llm.base import LLM
 from ...platforms.replay import decision_line
 from ...settings import Settings
-from ..explain import clock_time, duration, explain, state_lines
+from ..explain import clock_time, duration, explain, plural, state_lines
 from ..model_status import ModelLoader, ModelStatus
 from .memory import MemorySnapshot, failed, render
 from .playback import Player
@@ -283,7 +283,8 @@ class Playground:
                             "wait for it to finish")
         target = self.clock.now() + timedelta(seconds=seconds)
         self.jumping = {"active": True, "seconds": seconds, "label": f"+{duration(seconds)}",
-                        "to": target.isoformat(), "waiting": self._waiting_for(target)}
+                        "to": target.isoformat(), "now": self.clock.now().isoformat(),
+                        "waiting": self._waiting_for(target)}
         self.hub.publish({"type": "jump", **self.jumping})
         self.spawn(self.jump(seconds, target))
 
@@ -311,8 +312,9 @@ class Playground:
             if self.jumping is None:
                 return
             waiting = self._waiting_for(target)
-            if waiting != self.jumping["waiting"]:
-                self.jumping["waiting"] = waiting
+            now = self.clock.now().isoformat()
+            if waiting != self.jumping["waiting"] or now != self.jumping["now"]:
+                self.jumping.update(waiting=waiting, now=now)
                 self.hub.publish({"type": "jump", **self.jumping})
 
     def _waiting_for(self, target: datetime) -> list[str]:
@@ -322,12 +324,10 @@ class Playground:
         app = self.app
         queued = sum(m.waiting for m in app.models) if app is not None else 0
         if queued:
-            out.append(f"{queued} more model call{'s' if queued > 1 else ''} queued")
-        now = self.clock.now()
+            out.append(f"{plural(queued, 'model call')} queued")
         due = self.clock.next_due()
         if due is not None and due <= target:
-            out.append(f"timers due on the way (the clock is at {clock_time(now)}, "
-                       f"next timer at {clock_time(due)})")
+            out.append(f"timers (next at {clock_time(due)})")
         return out
 
 

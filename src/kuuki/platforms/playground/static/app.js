@@ -485,6 +485,7 @@ function renderJump(j) {
     b.classList.toggle("busy", !!S.jump && Number(b.dataset.jump) === j.seconds);
   });
   if (S.jump) {
+    if (j.now) { $("#clock-now").textContent = dayTime(j.now); $("#clock-now").dateTime = j.now; }
     $("#clock-timers").textContent = $("#clock-timers").title =
       j.waiting.length ? `waiting for: ${j.waiting.join("; ")}` : `jumping ${j.label}…`;
   } else if (S.lastClock) renderClock(S.lastClock);
