@@ -90,20 +90,27 @@ class ReplyScript(ScriptedLLM):
 
 class LoadingLLM(ReplyScript):
     """A local model with a load to wait for (`Warmable`): `warm` returns once `loaded` is
-    set, and counts how often it was asked to load."""
+    set, and counts how often it was asked to load. Like llama.cpp, it writes nothing
+    before its load has finished."""
 
     def __init__(self) -> None:
         super().__init__(name="tiny-local")
         self.loaded = threading.Event()
         self.warms = 0
+        self._ready: asyncio.Event | None = None
+
+    def _done_loading(self) -> asyncio.Event:
+        if self._ready is None:  # made on the app's own loop
+            self._ready = asyncio.Event()
+        return self._ready
 
     async def warm(self) -> None:
         self.warms += 1
         await asyncio.to_thread(self.loaded.wait, 30)
+        self._done_loading().set()
 
     async def complete(self, messages: Sequence[ChatMessage], **kw: Any) -> Completion:
-        if not self.loaded.is_set():  # as llama.cpp: nothing is written before the load
-            await asyncio.to_thread(self.loaded.wait, 30)
+        await self._done_loading().wait()
         return await super().complete(messages, **kw)
 
 

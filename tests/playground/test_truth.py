@@ -153,7 +153,7 @@ def test_a_jump_says_what_it_waits_for_and_refuses_a_second_one(
             ws.send_text(json.dumps({"type": "jump", "seconds": 3600}))
             started = wait_for(ws, "jump")
             assert started["active"] and started["label"] == "+1 h"
-            assert any(re.fullmatch(r"timers \(next at \d\d:\d\d:\d\d\)", w)
+            assert any(re.fullmatch(r"next timer at \d\d:\d\d:\d\d", w)
                        for w in started["waiting"]), started
             writing = wait_for(ws, "jump", lambda m: "Kuu writing a reply in #general" in
                                m["waiting"])

@@ -281,16 +281,18 @@ class Playground:
         if self.jumping is not None:
             raise RoomError(f"the clock is still jumping {self.jumping['label']}; "
                             "wait for it to finish")
-        target = self.clock.now() + timedelta(seconds=seconds)
+        start = self.clock.now()
+        target = start + timedelta(seconds=seconds)
         self.jumping = {"active": True, "seconds": seconds, "label": f"+{duration(seconds)}",
-                        "to": target.isoformat(), "now": self.clock.now().isoformat(),
+                        "to": target.isoformat(), "now": start.isoformat(),
                         "waiting": self._waiting_for(target)}
         self.hub.publish({"type": "jump", **self.jumping})
         self.spawn(self.jump(seconds, target))
 
     async def jump(self, seconds: float, target: datetime | None = None) -> None:
-        target = target or self.clock.now() + timedelta(seconds=seconds)
-        watcher = asyncio.get_running_loop().create_task(self._watch_jump(target))
+        start = self.clock.now()
+        target = target or start + timedelta(seconds=seconds)
+        watcher = asyncio.get_running_loop().create_task(self._watch_jump(start, target))
         try:
             await self.driver.advance(seconds)
         finally:
@@ -305,29 +307,36 @@ class Playground:
         for channel_id in self.room.channels:
             self.want_memory(channel_id)
 
-    async def _watch_jump(self, target: datetime) -> None:
+    async def _watch_jump(self, start: datetime, target: datetime) -> None:
         """While a jump runs, tell the page what it waits for whenever that changes."""
         while True:
             await asyncio.sleep(self.driver.tick_s)
             if self.jumping is None:
                 return
-            waiting = self._waiting_for(target)
+            waiting = self._waiting_for(target, start)
             now = self.clock.now().isoformat()
             if waiting != self.jumping["waiting"] or now != self.jumping["now"]:
                 self.jumping.update(waiting=waiting, now=now)
                 self.hub.publish({"type": "jump", **self.jumping})
 
-    def _waiting_for(self, target: datetime) -> list[str]:
-        """What a jump is busy with: replies being written, model calls, timers."""
+    def _waiting_for(self, target: datetime, start: datetime | None = None) -> list[str]:
+        """What a jump is busy with: replies being written, model calls, timers.
+
+        The clock stands at each due timer until the work it started is done (a judgment,
+        a reply): that is all the page can be told when no reply is being written.
+        """
         out = [f"{self.settings.persona.name} writing a reply in #{ch}"
                for ch in sorted(self.room.typing_now)]
         app = self.app
         queued = sum(m.waiting for m in app.models) if app is not None else 0
         if queued:
             out.append(f"{plural(queued, 'model call')} queued")
+        now = self.clock.now()
+        if not out and start is not None and start < now < target:
+            out.append(f"the work of a timer due at {clock_time(now)}")
         due = self.clock.next_due()
         if due is not None and due <= target:
-            out.append(f"timers (next at {clock_time(due)})")
+            out.append(f"next timer at {clock_time(due)}")
         return out
 
 
