@@ -21,18 +21,11 @@ from .conftest import (
 )
 
 
-def _s(**kw: object) -> object:
-    base: dict[str, object] = {
-        "PROACTIVE_CONVERSATION_ENABLED": False, "REFLECTION_MIN_MESSAGES": 2,
-        "SUMMARIZE_EVERY_N_MESSAGES": 2,
-    }
-    return settings(**{**base, **kw})  # type: ignore[arg-type]
-
-
 async def test_snapshot_shows_the_channel_its_people_and_facts_as_that_channel_may(
     tmp_path: Path,
 ) -> None:
-    h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
+    h = await make(tmp_path, s=settings(PROACTIVE_CONVERSATION_ENABLED=False,
+                                        REFLECTION_MIN_MESSAGES=2, SUMMARIZE_EVERY_N_MESSAGES=2))
     try:
         h.llm.route(
             "memory_summary",

@@ -192,7 +192,7 @@ def client(
 Pred = Callable[[dict[str, Any]], bool]
 
 
-def wait_for(ws: WS, kind: str, pred: Pred = lambda m: True, limit: int = 400) -> dict[str, Any]:
+def wait_for(ws: WS, kind: str, pred: Pred = lambda m: True, limit: int = 2000) -> dict[str, Any]:
     """The next server message of `kind` matching `pred` (clock ticks keep messages coming)."""
     for _ in range(limit):
         msg = ws.receive_json()
