@@ -78,7 +78,13 @@ class Playground:
 
     # -- life ---------------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, *, load_model: bool = True) -> None:
+        """Build the engine; with ``load_model``, start loading a local model too.
+
+        `serve_playground` loads the model only after it has printed the page's address:
+        llama-cpp-python's quiet model load points the process's stdout and stderr at
+        /dev/null while it runs, so a line printed meanwhile is lost.
+        """
         if self.app is not None:
             return
         store_url = self._store_url
@@ -103,10 +109,16 @@ class Playground:
             self._memory = self.app.memory.snapshot
         self.loader = ModelLoader(self.app)
         self.loader.on_change(self._on_model)
-        self.spawn(self.loader.load())
+        if load_model:
+            self.load_model()
         self.player = Player(self.room, self.driver, engine.handle, engine.idle)
         self.driver.on_move(self._on_move)
         self.driver.start()
+
+    def load_model(self) -> None:
+        """Load the local model in the background; the page hears 'loading', then 'ready'."""
+        assert self.loader is not None, "start() first"
+        self.spawn(self.loader.load())
 
     def _on_model(self, status: ModelStatus) -> None:
         self.hub.publish({"type": "model", **status.to_dict()})
