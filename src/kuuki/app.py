@@ -6,10 +6,10 @@ import contextlib
 import logging
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .clock import Clock, RealClock
 from .domain import Channel, User
@@ -272,21 +272,50 @@ def reply_guard(settings: Settings, prompts: Prompts) -> ReplyGuard:
     return ReplyGuard(scaffold, persona.names)
 
 
-async def run_chat(settings: Settings) -> int:
-    from .platforms.terminal import TerminalOutbox, TerminalRoom, stdin_lines
+async def run_chat(
+    settings: Settings,
+    *,
+    lines: AsyncIterator[str] | None = None,
+    out: TextIO | None = None,
+    **build: Any,
+) -> int:
+    """`kuuki chat`: the terminal room on the real clock until /quit, Ctrl-D or Ctrl-C.
 
+    The model is loaded once before the first prompt, and the terminal says so while it
+    loads. ``lines``, ``out`` and ``build`` (build_app's keywords) are for tests.
+    """
+    import asyncio
+
+    from .platforms.model_status import PLUG_IN, ModelLoader
+    from .platforms.terminal import Console, TerminalOutbox, TerminalRoom, stdin_lines
+
+    console = Console(out or sys.stdout)
     clock = RealClock()
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
-    outbox = TerminalOutbox(clock, bot, sys.stdout)
-    print(f"kuuki chat — {settings.persona.name} is listening (LLM: {settings.llm.backend}).")
-    if settings.llm.backend == "embedded":
-        print("(the embedded SmolLM2-135M is tiny: it shows the pipeline, not brilliance)")
-    app = await build_app(settings, clock=clock, outbox=outbox)
-    room = TerminalRoom(app.engine.handle, app.engine.idle, clock)
-    app.engine.on_decision(room.on_decision)
+    console.line(f"kuuki chat — {settings.persona.name} is listening. Starting…")
+    app = await build_app(settings, clock=clock, outbox=TerminalOutbox(clock, bot, console),
+                          **build)
+    loader = ModelLoader(app)
     try:
-        await room.run(stdin_lines())
+        status = loader.status
+        if (note := status.note()) is not None:
+            width = max(len(label) for label, _ in PLUG_IN)
+            console.line(note + " Your own model is one setting away:")
+            for label, line in PLUG_IN:
+                console.line(f"  {label:<{width}}  {line}")
+        if status.state == "loading":
+            console.line(f"({status.headline()})")
+            status = await loader.load()
+        console.line(f"({status.headline()})")
+        room = TerminalRoom(app.engine.handle, app.engine.idle, clock, console)
+        app.engine.on_decision(room.on_decision)
+        await room.run(lines if lines is not None else stdin_lines())
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels us, then exits with 130
+        console.interrupted()
+        console.line("(leaving kuuki chat)")
+        raise
     finally:
+        await loader.close()
         await app.close()
     return 0
 

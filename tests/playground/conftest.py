@@ -1,16 +1,21 @@
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
+from starlette.testclient import WebSocketTestSession as WS
 
 from kuuki.domain import ActionKind, DecisionTrace, Stage
-from kuuki.judge.base import Situation, Verdict
+from kuuki.judge.base import Judge, Situation, Verdict
 from kuuki.llm.base import ChatMessage, Completion, current_purpose
 from kuuki.llm.stub import passive_value
+from kuuki.platforms.playground import create_app
 from kuuki.settings import Settings, load_settings
 from kuuki.testing.llm import ScriptedLLM
 
@@ -51,9 +56,19 @@ BAD_TRANSCRIPT = (
 
 
 class ReplyScript(ScriptedLLM):
-    """A ScriptedLLM whose queue answers only replies and acks; anything else the engine
-    asks in the background (memory jobs, judging) gets the passive default, so a scripted
-    reply is never eaten by a summary that happened to run first."""
+    """A ScriptedLLM whose queue answers only replies and acks (and their guarded retries);
+    anything else the engine asks in the background (memory jobs, judging) gets the passive
+    default, so a scripted reply is never eaten by a summary that happened to run first.
+
+    Clearing `hold` makes the next replies wait (as a slow model would) until it is set
+    again; the app runs in another thread under Starlette's TestClient, hence a threading
+    Event.
+    """
+
+    def __init__(self, *items: Any, **kw: Any) -> None:
+        super().__init__(*items, **kw)
+        self.hold = threading.Event()
+        self.hold.set()
 
     async def complete(
         self,
@@ -63,12 +78,40 @@ class ReplyScript(ScriptedLLM):
         max_tokens: int = 256,
         temperature: float = 0.7,
     ) -> Completion:
-        if current_purpose.get() in ("reply", "ack"):
+        if (current_purpose.get() or "").split("-")[0] in ("reply", "ack"):
+            if not self.hold.is_set():
+                await asyncio.to_thread(self.hold.wait, 30)
             return await super().complete(
                 messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature
             )
         data = passive_value(json_schema) if json_schema is not None else None
         return Completion(text="" if data is None else json.dumps(data), model=self.name, data=data)
+
+
+class LoadingLLM(ReplyScript):
+    """A local model with a load to wait for (`Warmable`): `warm` returns once `loaded` is
+    set, and counts how often it was asked to load. Like llama.cpp, it writes nothing
+    before its load has finished."""
+
+    def __init__(self) -> None:
+        super().__init__(name="tiny-local")
+        self.loaded = threading.Event()
+        self.warms = 0
+        self._ready: asyncio.Event | None = None
+
+    def _done_loading(self) -> asyncio.Event:
+        if self._ready is None:  # made on the app's own loop
+            self._ready = asyncio.Event()
+        return self._ready
+
+    async def warm(self) -> None:
+        self.warms += 1
+        await asyncio.to_thread(self.loaded.wait, 30)
+        self._done_loading().set()
+
+    async def complete(self, messages: Sequence[ChatMessage], **kw: Any) -> Completion:
+        await self._done_loading().wait()
+        return await super().complete(messages, **kw)
 
 
 class QuestionJudge:
@@ -131,3 +174,44 @@ def settings() -> Settings:
 @pytest.fixture
 def store_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/playground.sqlite3"
+
+
+@pytest.fixture
+def client(
+    settings: Settings, store_url: str, llm: ScriptedLLM, judge: Judge
+) -> Iterator[TestClient]:
+    app = create_app(
+        settings, llm=llm, judge=judge, store_url=store_url, embedder=None, tick_s=0.05
+    )
+    with TestClient(app) as c:
+        yield c
+
+
+# -- talking to the page's WebSocket (Starlette's TestClient) --------------------------------
+
+Pred = Callable[[dict[str, Any]], bool]
+
+
+def wait_for(ws: WS, kind: str, pred: Pred = lambda m: True, limit: int = 2000) -> dict[str, Any]:
+    """The next server message of `kind` matching `pred` (clock ticks keep messages coming)."""
+    for _ in range(limit):
+        msg = ws.receive_json()
+        if msg["type"] == kind and pred(msg):
+            return msg
+    raise AssertionError(f"no {kind} message arrived")
+
+
+def collect_until(ws: WS, kind: str, pred: Pred) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    for _ in range(400):
+        msg = ws.receive_json()
+        seen.append(msg)
+        if msg["type"] == kind and pred(msg):
+            return seen
+    raise AssertionError(f"no {kind} message arrived")
+
+
+def say(ws: WS, user: str, text: str, channel: str = "general") -> None:
+    ws.send_text(json.dumps({"type": "say", "user": user, "channel": channel, "text": text}))
+
+

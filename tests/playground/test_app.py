@@ -3,58 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from starlette.testclient import WebSocketTestSession as WS
 
 from kuuki.clock import VirtualClock
-from kuuki.judge.base import Judge
 from kuuki.llm.base import ChatMessage
-from kuuki.platforms.playground import Playground, create_app
+from kuuki.platforms.playground import create_app
 from kuuki.platforms.playground.room import Hub, Room
 from kuuki.platforms.transcript import parse_lines
 from kuuki.settings import Persona, Settings
 from kuuki.testing.llm import ScriptedLLM
 
-Pred = Callable[[dict[str, Any]], bool]
-
-
-def wait_for(ws: WS, kind: str, pred: Pred = lambda m: True, limit: int = 400) -> dict[str, Any]:
-    """The next server message of `kind` matching `pred` (clock ticks keep messages coming)."""
-    for _ in range(limit):
-        msg = ws.receive_json()
-        if msg["type"] == kind and pred(msg):
-            return msg
-    raise AssertionError(f"no {kind} message arrived")
-
-
-def collect_until(ws: WS, kind: str, pred: Pred) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-    for _ in range(400):
-        msg = ws.receive_json()
-        seen.append(msg)
-        if msg["type"] == kind and pred(msg):
-            return seen
-    raise AssertionError(f"no {kind} message arrived")
-
-
-@pytest.fixture
-def client(
-    settings: Settings, store_url: str, llm: ScriptedLLM, judge: Judge
-) -> Iterator[TestClient]:
-    app = create_app(
-        settings, llm=llm, judge=judge, store_url=store_url, embedder=None, tick_s=0.05
-    )
-    with TestClient(app) as c:
-        yield c
-
-
-def say(ws: WS, user: str, text: str, channel: str = "general") -> None:
-    ws.send_text(json.dumps({"type": "say", "user": user, "channel": channel, "text": text}))
+from .conftest import collect_until, say, wait_for
 
 
 def test_page_and_assets_are_served_locally(client: TestClient) -> None:
@@ -220,53 +182,6 @@ def test_transcript_plays_into_the_room_and_exports_with_the_bot(
         wait_for(ws, "playback", lambda m: not m["playing"])
     ids = [m["id"] for m in client.get("/api/state").json()["messages"]]
     assert "L1.m1" in ids or "L2.m1" in ids
-
-
-async def test_memory_panel_reads_through_the_snapshot_port(
-    settings: Settings, store_url: str
-) -> None:
-    calls: list[str] = []
-
-    async def memory(channel_id: str) -> dict[str, Any]:
-        calls.append(channel_id)
-        return {"summary": f"talk in {channel_id}", "facts": [{"content": "Bob likes ramen"}]}
-
-    pg = Playground(settings, llm=ScriptedLLM(), store_url=store_url, embedder=None, memory=memory)
-    await pg.start()
-    try:
-        queue = pg.hub.subscribe()
-        await pg.push_memory("general")
-        pushed = json.loads(queue.get_nowait())
-        assert pushed == {
-            "type": "memory",
-            "channel": "general",
-            "memory": {"summary": "talk in general", "facts": [{"content": "Bob likes ramen"}]},
-        }
-        await pg.push_memory("general")  # unchanged: nothing new is pushed
-        assert queue.empty()
-    finally:
-        await pg.close()
-
-
-async def test_default_memory_panel_shows_what_the_store_holds(
-    settings: Settings, store_url: str
-) -> None:
-    pg = Playground(settings, llm=ScriptedLLM(), store_url=store_url, embedder=None)
-    await pg.start()
-    try:
-        store = pg.engine_app.store
-        await store.set_memory("channel", "general", "summary", "Alice and Bob plan lunch.")
-        await store.add_fact(
-            "Bob likes ramen", source_channel_id="general", source_user_ids=["bob"]
-        )
-        queue = pg.hub.subscribe()
-        await pg.push_memory("general")
-        memory = json.loads(queue.get_nowait())["memory"]
-        assert memory["summary"] == "Alice and Bob plan lunch."
-        assert [f["content"] for f in memory["facts"]] == ["Bob likes ramen"]
-        assert memory["profiles"] == [] and memory["proactive"] == []
-    finally:
-        await pg.close()
 
 
 def test_judge_prompts_without_a_label_are_paired_with_their_calls() -> None:

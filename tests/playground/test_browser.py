@@ -1,9 +1,11 @@
 """The playground in a real headless browser (Debian's chromium driven by Playwright).
 
-One scenario, the way a person would try kuuki: two people talk, the bot answers when
-addressed, the trace shows why, the clock jumps and an unanswered question is re-judged,
-a transcript is loaded and the room is exported. Screenshots go to
-test-artifacts/screenshots/ for a person to look at.
+One scenario, the way a person would try kuuki: the model loads (the page says so), two
+people talk, the bot answers when addressed, the card says why, the clock jumps (and says
+what it waits for) and an unanswered question is re-judged, a reply times out and the card
+is headed by the timeout, the memory panel reads as sentences, a transcript is loaded and
+the room is exported. A second session runs the tiny shipped model, whose note says so.
+Screenshots go to test-artifacts/screenshots/ for a person to look at.
 """
 
 from __future__ import annotations
@@ -16,11 +18,18 @@ from typing import Any
 
 import pytest
 
+from kuuki.domain import Visibility
+from kuuki.errors import LLMTimeout
 from kuuki.judge.base import Judge
+from kuuki.llm.embedded import EmbeddedLLM
+from kuuki.memory.channel_context import ChannelContext
+from kuuki.memory.fact_store import NewFact
+from kuuki.platforms.model_status import PLUG_IN
 from kuuki.platforms.playground import create_app, running_server
 from kuuki.platforms.transcript import parse_lines
 from kuuki.settings import Settings
-from kuuki.testing.llm import ScriptedLLM
+
+from .conftest import LoadingLLM
 
 playwright_api = pytest.importorskip("playwright.async_api")
 async_playwright = playwright_api.async_playwright
@@ -37,11 +46,16 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 async def served(
-    settings: Settings, store_url: str, judge: Judge, llm: ScriptedLLM
-) -> AsyncIterator[tuple[str, ScriptedLLM, Any]]:
+    settings: Settings, store_url: str, judge: Judge
+) -> AsyncIterator[tuple[str, LoadingLLM, Any]]:
+    llm = LoadingLLM()
     app = create_app(settings, llm=llm, judge=judge, store_url=store_url, embedder=None)
-    async with running_server(app, port=0) as port:
-        yield f"http://127.0.0.1:{port}/", llm, app
+    try:
+        async with running_server(app, port=0) as port:
+            yield f"http://127.0.0.1:{port}/", llm, app
+    finally:
+        llm.loaded.set()
+        llm.hold.set()
 
 
 @pytest.fixture
@@ -61,7 +75,7 @@ async def send(page: Any, text: str) -> None:
 
 
 async def test_a_person_tries_kuuki_in_the_browser(
-    served: tuple[str, ScriptedLLM, Any],
+    served: tuple[str, LoadingLLM, Any],
     browser: Any,
     tmp_path: Path,
     screenshots: Path,
@@ -79,6 +93,17 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await page.goto(url)
     await expect(page.get_by_test_id("persona")).to_contain_text("bot: Kuu")
 
+    # The model loads once, at start-up, and the page says so until it is ready.
+    state = page.get_by_test_id("model-state")
+    await expect(state).to_have_text("loading the model tiny-local…")
+    await expect(page.locator("#chat-hint")).to_contain_text("the model is loading")
+    await expect(page.get_by_test_id("model-note")).to_be_hidden()  # not the tiny built-in one
+    await page.screenshot(path=str(screenshots / "playground-loading-1280x800.png"))
+    llm.loaded.set()
+    await expect(state).to_be_hidden()
+    await expect(page.get_by_test_id("persona")).to_contain_text("model: tiny-local (loaded in")
+    await expect(page.locator("#chat-hint")).to_have_text("")
+
     # Two people talk; small talk gets no answer, but a decision all the same.
     await send(page, "morning all")
     messages = page.get_by_test_id("message")
@@ -90,14 +115,19 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await page.locator('[data-speaker="bob"]').click()
     await expect(page.locator('[data-speaker="bob"]')).to_have_attribute("aria-checked", "true")
     llm.enqueue("Sunny and 24°C, Bob. Bring a hat!")
-    await send(page, "@Kuu what's the weather tomorrow?")
-    await expect(messages.filter(has_text="weather tomorrow")).to_contain_text("bob")
+    await send(page, "@Kuu what's the weather going to be like tomorrow?")
+    await expect(messages.filter(has_text="weather going")).to_contain_text("bob")
     bot_reply = page.get_by_test_id("bot-message").filter(has_text="Bring a hat!")
     await expect(bot_reply).to_be_visible()
     reply_card = page.get_by_test_id("decision").first
     await expect(reply_card.get_by_test_id("decision-action")).to_have_text("reply")
     await expect(reply_card.get_by_test_id("rule").first).to_contain_text("addressed:mention")
-    await expect(reply_card.locator(".calls")).to_contain_text("reply")
+    await expect(reply_card.get_by_test_id("card-calls")).to_contain_text(
+        re.compile(r"reply · tiny-local · \d+ ms · \d+\+\d+ tokens"))
+    await expect(reply_card.get_by_test_id("card-features")).to_contain_text(
+        "language: English (en)")
+    await expect(reply_card.get_by_test_id("card-guard")).to_have_text("reply passed the guard")
+    await expect(reply_card.get_by_test_id("card-state")).to_contain_text("last replied")
 
     # A third person joins and asks an open question nobody answers …
     await page.get_by_test_id("add-participant").locator("input").fill("carol")
@@ -106,10 +136,22 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await send(page, "does anyone know a good ramen place near the office?")
     await expect(page.get_by_test_id("decision").first).to_contain_text("open question")
     await expect(page.get_by_test_id("timers")).to_contain_text(re.compile(r"next in [45] min"))
-    # … and five virtual minutes later the bot picks it up, on a timer.
+    # … and five virtual minutes later the bot picks it up, on a timer. The reply takes its
+    # time: the jump button says it is jumping, and what it waits for.
+    llm.hold.clear()
     llm.enqueue("Menya Sora on 3rd street does a great shoyu ramen.")
-    await page.get_by_test_id("jump-5m").click()
+    jump = page.get_by_test_id("jump-5m")
+    await jump.click()
+    await expect(jump).to_have_text("jumping +5 min…")
+    await expect(jump).to_be_disabled()
+    await expect(page.get_by_test_id("jump-1h")).to_be_disabled()
+    await expect(page.get_by_test_id("timers")).to_contain_text(
+        "waiting for: Kuu writing a reply in #general")
+    await page.screenshot(path=str(screenshots / "playground-jumping-1280x800.png"))
+    llm.hold.set()
     await expect(page.get_by_test_id("bot-message").filter(has_text="shoyu ramen")).to_be_visible()
+    await expect(jump).to_have_text("+5 min")
+    await expect(jump).to_be_enabled()
     timer_card = page.get_by_test_id("decision").first
     await expect(timer_card.get_by_test_id("timer-tag")).to_be_visible()
     await expect(timer_card.get_by_test_id("decision-action")).to_have_text("reply")
@@ -121,17 +163,43 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await expect(page.get_by_test_id("prompt-dialog")).to_contain_text("ramen place")
     await page.get_by_test_id("prompt-dialog").get_by_role("button", name="Close").click()
 
-    # The memory panel reads what the store holds.
-    store = app.state.playground.engine_app.store
-    await store.set_memory(
-        "channel", "general", "summary", "Bob asked about the weather; Carol wants ramen."
-    )
-    await store.add_fact(
-        "Carol likes ramen", source_channel_id="general", source_user_ids=["carol"]
-    )
+    # A reply that times out: the card's headline says so, and what the bot did instead.
+    await page.locator('[data-speaker="alice"]').click()
+    llm.enqueue(LLMTimeout("tiny-local took longer than 20s"))
+    await send(page, "@Kuu are you still there?")
+    timeout_card = page.get_by_test_id("decision").first
+    await expect(timeout_card.get_by_test_id("decision-reason")).to_have_text(
+        "addressed → reply timed out: reacted 🤔")
+    await expect(timeout_card).to_have_class(re.compile(r"\bfallback\b"))
+    await expect(timeout_card.get_by_test_id("card-guard")).to_have_text(
+        "fallback: reacted 🤔 instead")
+    await expect(timeout_card.get_by_test_id("card-calls")).to_contain_text("timed out")
+    await expect(messages.filter(has_text="still there").get_by_test_id("reaction")).to_have_text(
+        "🤔")
+    await page.screenshot(path=str(screenshots / "playground-fallback-1280x800.png"))
+
+    # The memory panel: what the memory layer holds, in sentences.
+    memory = app.state.playground.engine_app.memory
+    now = app.state.playground.clock.now()
+    ctx = ChannelContext("general", summary="Bob asked about the weather; Carol wants ramen.",
+                         mood="curious", topic_keywords=["weather", "ramen"], last_updated=now)
+    await memory.book.put("channel", "general", "context", ctx.to_json(),
+                          visibility=Visibility.PUBLIC, workspace="default",
+                          source_channel_id="general", source_user_ids=["bob", "carol"], at=now)
+    general = memory.registry.get("general")
+    await memory.facts.add_many(
+        general, [NewFact("Carol likes ramen", ("carol",), ("ramen",), 0.9, True)], now)
     await page.get_by_test_id("tab-memory").click()
-    await expect(page.get_by_test_id("memory")).to_contain_text("Carol wants ramen")
-    await expect(page.get_by_test_id("memory")).to_contain_text("Carol likes ramen")
+    panel = page.get_by_test_id("memory")
+    await expect(panel).to_contain_text("Carol wants ramen")
+    await expect(panel).to_contain_text("mood: curious · topics: weather, ramen")
+    await expect(panel).to_contain_text("People (3)")
+    await expect(panel).to_contain_text("bob — stranger")
+    await expect(panel).to_contain_text("1 message seen · talked to Kuu once")
+    await expect(panel).to_contain_text("Carol likes ramen")
+    await expect(panel).to_contain_text("about carol · from #general · learned ")
+    shown = await panel.inner_text()
+    assert "{" not in shown and "2026-" not in shown, shown  # the raw JSON stays folded
     await page.screenshot(path=str(screenshots / "playground-1280x800-memory.png"))
     await page.get_by_test_id("tab-trace").click()
 
@@ -162,7 +230,7 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await download.save_as(str(saved))
     exported = parse_lines(saved.read_text(encoding="utf-8").splitlines(), str(saved))
     said = [(e.message.user.id, e.message.text) for e in exported.events if e.message]
-    assert ("bob", "@Kuu what's the weather tomorrow?") in said
+    assert ("bob", "@Kuu what's the weather going to be like tomorrow?") in said
     assert ("Kuu", "Sunny and 24°C, Bob. Bring a hat!") in said
     assert ("Kuu", "Count me in!") in said
     assert ("erin", "deploy done") in said
@@ -179,6 +247,51 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await small.screenshot(path=str(screenshots / "playground-390x844-full.png"), full_page=True)
     width = await small.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways on a phone ({width}px wide)"
+    await small.get_by_test_id("tab-memory").click()
+    await expect(small.get_by_test_id("memory")).to_contain_text("Carol likes ramen")
+    await small.get_by_test_id("memory").scroll_into_view_if_needed()
+    await small.screenshot(path=str(screenshots / "playground-390x844-memory.png"))
     await phone.close()
     await context.close()
     assert page_errors == []
+
+
+async def test_the_tiny_built_in_model_is_named_with_the_line_that_plugs_in_another(
+    settings: Settings, judge: Judge, browser: Any, tmp_path: Path, screenshots: Path
+) -> None:
+    expect.set_options(timeout=TIMEOUT_MS)
+    app = create_app(settings, llm=EmbeddedLLM(), judge=judge, embedder=None,
+                     store_url=f"sqlite:///{tmp_path}/shipped.sqlite3")
+    async with running_server(app, port=0) as port:
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        await page.goto(f"http://127.0.0.1:{port}/")
+        note = page.get_by_test_id("model-note")
+        await expect(note).to_contain_text(
+            "A tiny built-in model (SmolLM2-135M-Instruct) writes the replies")
+        await expect(page.get_by_test_id("model-state")).to_be_hidden()  # the real load ends
+        box = await note.bounding_box()
+        assert box is not None and box["height"] < 40, box  # one line
+        await page.get_by_test_id("model-note-more").click()
+        lines = page.get_by_test_id("plug-in-line")
+        await expect(lines).to_have_text([line for _, line in PLUG_IN])
+        await page.screenshot(path=str(screenshots / "playground-note-1280x800.png"))
+        await page.get_by_test_id("model-note-close").click()
+        await expect(note).to_be_hidden()
+        await page.reload()
+        await expect(page.get_by_test_id("persona")).to_contain_text("SmolLM2-135M-Instruct")
+        await expect(note).to_be_hidden()  # dismissed stays dismissed
+        await context.close()
+
+        phone = await browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+        small = await phone.new_page()
+        await small.goto(f"http://127.0.0.1:{port}/")
+        await expect(small.get_by_test_id("model-note")).to_contain_text("tiny built-in model")
+        box = await small.get_by_test_id("model-note").bounding_box()
+        assert box is not None and box["height"] < 40, box
+        await small.get_by_test_id("model-note-more").click()
+        await expect(small.get_by_test_id("plug-in")).to_be_visible()
+        await small.screenshot(path=str(screenshots / "playground-note-390x844.png"))
+        width = await small.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the page scrolls sideways on a phone ({width}px wide)"
+        await phone.close()

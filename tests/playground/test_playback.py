@@ -3,37 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
 
-import pytest
 from starlette.testclient import TestClient
-from starlette.testclient import WebSocketTestSession as WS
 
-from kuuki.judge.base import Judge
-from kuuki.platforms.playground import create_app
-from kuuki.settings import Settings
-from kuuki.testing.llm import ScriptedLLM
-
-
-def wait_for(ws: WS, kind: str, pred: Any = lambda m: True) -> dict[str, Any]:
-    for _ in range(2000):
-        msg = ws.receive_json()
-        if msg["type"] == kind and pred(msg):
-            return msg
-    raise AssertionError(f"no {kind} message arrived")
-
-
-@pytest.fixture
-def client(
-    settings: Settings, store_url: str, judge: Judge, llm: ScriptedLLM
-) -> Iterator[TestClient]:
-    app = create_app(
-        settings, llm=llm, judge=judge, store_url=store_url, embedder=None, tick_s=0.05
-    )
-    with TestClient(app) as c:
-        yield c
+from .conftest import wait_for
 
 
 def lines(gap_s: float, n: int) -> str:

@@ -253,5 +253,12 @@ class FactMemory:
             registry=self.registry,
         )
 
+    def visible_in(self, channel: Channel) -> list[FactRecord]:
+        """Every fact a prompt (or a memory panel) for ``channel`` may show."""
+        return [
+            f for source_id, index in self._indexes.items() for f in index.facts
+            if self._allowed(channel, source_id, f)
+        ]
+
     def about_user(self, user_id: str) -> list[FactRecord]:
         return [f for f in self.all_facts() if user_id in f.source_user_ids]

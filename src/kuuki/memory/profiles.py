@@ -126,6 +126,13 @@ class Profiles:
     def all(self) -> list[UserProfile]:
         return list(self._profiles.values())
 
+    def known_in(self, channel_id: str) -> list[str]:
+        """Ids of the people seen talking in a channel, the most recently active first."""
+        found = [p for p in self._profiles.values() if channel_id in p.channels_active]
+        found.sort(key=lambda p: p.last_interaction.timestamp() if p.last_interaction else 0.0,
+                   reverse=True)
+        return [p.user_id for p in found]
+
     def observe(self, channel: Channel, msg: Message) -> None:
         """Count one human message (cheap: no I/O, no analysis)."""
         p = self._profiles.get(msg.user.id)

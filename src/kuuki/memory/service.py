@@ -21,6 +21,7 @@ from ..llm.base import LLM
 from ..llm.record import PromptDump
 from ..prompts import Prompts
 from ..settings import Settings
+from ..store.memory_extra import proactive_ledger
 from ..wording import plural
 from .book import MemoryBook
 from .buffer import prune_buffers
@@ -32,6 +33,7 @@ from .profiles import Profiles, familiarity
 from .provider import MemoryContextProvider
 from .reflection import Reflector
 from .report import ChannelView, PersonView, channel_view, person_view
+from .snapshot import ChannelMemory, SnapshotReader
 from .summarizer import Summarizer
 
 log = logging.getLogger("kuuki.memory")
@@ -105,6 +107,14 @@ class MemoryService:
             facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,
             cooldown=timedelta(minutes=s.EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES),
             silence=silence, delay_s=proactive_delay_s,
+        )
+        self._reader = SnapshotReader(
+            registry=self.registry, book=self.book, summarizer=self.summarizer,
+            profiles=self.profiles, facts=self.facts, jobs=self.jobs,
+            ledger=lambda channel_id: proactive_ledger(store, channel_id),
+            every_n=s.SUMMARIZE_EVERY_N_MESSAGES, every_minutes=s.SUMMARIZE_EVERY_N_MINUTES,
+            summaries_enabled=s.CHANNEL_CONTEXT_ENABLED and llm is not None,
+            half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
         )
         self.engine: EngineView | None = None
         self._maintenance: TimerHandle | None = None
@@ -211,6 +221,18 @@ class MemoryService:
         self.proactive.cancel_timers()
         await self.jobs.close()
         await self.profiles.flush(self.clock.now())
+
+    # --- what a person may look at ----------------------------------------------------------
+
+    async def snapshot(self, channel_id: str) -> ChannelMemory:
+        """What the bot remembers about a channel, as that channel may see it.
+
+        The summary, mood, topics, history, recent events and threads with when each was
+        written; the people known there with their familiarity; the facts; the proactive
+        ledger; and when the next summary is due. The privacy rule applies as for a prompt
+        rendered for this channel (kuuki.memory.snapshot).
+        """
+        return await self._reader.read(channel_id, self.clock.now())
 
     # --- MemoryAdmin ---------------------------------------------------------------------
 

@@ -135,6 +135,16 @@ class Summarizer:
     def reload(self) -> None:
         self._contexts.clear()
 
+    def waiting(self, channel_id: str) -> int:
+        """Messages seen in a channel that the next summary will take in."""
+        st = self._channels.get(channel_id)
+        return 0 if st is None else len(st.pending)
+
+    def writing(self, channel_id: str) -> bool:
+        """True while a summary of the channel is being written."""
+        st = self._channels.get(channel_id)
+        return st is not None and st.running
+
     # --- triggers ------------------------------------------------------------------------
 
     def observe(self, channel: Channel, msg: Message) -> None:

@@ -1,5 +1,12 @@
 """`kuuki chat`: a terminal room. Type `alice: hello` to speak as anyone, or `/as bob` to
-switch who you are; the bot answers inline; `/why` shows the last decision's trace."""
+switch who you are; the bot answers inline; `/why` tells why it did what it did.
+
+The prompt shows who is speaking in which channel (``alice in #general> ``). What the bot
+does on its own time — a reply after a burst settles, an unanswered question picked up
+later — can arrive while the prompt waits for a line: the `Console` prints it above the
+prompt and shows the prompt again. Ctrl-C leaves: stdin is read on a daemon thread, so
+nothing waits for a line that will never come.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -14,29 +22,65 @@ from typing import Any, TextIO
 
 from ..clock import Clock
 from ..domain import Action, ActionKind, Channel, ChatEvent, Decision, EventKind, Message, User
+from .explain import explain
 
 HELP = """\
 Type a message and press Enter. Commands:
   alice: text     speak as alice (anyone; the name sticks for the next lines)
   /as bob         switch speaker        /channel NAME   switch channel
-  /why            the last decision's trace, as the bot saw it
-  /help           this text             /quit           leave (Ctrl-D works too)"""
+  /why            why the bot did what it did about the last message
+  /help           this text             /quit           leave (Ctrl-D or Ctrl-C work too)"""
+
+
+class Console:
+    """The terminal's output: lines, and the prompt they must not run into."""
+
+    def __init__(self, out: TextIO, *, tty: bool | None = None) -> None:
+        self.out = out
+        self.tty = out.isatty() if tty is None else tty
+        self.prompt = ""
+        self.waiting = False  # the prompt is showing and a line is being typed
+
+    def line(self, text: str) -> None:
+        """Print a line; while the prompt waits, above it, and show the prompt again."""
+        if self.waiting:  # on a terminal, clear the prompt's line; elsewhere, end it
+            self.out.write("\r\x1b[K" if self.tty else "\n")
+        self.out.write(text + "\n")
+        if self.waiting:
+            self.out.write(self.prompt)
+        self.out.flush()
+
+    def ask(self, prompt: str) -> None:
+        self.prompt, self.waiting = prompt, True
+        self.out.write(prompt)
+        self.out.flush()
+
+    def interrupted(self) -> None:
+        """Ctrl-C: end the line where the terminal showed ^C (or the prompt)."""
+        if self.waiting or self.tty:
+            self.out.write("\n")
+        self.waiting = False
+
+    def answered(self, text: str | None) -> None:
+        """The line was typed. A terminal echoed it; into a file or pipe, echo it here so
+        the output reads as the conversation it was."""
+        self.waiting = False
+        if not self.tty:
+            self.out.write(text.rstrip("\n") + "\n" if text is not None else "\n")
 
 
 @dataclass(slots=True)
 class TerminalOutbox:
     clock: Clock
     bot: User
-    out: TextIO
+    console: Console
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     async def send(self, channel: Channel, action: Action) -> Message | None:
         if action.kind is ActionKind.REACT:
-            self.out.write(f"  ({self.bot.name} reacted {action.emoji})\n")
+            self.console.line(f"  ({self.bot.name} reacted {action.emoji})")
         elif action.kind in (ActionKind.REPLY, ActionKind.ACK):
-            text = action.text or "…"
-            self.out.write(f"{self.bot.name}: {text}\n")
-        self.out.flush()
+            self.console.line(f"{self.bot.name}: {action.text or '…'}")
         if action.kind in (ActionKind.REPLY, ActionKind.ACK):
             return Message(
                 f"bot-{next(self._ids)}-{uuid.uuid4().hex[:8]}",
@@ -50,25 +94,22 @@ class TerminalOutbox:
 
     @contextlib.asynccontextmanager
     async def typing(self, channel: Channel) -> AsyncIterator[None]:
-        self.out.write(f"  ({self.bot.name} is typing…)\n")
-        self.out.flush()
+        self.console.line(f"  ({self.bot.name} is typing…)")
         yield
 
 
 def format_trace(d: Decision) -> str:
-    from ..app import format_decision_row
-
-    return format_decision_row(
-        {
-            "message_id": d.message_id,
-            "channel_id": d.channel_id,
-            "action": d.action.kind.value,
-            "stage": d.stage.value,
-            "score": round(d.score, 1),
-            "reason": d.reason,
-            "trace": d.trace.to_dict(),
-        }
-    )
+    """A decision for `/why`: the headline, then the why in sentences."""
+    e = explain(d)
+    lines = [f"message {d.message_id} in #{d.channel_id}: {d.action.kind.value} "
+             f"(stage {d.stage.value}, score {d.score:.0f}) — {e.headline}"]
+    lines += [f"  {r}" for r in e.rules]
+    lines += [f"  · {f}" for f in e.features]
+    lines += [f"  llm: {c}" for c in e.calls]
+    lines += [f"  guard: {g}" for g in e.guard]
+    lines += [f"  → {s}" for s in e.steps]
+    lines += [f"  ! {x}" for x in e.errors]
+    return "\n".join(lines)
 
 
 class TerminalRoom:
@@ -77,12 +118,12 @@ class TerminalRoom:
         handle: Callable[[ChatEvent], Any],
         idle: Callable[[], Any],
         clock: Clock,
-        out: TextIO = sys.stdout,
+        console: Console,
     ) -> None:
         self.handle = handle
         self.idle = idle
         self.clock = clock
-        self.out = out
+        self.console = console
         self.speaker = "you"
         self.channel = Channel("general", "general")
         self.last: Decision | None = None
@@ -91,53 +132,93 @@ class TerminalRoom:
     def on_decision(self, d: Decision) -> None:
         self.last = d
 
+    def prompt(self) -> str:
+        return f"{self.speaker} in #{self.channel.name}> "
+
     async def line(self, raw: str) -> bool:
         """Handle one input line; False means quit."""
         text = raw.strip()
+        say = self.console.line
         if not text:
             return True
         if text in ("/quit", "/exit"):
             return False
         if text == "/help":
-            self.out.write(HELP + "\n")
+            say(HELP)
         elif text.startswith("/as "):
             self.speaker = text[4:].strip() or self.speaker
-            self.out.write(f"(you are now {self.speaker})\n")
+            say(f"(you are now {self.speaker})")
         elif text.startswith("/channel "):
             name = text[9:].strip().lstrip("#") or "general"
             self.channel = Channel(name, name)
-            self.out.write(f"(now in #{name})\n")
+            say(f"(now in #{name})")
         elif text == "/why":
-            self.out.write((format_trace(self.last) if self.last else "(no decision yet)") + "\n")
+            say(format_trace(self.last) if self.last else "(no decision yet)")
+        elif text.startswith("/"):
+            say(f"(unknown command {text.split()[0]}; /help lists them)")
         else:
-            speaker, body = self._split(text)
-            user = User(speaker, speaker)
-            # Unique across sessions: the store remembers handled ids after a restart.
-            mid = f"t{next(self._ids)}-{uuid.uuid4().hex[:8]}"
-            msg = Message(mid, self.channel.id, user, body, self.clock.now())
-            await self.handle(ChatEvent(EventKind.POSTED, self.channel, mid, msg.ts, message=msg))
-            await self.idle()
-        self.out.flush()
+            named, speaker, body = self._split(text)
+            if not named:
+                say(f"(sent as {speaker} in #{self.channel.name})")
+            elif speaker != self.speaker:
+                say(f"(you are now {speaker})")
+            self.speaker = speaker
+            await self._post(speaker, body)
         return True
 
-    def _split(self, text: str) -> tuple[str, str]:
+    async def _post(self, speaker: str, body: str) -> None:
+        user = User(speaker, speaker)
+        # Unique across sessions: the store remembers handled ids after a restart.
+        mid = f"t{next(self._ids)}-{uuid.uuid4().hex[:8]}"
+        msg = Message(mid, self.channel.id, user, body, self.clock.now())
+        await self.handle(ChatEvent(EventKind.POSTED, self.channel, mid, msg.ts, message=msg))
+        await self.idle()
+
+    def _split(self, text: str) -> tuple[bool, str, str]:
+        """(named, speaker, text): a leading `name:` picks the speaker."""
         head, sep, rest = text.partition(":")
         if sep and head and len(head) <= 32 and " " not in head.strip() and rest.strip():
-            self.speaker = head.strip()
-            return self.speaker, rest.strip()
-        return self.speaker, text
+            return True, head.strip(), rest.strip()
+        return False, self.speaker, text
 
     async def run(self, lines: AsyncIterator[str]) -> None:
-        self.out.write(HELP + "\n")
-        self.out.flush()
-        async for raw in lines:
+        self.console.line(HELP)
+        while True:
+            self.console.ask(self.prompt())
+            raw = await anext(lines, None)
+            self.console.answered(raw)
+            if raw is None:  # end of input (Ctrl-D)
+                return
             if not await self.line(raw):
-                break
+                return
 
 
-async def stdin_lines() -> AsyncIterator[str]:
-    while True:
-        line = await asyncio.to_thread(sys.stdin.readline)
-        if not line:
-            return
+async def stdin_lines(stream: TextIO | None = None) -> AsyncIterator[str]:
+    """Lines typed on stdin, read on a daemon thread.
+
+    Not `asyncio.to_thread`: a thread of the default executor blocked in `readline` would
+    keep `asyncio.run` from returning after Ctrl-C until Enter was pressed.
+    """
+    source = stream or sys.stdin
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def put(item: str | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            return False
+        return True
+
+    def pump() -> None:
+        try:
+            for line in iter(source.readline, ""):
+                if not put(line):
+                    return
+        except (OSError, ValueError):  # stdin closed under us
+            pass
+        put(None)
+
+    threading.Thread(target=pump, name="kuuki-chat-stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
         yield line

@@ -73,6 +73,20 @@ async def proactive_fact_ids(store: HasEngine, channel_id: str) -> set[int]:
         return {int(r[0]) for r in rows}
 
 
+async def proactive_ledger(
+    store: HasEngine, channel_id: str, *, limit: int = 50
+) -> list[tuple[int, datetime]]:
+    """The facts volunteered in ``channel_id`` and when, newest first (the memory panel)."""
+    async with store.engine.connect() as conn:
+        rows = await conn.execute(
+            select(ProactiveLedgerRow.fact_id, ProactiveLedgerRow.at)
+            .where(ProactiveLedgerRow.channel_id == channel_id)
+            .order_by(ProactiveLedgerRow.at.desc())
+            .limit(limit)
+        )
+        return [(int(r[0]), to_utc(r[1])) for r in rows]
+
+
 class MemoryExtraMixin:
     """The functions above as Store methods, for when the store engineer mixes them in."""
 

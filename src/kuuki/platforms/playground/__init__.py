@@ -6,7 +6,7 @@ tests, with the LLM, judge, store and memory panel injectable.
 
 from __future__ import annotations
 
-from .memory import MemorySnapshot, StoreMemorySnapshot
+from .memory import MemorySnapshot
 from .serve import running_server, serve_playground
 from .server import create_app
 from .session import Playground
@@ -14,7 +14,6 @@ from .session import Playground
 __all__ = [
     "MemorySnapshot",
     "Playground",
-    "StoreMemorySnapshot",
     "create_app",
     "running_server",
     "serve_playground",

@@ -1,90 +1,147 @@
-"""The memory panel's port: what the bot remembers about a channel, as one JSON-able dict.
+"""The memory panel: what the bot remembers about a channel, written for people.
 
-The panel shows four sections — channel summary, facts, user profiles, proactive ledger —
-from whatever a `MemorySnapshot` returns. The memory package can hand the playground its
-own provider: `create_app(memory=...)`, or a `snapshot(channel_id)` coroutine method on the
-App's memory service, which the playground picks up by itself. Without either,
-`StoreMemorySnapshot` reads what the store's memory tables hold, and reads nothing where the
-store lacks a method (an older store shows an empty panel instead of an error).
+The panel reads a `ChannelMemory` (kuuki.memory.snapshot) — by default from the App's
+memory service, `MemoryService.snapshot`, which applies the privacy rule for the channel —
+and `render` turns it into sections of sentences: the summary with its mood and topics,
+history, recent events, threads, the people with their familiarity, the facts, and what
+the bot brought up by itself. Each empty section says when it will fill. The structured
+snapshot goes along as ``raw`` for developers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any
 
-MemorySnapshot = Callable[[str], Awaitable[dict[str, Any]]]
-"""``await snapshot(channel_id)`` → ``{"summary": …, "facts": […], "profiles": […],
-"proactive": […]}``. Every value must be JSON-serialisable (``default=str`` is applied);
-unknown extra keys are shown as further sections. It may raise; the panel shows the error.
-"""
+from ...memory.snapshot import ChannelMemory, JobOutcome, Note, Person, RememberedFact
+from ..explain import clock_time, plural, relative, times, when
 
-SECTIONS = ("summary", "facts", "profiles", "proactive")
+MemorySnapshot = Callable[[str], Awaitable[ChannelMemory]]
+"""``await snapshot(channel_id)`` → the channel's `ChannelMemory`. It may raise; the
+panel then shows the error instead."""
 
-
-class _Clock(Protocol):
-    def now(self) -> datetime: ...
+Section = dict[str, Any]
 
 
-def empty_snapshot() -> dict[str, Any]:
-    return {"summary": None, "facts": [], "profiles": [], "proactive": []}
+def _item(text: str, *meta: str) -> dict[str, Any]:
+    return {"text": text, "meta": [m for m in meta if m]}
 
 
-class StoreMemorySnapshot:
-    """Default provider: the store's `memories`/`facts` tables, as far as the store has them."""
+def _section(key: str, title: str, items: list[dict[str, Any]], empty: str,
+             note: str = "") -> Section:
+    return {"key": key, "title": title, "items": items, "empty": empty, "note": note}
 
-    def __init__(self, store: Any, clock: _Clock) -> None:
-        self.store = store
-        self.clock = clock
 
-    async def __call__(self, channel_id: str) -> dict[str, Any]:
-        out = empty_snapshot()
-        store = self.store
-        if store is None:
-            return out
-        if hasattr(store, "memories"):
-            channel_docs = await store.memories("channel", channel_id)
-            summaries = [
-                {"kind": m.kind, "content": m.content, "updated_at": m.updated_at}
-                for m in channel_docs
-            ]
-            if len(summaries) == 1 and summaries[0]["kind"] == "summary":
-                out["summary"] = summaries[0]["content"]
-            elif summaries:
-                out["summary"] = summaries
-            out["profiles"] = [
-                {
-                    "user": m.scope_id,
-                    "kind": m.kind,
-                    "content": m.content,
-                    "updated_at": m.updated_at,
-                }
-                for m in await store.memories("user")
-            ]
-        if hasattr(store, "facts"):
-            out["facts"] = [
-                {
-                    "id": f.id,
-                    "content": f.content,
-                    "confidence": round(f.confidence, 2),
-                    "source_channel": f.source_channel_id,
-                    "users": list(f.source_user_ids),
-                    "visibility": str(f.visibility),
-                    "last_used_at": f.last_used_at,
-                }
-                for f in await store.facts()
-            ]
-        out["proactive"] = await self._proactive(channel_id)
-        return out
+def _updated(at: datetime | None, now: datetime) -> str:
+    return f"updated {when(at, now)}" if at is not None else ""
 
-    async def _proactive(self, channel_id: str) -> list[Any]:
-        store = self.store
-        ledger = getattr(store, "proactive_ledger", None)
-        if ledger is not None:
-            return list(await ledger(channel_id))
-        if hasattr(store, "proactive_count"):
-            since = self.clock.now() - timedelta(days=1)
-            count = await store.proactive_count(channel_id, since)
-            return [{"channel": channel_id, "volunteered_last_24h": count}] if count else []
-        return []
+
+def _attempt(outcome: JobOutcome | None, now: datetime) -> str:
+    if outcome is None or outcome.ok:
+        return ""
+    return f"The last attempt, at {when(outcome.at, now)}, left it unchanged: {outcome.reason}."
+
+
+def _summary(mem: ChannelMemory) -> Section:
+    now, s, p = mem.now, mem.summary, mem.progress
+    items = []
+    if s is not None:
+        mood = f"mood: {s.mood}" if s.mood else ""
+        topics = f"topics: {', '.join(s.topics)}" if s.topics else ""
+        items.append(_item(s.text, " · ".join(x for x in (mood, topics) if x),
+                           _updated(s.updated_at, now)))
+    if p is None or not p.enabled:
+        empty = "No summary: channel summaries are off (or there is no model to write them)."
+        return _section("summary", "Channel summary", items, empty)
+    cadence = (f"Summaries are written every {plural(p.every_n, 'message')} or "
+               f"{p.every_minutes:g} minutes after the first new one")
+    waiting = f"{plural(p.waiting, 'message')} since the last one" if s else \
+        f"{plural(p.waiting, 'message')} so far"
+    now_writing = "A summary is being written right now. " if p.writing else ""
+    note = f"{now_writing}{cadence}; {waiting}. {_attempt(p.last_attempt, now)}".strip()
+    return _section("summary", "Channel summary", items, "No summary yet.", note)
+
+
+def _note(key: str, title: str, note: Note | None, now: datetime, empty: str) -> Section:
+    items = [_item(note.text, _updated(note.updated_at, now))] if note is not None else []
+    return _section(key, title, items, empty)
+
+
+def _person(p: Person, bot_name: str) -> dict[str, Any]:
+    talked = f"talked to {bot_name} {times(p.mentions_of_bot)}" if p.mentions_of_bot else ""
+    counts = " · ".join(x for x in (plural(p.messages, "message") + " seen", talked) if x)
+    return _item(
+        f"{p.name} — {p.familiarity}",
+        counts,
+        f"topics: {', '.join(p.topics)}" if p.topics else "",
+        f"about them: {', '.join(p.tags)}" if p.tags else "",
+        f"last time: {p.summary}" if p.summary else "",
+        f"active in {', '.join('#' + c for c in p.channels)}" if len(p.channels) > 1 else "",
+    )
+
+
+def _fact(f: RememberedFact, now: datetime) -> dict[str, Any]:
+    about = f"about {', '.join(f.about)}" if f.about else ""
+    sure = f"confidence {f.confidence:.0%}"
+    if round(f.strength, 2) < round(f.confidence, 2):
+        sure += f", faded to {f.strength:.0%}"
+    used = f"last recalled {relative(f.last_used_at, now)}" if f.last_used_at else ""
+    private = "" if f.shareable else "never brought up unasked"
+    return _item(
+        f.text,
+        " · ".join(x for x in (about, f"from #{f.source_channel}",
+                                f"learned {relative(f.learned_at, now)}") if x),
+        " · ".join(x for x in (sure, used, private) if x),
+    )
+
+
+def _proactive(mem: ChannelMemory) -> Section:
+    now = mem.now
+    items = [_item(v.text or f"fact {v.fact_id} (forgotten since)", f"said {when(v.at, now)}")
+             for v in mem.proactive]
+    check = mem.last_proactive_check
+    note = (f"Last check {when(check.at, now)}: {check.reason}."
+            if check is not None and not check.ok else "")
+    empty = ("Nothing yet. When the channel wakes up after a silence, the bot may bring up a "
+             "remembered fact that fits.")
+    return _section("proactive", "Brought up by itself", items, empty, note)
+
+
+def render(mem: ChannelMemory, *, bot_name: str) -> dict[str, Any]:
+    """The panel's content: titled sections of sentences, plus the raw snapshot."""
+    now = mem.now
+    sections = [
+        _summary(mem),
+        _note("history", "History", mem.history, now,
+              "Nothing yet: written with the summary, once there is something to keep."),
+        _note("recent_events", "Recent events", mem.recent_events, now,
+              "Nothing yet: written with the summary."),
+    ]
+    if mem.threads:
+        sections.append(_section("threads", "Threads", [
+            _item(f"thread {thread}: {n.text}", _updated(n.updated_at, now))
+            for thread, n in mem.threads], ""))
+    sections += [
+        _section("people", f"People ({len(mem.people)})" if mem.people else "People",
+                 [_person(p, bot_name) for p in mem.people],
+                 "Nobody yet: people appear here once they say something."),
+        _section("facts", f"Facts ({len(mem.facts)})" if mem.facts else "Facts",
+                 [_fact(f, now) for f in mem.facts],
+                 "No facts yet: the bot reflects on a conversation after a lull and keeps "
+                 "what it learned."),
+        _proactive(mem),
+    ]
+    return {
+        "channel": mem.channel_id,
+        "title": f"#{mem.channel_name}",
+        "visibility": mem.visibility.value,
+        "read_at": clock_time(now),
+        "sections": sections,
+        "raw": mem.to_dict(),
+    }
+
+
+def failed(channel_id: str, exc: BaseException) -> dict[str, Any]:
+    return {"channel": channel_id, "title": f"#{channel_id}", "sections": [],
+            "error": f"{type(exc).__name__}: {exc}", "raw": None}

@@ -2,8 +2,9 @@
 
     GET  /                  the page (static files under /static, no CDN)
     WS   /ws                server → page: state, message, decision, reaction, typing,
-                            clock, conversations, memory, participants, channels,
-                            playback, error; page → server: commands (see `COMMANDS`)
+                            clock, jump, model, conversations, memory, participants,
+                            channels, playback, error; page → server: commands (see
+                            `COMMANDS`)
     GET  /api/state         the same snapshot the WebSocket opens with
     GET  /api/export        the room as a transcript (.jsonl download)
     GET  /api/prompt?key=   a prompt the engine sent, by `channel-message-purpose`
@@ -81,7 +82,7 @@ async def _jump(pg: Playground, obj: dict[str, Any]) -> None:
         or not 0 < seconds <= MAX_JUMP_S
     ):
         raise RoomError("jump: field 'seconds' must be a number from 1 second to 30 days")
-    pg.spawn(pg.jump(float(seconds)))
+    pg.begin_jump(float(seconds))
 
 
 async def _memory(pg: Playground, obj: dict[str, Any]) -> None:

@@ -1,9 +1,10 @@
 """One playground session: the engine, its room, its clock, and what the page is told.
 
 `Playground` is the composition root of the page: it builds the kuuki App on a
-`ClockDriver`-moved VirtualClock with the `Room` as Outbox, turns every Decision into a
-trace card for the page, keeps conversation colours and the memory panel fresh, and
-answers the page's commands.
+`ClockDriver`-moved VirtualClock with the `Room` as Outbox, loads the model once (the
+page shows "loading the model…" meanwhile), turns every Decision into a card a person can
+read, keeps conversation colours and the memory panel fresh, and answers the page's
+commands — a clock jump included, which tells the page what it is waiting for.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from ...judge.base import Judge
 from ...llm.base import LLM
 from ...platforms.replay import decision_line
 from ...settings import Settings
-from .memory import MemorySnapshot, StoreMemorySnapshot, empty_snapshot
+from ..explain import clock_time, duration, explain, plural, state_lines
+from ..model_status import ModelLoader, ModelStatus
+from .memory import MemorySnapshot, failed, render
 from .playback import Player
-from .room import Hub, Room, dumps
+from .room import Hub, Room, RoomError, dumps
 from .timeline import ClockDriver, timer_driven
 
 log = logging.getLogger("kuuki.playground")
@@ -63,6 +66,8 @@ class Playground:
         self.driver = ClockDriver(self.clock, tick_s=tick_s)
         self.app: App | None = None
         self.player: Player | None = None
+        self.loader: ModelLoader | None = None
+        self.jumping: dict[str, Any] | None = None
         self.decisions: deque[dict[str, Any]] = deque(maxlen=DECISIONS_KEPT)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -73,7 +78,13 @@ class Playground:
 
     # -- life ---------------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, *, load_model: bool = True) -> None:
+        """Build the engine; with ``load_model``, start loading a local model too.
+
+        `serve_playground` loads the model only after it has printed the page's address:
+        llama-cpp-python's quiet model load points the process's stdout and stderr at
+        /dev/null while it runs, so a line printed meanwhile is lost.
+        """
         if self.app is not None:
             return
         store_url = self._store_url
@@ -94,16 +105,27 @@ class Playground:
         )
         engine = self.app.engine
         engine.on_decision(self._on_decision)
-        if self._memory is None:
-            service = getattr(getattr(self.app, "memory", None), "snapshot", None)
-            self._memory = service if callable(service) else None
-        if self._memory is None:
-            self._memory = StoreMemorySnapshot(self.app.store, self.clock)
+        if self._memory is None and self.app.memory is not None:
+            self._memory = self.app.memory.snapshot
+        self.loader = ModelLoader(self.app)
+        self.loader.on_change(self._on_model)
+        if load_model:
+            self.load_model()
         self.player = Player(self.room, self.driver, engine.handle, engine.idle)
         self.driver.on_move(self._on_move)
         self.driver.start()
 
+    def load_model(self) -> None:
+        """Load the local model in the background; the page hears 'loading', then 'ready'."""
+        assert self.loader is not None, "start() first"
+        self.spawn(self.loader.load())
+
+    def _on_model(self, status: ModelStatus) -> None:
+        self.hub.publish({"type": "model", **status.to_dict()})
+
     async def close(self) -> None:
+        if self.loader is not None:
+            await self.loader.close()
         await self.driver.stop()
         if self.player is not None:
             await self.player.stop()
@@ -147,7 +169,8 @@ class Playground:
                 "aliases": list(s.persona.aliases),
                 "language": s.persona.default_language,
             },
-            "llm": getattr(app.llm, "name", None) if app else None,
+            "llm": app.llm.name if app and app.llm else None,
+            "model": self.loader.status.to_dict() if self.loader else None,
             "judge": type(app.engine.judge).__name__ if app else None,
             "participants": self.room.participants,
             "channels": self.room.channel_list(),
@@ -156,6 +179,7 @@ class Playground:
             "typing": sorted(self.room.typing_now),
             "clock": self.driver.status(),
             "playback": self.player.status() if self.player else None,
+            "jump": self.jumping,
         }
 
     async def _on_decision(self, d: Decision) -> None:
@@ -171,8 +195,8 @@ class Playground:
             "timer": timer_driven(),
             "message_user": view["user"] if view else None,
             "message_text": view["text"] if view else None,
+            "card": self._card(d),
             "trace": d.trace.to_dict(),
-            "state": self._channel_state(d.channel_id),
             "prompts": keys,
         }
         payload = _jsonable(payload)
@@ -183,33 +207,24 @@ class Playground:
         self._refresh_conversations(d.channel_id)
         self.want_memory(d.channel_id)
 
-    def _channel_state(self, channel_id: str) -> dict[str, Any]:
-        """The engine's view of the channel right after the decision (conversation state)."""
-        state = self.engine_app.engine.state(channel_id)
-        if state is None:
-            return {}
-        bot = state.bot
-        now = self.clock.now()
-        out: dict[str, Any] = {
-            "buffered_messages": len(state.buffer.recent()),
-            "bot_turns_since_human": state.bot_turns_since_human,
-            "last_reply_at": bot.last_reply_at,
-            "last_reply_conversation": bot.last_reply_conversation,
-            "interventions_last_hour": sum(
-                1 for at, _ in bot.interventions if now - at <= timedelta(hours=1)
-            ),
-            "quiet_until": bot.quiet_until,
-            "waiting_for_burst": state.pending.message.id if state.pending else None,
-            "rechecks_scheduled": sorted(state.rechecks),
+    def _card(self, d: Decision) -> dict[str, Any]:
+        """The decision as the page shows it: headline first, every part in sentences."""
+        e = explain(d)
+        state = self.engine_app.engine.state(d.channel_id)
+        language = d.trace.features.get("language")
+        return {
+            "headline": e.headline,
+            "fallback": e.fallback,
+            "time": clock_time(d.decided_at),
+            "language": language if isinstance(language, str) else None,
+            "rules": e.rules,
+            "features": e.features,
+            "state": state_lines(state, self.clock.now()) if state is not None else [],
+            "calls": e.calls,
+            "guard": e.guard,
+            "steps": e.steps,
+            "errors": e.errors,
         }
-        tracker = state.tracker
-        describe = getattr(tracker, "describe", None) or getattr(tracker, "snapshot", None)
-        if callable(describe):
-            try:
-                out["conversations"] = describe()
-            except Exception as exc:  # a display aid must not break the decision feed
-                out["conversations"] = f"unavailable: {exc}"
-        return out
 
     def _refresh_conversations(self, channel_id: str) -> None:
         state = self.engine_app.engine.state(channel_id)
@@ -243,16 +258,21 @@ class Playground:
         await self.push_memory(channel_id)
 
     async def push_memory(self, channel_id: str, *, force: bool = False) -> None:
-        assert self._memory is not None
-        try:
-            snap = await self._memory(channel_id)
-        except Exception as exc:
-            snap = {**empty_snapshot(), "error": f"{type(exc).__name__}: {exc}"}
-        text = dumps(snap)
+        if self._memory is None:
+            view = failed(channel_id, RuntimeError("this playground has no memory layer"))
+        else:
+            try:
+                view = render(await self._memory(channel_id),
+                              bot_name=self.settings.persona.name)
+            except Exception as exc:  # the panel shows the error; the room goes on
+                log.exception("memory snapshot of %s failed", channel_id)
+                view = failed(channel_id, exc)
+        # "read at" changes with the clock: compare what the memory says, not when.
+        text = dumps({k: v for k, v in view.items() if k != "read_at"})
         if not force and self._memory_sent.get(channel_id) == text:
             return
         self._memory_sent[channel_id] = text
-        self.hub.publish({"type": "memory", "channel": channel_id, "memory": _jsonable(snap)})
+        self.hub.publish({"type": "memory", "channel": channel_id, "memory": _jsonable(view)})
 
     async def _on_move(self) -> None:
         self.hub.publish({"type": "clock", **self.driver.status()})
@@ -268,11 +288,68 @@ class Playground:
         event = self.room.record(self.room.compose(user, channel, text, reply_to))
         await self.engine_app.engine.handle(event)
 
-    async def jump(self, seconds: float) -> None:
-        await self.driver.advance(seconds)
+    def begin_jump(self, seconds: float) -> None:
+        """Start moving the clock ahead; RoomError while another jump is still running."""
+        if self.jumping is not None:
+            raise RoomError(f"the clock is still jumping {self.jumping['label']}; "
+                            "wait for it to finish")
+        start = self.clock.now()
+        target = start + timedelta(seconds=seconds)
+        self.jumping = {"active": True, "seconds": seconds, "label": f"+{duration(seconds)}",
+                        "to": target.isoformat(), "now": start.isoformat(),
+                        "waiting": self._waiting_for(target)}
+        self.hub.publish({"type": "jump", **self.jumping})
+        self.spawn(self.jump(seconds, target))
+
+    async def jump(self, seconds: float, target: datetime | None = None) -> None:
+        start = self.clock.now()
+        target = target or start + timedelta(seconds=seconds)
+        watcher = asyncio.get_running_loop().create_task(self._watch_jump(start, target))
+        try:
+            await self.driver.advance(seconds)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+            label = self.jumping["label"] if self.jumping else f"+{duration(seconds)}"
+            self.jumping = None
+            self.hub.publish({"type": "jump", "active": False, "seconds": seconds,
+                              "label": label, "to": target.isoformat(), "waiting": []})
         self._last_poll = 0.0
         for channel_id in self.room.channels:
             self.want_memory(channel_id)
+
+    async def _watch_jump(self, start: datetime, target: datetime) -> None:
+        """While a jump runs, tell the page what it waits for whenever that changes."""
+        while True:
+            await asyncio.sleep(self.driver.tick_s)
+            if self.jumping is None:
+                return
+            waiting = self._waiting_for(target, start)
+            now = self.clock.now().isoformat()
+            if waiting != self.jumping["waiting"] or now != self.jumping["now"]:
+                self.jumping.update(waiting=waiting, now=now)
+                self.hub.publish({"type": "jump", **self.jumping})
+
+    def _waiting_for(self, target: datetime, start: datetime | None = None) -> list[str]:
+        """What a jump is busy with: replies being written, model calls, timers.
+
+        The clock stands at each due timer until the work it started is done (a judgment,
+        a reply): that is all the page can be told when no reply is being written.
+        """
+        out = [f"{self.settings.persona.name} writing a reply in #{ch}"
+               for ch in sorted(self.room.typing_now)]
+        app = self.app
+        queued = sum(m.waiting for m in app.models) if app is not None else 0
+        if queued:
+            out.append(f"{plural(queued, 'model call')} queued")
+        now = self.clock.now()
+        if not out and start is not None and start < now < target:
+            out.append(f"the work of a timer due at {clock_time(now)}")
+        due = self.clock.next_due()
+        if due is not None and due <= target:
+            out.append(f"next timer at {clock_time(due)}")
+        return out
 
 
 def _jsonable(value: Any) -> Any:

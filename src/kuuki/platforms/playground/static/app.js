@@ -41,6 +41,9 @@ const S = {
   tab: "trace",
   allChannels: false,
   retry: 0,
+  model: null,
+  judge: "",
+  jump: null, // the jump under way, as the server reports it
 };
 
 // -- colours ------------------------------------------------------------------------------
@@ -120,10 +123,10 @@ const HANDLERS = {
     S.typing = new Set(m.typing);
     if (!S.participants.includes(S.me)) S.me = S.participants[0] || "alice";
     if (!S.channels.some((c) => c.id === S.channel)) S.channel = (S.channels[0] || {}).id || "general";
-    $("#persona").textContent = $("#persona").title =
-      `bot: ${m.persona.name}` + (m.persona.aliases.length ? ` (${m.persona.aliases.join(", ")})` : "") +
-      ` · ${m.persona.language} · LLM: ${m.llm || "off"} · judge: ${m.judge}`;
+    S.judge = m.judge;
+    renderModel(m.model);
     renderClock(m.clock);
+    renderJump(m.jump);
     renderPlayback(m.playback);
     renderAll();
     send({ type: "memory", channel: S.channel });
@@ -156,6 +159,8 @@ const HANDLERS = {
     renderTyping();
   },
   clock(m) { renderClock(m); },
+  model(m) { renderModel(m); },
+  jump(m) { renderJump(m); },
   conversations(m) {
     for (const [id, conv] of Object.entries(m.map)) {
       const msg = S.messages.get(id);
@@ -169,7 +174,10 @@ const HANDLERS = {
   participants(m) { S.participants = m.participants; renderPeople(); },
   channels(m) { S.channels = m.channels; renderChannels(); },
   playback(m) { renderPlayback(m); },
-  error(m) { toast(m.error); },
+  error(m) {
+    toast(m.error);
+    if (m.command === "jump" && S.jump && !S.jump.to) renderJump(null); // refused before it began
+  },
 };
 
 // -- rendering: sidebar -------------------------------------------------------------------
@@ -316,37 +324,62 @@ function prependCard(d) {
 }
 function cardEl(d, open) {
   const t = d.trace;
+  const c = d.card;
   const msg = S.messages.get(d.after);
   const conv = (t.features && t.features.conversation) || (msg && msg.conversation);
   const details = h("details", {
-    class: `card${S.selected === d.seq ? " selected" : ""}`, "data-seq": d.seq, "data-testid": "decision",
+    class: `card${S.selected === d.seq ? " selected" : ""}${c.fallback ? " fallback" : ""}`,
+    "data-seq": d.seq, "data-testid": "decision",
     style: `border-left-color:${conv ? convColour(conv) : "var(--line)"}`, open: open || S.selected === d.seq,
   },
   h("summary", {},
-    h("div", { class: "card-top" },
+    h("div", { class: "headline" },
       h("span", { class: `action act-${d.action}`, "data-testid": "decision-action" }, d.action),
-      d.emoji ? h("span", {}, d.emoji) : null,
-      h("span", { class: "tag" }, d.stage),
+      d.emoji ? h("span", { class: "emoji" }, d.emoji) : null,
+      c.fallback ? h("span", { class: "warn", title: "the safe default ran: no text was posted", "aria-label": "fallback" }, "⚠") : null,
+      h("span", { class: "reason", "data-testid": "decision-reason" }, d.reason),
+    ),
+    h("div", { class: "card-top" },
+      h("time", { class: "badge", datetime: d.t, title: dayTime(d.t) }, c.time || hms(d.t)),
+      h("span", { class: "tag", title: "the part of the pipeline that decided" }, d.stage),
       h("span", { class: "score", title: "total score" }, `score ${Number(d.score).toFixed(0)}`),
       d.timer ? h("span", { class: "tag timer-tag", "data-testid": "timer-tag" }, "⏱ timer") : null,
-      d.llm_calls ? h("span", { class: "tag" }, `${d.llm_calls} LLM`) : null,
+      d.llm_calls ? h("span", { class: "tag" }, `${d.llm_calls} LLM call${d.llm_calls > 1 ? "s" : ""}`) : null,
+      c.language ? h("span", { class: "tag", title: "the conversation's language", "data-testid": "decision-language" }, c.language) : null,
       conv ? h("span", { class: "conv", style: `background:${convColour(conv)}` }, convLabel(conv)) : null,
-      h("time", { class: "badge", datetime: d.t, title: dayTime(d.t) }, hms(d.t)),
       S.allChannels ? h("span", { class: "badge" }, `#${d.channel}`) : null,
     ),
     h("div", { class: "card-msg" }, `${d.message_user || "?"}: ${d.message_text || (msg ? msg.text : d.after)}`),
-    h("div", { class: "reason", "data-testid": "decision-reason" }, d.reason),
   ),
   h("div", { class: "card-body" },
     rulesEl(t.contributions),
-    kvSection("Features", t.features),
-    kvSection("Conversation state", d.state),
-    t.steps.length ? h("section", {}, h("h3", {}, "Steps"), h("ol", { class: "steps" }, t.steps.map((s) => h("li", {}, s)))) : null,
+    linesEl("What the judge saw", c.features, "features"),
+    linesEl("The channel right after", c.state, "state"),
     callsEl(d),
+    guardEl(c.guard),
+    c.steps.length ? h("section", {}, h("h3", {}, "Steps"), h("ol", { class: "steps" }, c.steps.map((x) => h("li", {}, x)))) : null,
     d.text ? h("section", {}, h("h3", {}, "Sent"), h("div", { class: "text" }, d.text)) : null,
-    t.errors.length ? h("section", {}, h("h3", {}, "Errors"), h("ul", { class: "errors" }, t.errors.map((e) => h("li", {}, e)))) : null,
+    c.errors.length ? h("section", {}, h("h3", {}, "Errors"), h("ul", { class: "errors" }, c.errors.map((e) => h("li", {}, e)))) : null,
+    rawEl("raw trace (JSON)", t),
   ));
   return h("li", {}, details);
+}
+function linesEl(title, lines, testid) {
+  if (!lines || !lines.length) return null;
+  return h("section", {}, h("h3", {}, title),
+    h("ul", { class: "lines", "data-testid": `card-${testid}` }, lines.map((x) => h("li", {}, x))));
+}
+function guardEl(lines) {
+  if (!lines || !lines.length) return null;
+  return h("section", {}, h("h3", {}, "Output guard"),
+    h("ul", { class: "lines guard", "data-testid": "card-guard" }, lines.map((x) => h("li", {
+      class: / rejected|^fallback/.test(x) ? "bad" : "good",
+    }, x))));
+}
+function rawEl(title, value) {
+  if (value === null || value === undefined) return null;
+  return h("details", { class: "raw" }, h("summary", {}, title),
+    h("pre", {}, JSON.stringify(value, null, 2)));
 }
 function rulesEl(contributions) {
   if (!contributions.length) return h("section", {}, h("h3", {}, "Rules"), h("div", { class: "empty" }, "no rule contributed"));
@@ -361,32 +394,16 @@ function rulesEl(contributions) {
       ];
     })));
 }
-function show(value) {
-  if (value === null || value === undefined) return "—";
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toFixed(3);
-  if (typeof value === "string") return value;
-  const flat = JSON.stringify(value);
-  return flat.length > 60 ? JSON.stringify(value, null, 1) : flat;
-}
-function kvSection(title, obj) {
-  const entries = Object.entries(obj || {});
-  if (!entries.length) return null;
-  return h("section", {}, h("h3", {}, title),
-    h("dl", { class: "kv" }, entries.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, show(v))])));
-}
 function callsEl(d) {
-  const calls = d.trace.llm_calls;
-  if (!calls.length) return null;
-  return h("section", {}, h("h3", {}, "LLM calls"), h("div", { class: "calls-wrap" },
-    h("table", { class: "calls" },
-      h("thead", {}, h("tr", {}, ["purpose", "model", "tokens in/out", "latency", "outcome", ""].map((x) => h("th", {}, x)))),
-      h("tbody", {}, calls.map((c, i) => h("tr", {},
-        h("td", {}, c.purpose), h("td", {}, c.model),
-        h("td", {}, `${c.prompt_tokens} / ${c.completion_tokens}`),
-        h("td", {}, `${Number(c.latency_ms).toFixed(0)} ms`),
-        h("td", {}, c.outcome + (c.detail ? ` (${c.detail})` : "")),
-        h("td", {}, h("button", { type: "button", class: "small ghost", onclick: () => showPrompt(d, c, i) }, "prompt")),
-      ))))));
+  const lines = d.card.calls;
+  if (!lines.length) return null;
+  return h("section", {}, h("h3", {}, "LLM calls"),
+    h("ul", { class: "lines calls", "data-testid": "card-calls" }, lines.map((line, i) => h("li", {
+      class: d.trace.llm_calls[i] && d.trace.llm_calls[i].outcome !== "ok" ? "bad" : null,
+    },
+    h("span", {}, line),
+    h("button", { type: "button", class: "small ghost", onclick: () => showPrompt(d, d.trace.llm_calls[i], i) }, "prompt"),
+    ))));
 }
 async function showPrompt(d, call, i) {
   let text = call.prompt;
@@ -410,43 +427,80 @@ function showDecision(seq) {
 }
 
 // -- rendering: memory --------------------------------------------------------------------
-const MEMORY_TITLES = { summary: "Channel summary", facts: "Facts", profiles: "User profiles", proactive: "Proactive ledger" };
-function memItem(item) {
-  if (item === null || typeof item !== "object") return h("li", {}, show(item));
-  const main = item.content ?? item.text ?? item.summary;
-  const rest = Object.entries(item).filter(([k]) => !["content", "text", "summary"].includes(k) && item[k] !== null && !(Array.isArray(item[k]) && !item[k].length));
-  return h("li", {}, main !== undefined ? h("div", {}, show(main)) : null,
-    rest.length ? h("small", { class: "badge" }, rest.map(([k, v]) => `${k}: ${show(v)}`).join(" · ")) : null);
+function memSection(sec) {
+  const body = sec.items.length
+    ? h("ul", { class: "mem-items" }, sec.items.map((it) => h("li", {},
+      h("div", { class: "mem-text" }, it.text),
+      it.meta.map((m) => h("div", { class: "mem-meta" }, m)))))
+    : (sec.empty ? h("p", { class: "none" }, sec.empty) : null);
+  return h("section", { class: "mem-section", "data-section": sec.key },
+    h("h3", {}, sec.title), body, sec.note ? h("p", { class: "mem-note" }, sec.note) : null);
 }
 function renderMemory() {
   const snap = S.memory[S.channel];
   const box = $("#memory");
-  $("#memory-channel").textContent = `#${S.channel}` + (snap && snap.received ? ` · read at ${hms(snap.received)} (virtual)` : "");
+  $("#memory-channel").textContent = `#${S.channel}` + (snap && snap.read_at ? ` · as of ${snap.read_at} (virtual time)` : "");
   if (!snap) { box.replaceChildren(h("p", { class: "empty" }, "Loading…")); return; }
-  const keys = [...Object.keys(MEMORY_TITLES), ...Object.keys(snap).filter((k) => !(k in MEMORY_TITLES) && k !== "received" && k !== "error")];
-  const sections = keys.map((k) => {
-      const v = snap[k];
-      let body;
-      if (v === null || v === undefined || (Array.isArray(v) && !v.length) || v === "") body = h("p", { class: "none" }, "nothing yet");
-      else if (Array.isArray(v)) body = h("ul", {}, v.map(memItem));
-      else if (typeof v === "object") body = h("dl", { class: "kv" }, Object.entries(v).flatMap(([a, b]) => [h("dt", {}, a), h("dd", {}, show(b))]));
-      else body = h("p", {}, show(v));
-      return h("section", { class: "mem-section", "data-section": k }, h("h3", {}, MEMORY_TITLES[k] || k), body);
-    });
-  if (snap.error) sections.unshift(h("p", { class: "mem-error" }, `memory could not be read: ${snap.error}`));
-  box.replaceChildren(...sections);
+  const parts = snap.sections.map(memSection);
+  if (snap.error) parts.unshift(h("p", { class: "mem-error" }, `memory could not be read: ${snap.error}`));
+  if (snap.visibility && snap.visibility !== "public") {
+    parts.unshift(h("p", { class: "mem-note" }, `A ${snap.visibility} channel: it sees its own memories and what public channels share; nothing it holds is shown elsewhere.`));
+  }
+  parts.push(rawEl("raw snapshot (JSON)", snap.raw));
+  box.replaceChildren(...parts.filter(Boolean));
 }
 
 // -- rendering: header --------------------------------------------------------------------
+function renderModel(m) {
+  if (!m) return;
+  S.model = m;
+  const p = S.persona;
+  const loaded = m.state === "ready" && m.local && m.load_s != null ? ` (loaded in ${m.load_s.toFixed(1)} s)` : "";
+  $("#persona").textContent = $("#persona").title =
+    `bot: ${p.name}` + (p.aliases.length ? ` (${p.aliases.join(", ")})` : "") +
+    ` · ${p.language} · model: ${m.name || "off"}${loaded} · judge: ${S.judge}`;
+  const chip = $("#model-state");
+  chip.hidden = !(m.state === "loading" || m.state === "failed");
+  chip.className = `model-state ${m.state}`;
+  chip.textContent = m.headline;
+  chip.title = m.headline;
+  $("#chat-hint").textContent = m.state === "loading"
+    ? "the model is loading: what you say now is answered once it is ready" : "";
+  const note = m.note;
+  const dismissed = localStorage.getItem("kuuki.modelNote") === (m.name || "");
+  $("#model-note").hidden = !note || dismissed;
+  if (note) {
+    $("#model-note-text").textContent = $("#model-note-text").title = note.text;
+    $("#plug-in-lines").replaceChildren(...note.plug_in.flatMap((x) => [
+      h("dt", {}, x.label), h("dd", {}, h("code", { "data-testid": "plug-in-line" }, x.line)),
+    ]));
+  }
+}
+function renderJump(j) {
+  S.jump = j && j.active ? j : null;
+  $(".jumps").classList.toggle("busy", !!S.jump);
+  document.querySelectorAll("[data-jump]").forEach((b) => {
+    b.disabled = !!S.jump;
+    b.textContent = S.jump && Number(b.dataset.jump) === j.seconds ? `jumping ${j.label}…` : b.dataset.label;
+    b.classList.toggle("busy", !!S.jump && Number(b.dataset.jump) === j.seconds);
+  });
+  if (S.jump) {
+    if (j.now) { $("#clock-now").textContent = dayTime(j.now); $("#clock-now").dateTime = j.now; }
+    $("#clock-timers").textContent = $("#clock-timers").title =
+      j.waiting.length ? `waiting for: ${j.waiting.join("; ")}` : `jumping ${j.label}…`;
+  } else if (S.lastClock) renderClock(S.lastClock);
+}
 function renderClock(c) {
   if (!c) return;
+  S.lastClock = c;
   S.clockNow = c.now;
   $("#clock-now").textContent = dayTime(c.now);
   $("#clock-now").dateTime = c.now;
+  if (S.jump) return; // the jump's own line says what it waits for
   let timers = c.pending_timers ? `${c.pending_timers} timer${c.pending_timers > 1 ? "s" : ""}` : "no timers";
   if (c.next_due) timers += ` · next in ${duration((new Date(c.next_due) - new Date(c.now)) / 1000)}`;
   if (c.rate !== 1) timers += ` · ${c.rate}× speed`;
-  $("#clock-timers").textContent = timers;
+  $("#clock-timers").textContent = $("#clock-timers").title = timers;
 }
 function renderPlayback(p) {
   const box = $("#playback");
@@ -518,8 +572,29 @@ function wire() {
       S.pendingSwitch = name;
     }
   });
-  document.querySelectorAll("[data-jump]").forEach((b) =>
-    b.addEventListener("click", () => send({ type: "jump", seconds: Number(b.dataset.jump) })));
+  document.querySelectorAll("[data-jump]").forEach((b) => {
+    b.dataset.label = b.textContent;
+    b.addEventListener("click", () => {
+      if (S.jump) return;
+      const seconds = Number(b.dataset.jump);
+      if (send({ type: "jump", seconds })) renderJump({ active: true, seconds, label: b.dataset.label, waiting: [] });
+    });
+  });
+  $("#model-note-more").addEventListener("click", (ev) => {
+    const open = $("#plug-in").hidden;
+    $("#plug-in").hidden = !open;
+    ev.target.setAttribute("aria-expanded", String(open));
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && !$("#plug-in").hidden) {
+      $("#plug-in").hidden = true;
+      $("#model-note-more").setAttribute("aria-expanded", "false");
+    }
+  });
+  $("#model-note-close").addEventListener("click", () => {
+    localStorage.setItem("kuuki.modelNote", (S.model && S.model.name) || "");
+    $("#model-note").hidden = true;
+  });
   $("#transcript-file").addEventListener("change", async (ev) => {
     const file = ev.target.files[0];
     ev.target.value = "";
