@@ -37,7 +37,11 @@ MAX_SENTENCES = 4
 _SENTENCE = re.compile(r"[^.!?。！？]+(?:[.!?。！？]+|$)\s*")
 _TERMINAL = re.compile(r"[.!?。！？…~〜ー♪)）」』\]]\s*$|[\U0001F300-\U0001FAFF\u2600-\u27BF]\s*$")
 _DANGLING = re.compile(r"[,、:：;；(（「『\-–—]\s*$")
-_TIMESTAMP_LINE = re.compile(r"^\**\s*\d{4}-\d\d-\d\d[^\n]*\n")
+# Markdown headings, rules and log time stamps: the model writing a document or a log.
+_DOCUMENT = re.compile(
+    r"(?m)^[ \t]*#{1,6}[ \t]+\S.*$|^[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*$"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
+)
 _ROLE_LABELS = ("user", "assistant", "system", "bot", "ai", "human", "model")
 _HONORIFIC = "さん|ちゃん|くん|君|様|氏"
 _BOILERPLATE = re.compile(
@@ -118,10 +122,12 @@ class ReplyGuard:
     # -- repairs ------------------------------------------------------------------------------
 
     def _without_own_label(self, raw: str) -> str:
-        """The text without a leading timestamp or "Kuu:": a harmless habit of models."""
-        text = _TIMESTAMP_LINE.sub("", raw.strip().strip('"“”「」').strip())
+        """The text without a leading "Kuu:" (or "**10:00:00** Kuu:"): a harmless habit of
+        models. Another speaker's label stays, for the label check to reject."""
+        text = raw.strip().strip('"“”「」').strip()
         for name in self.bot_names:
-            text = re.sub(rf"^\**{re.escape(name)}\**\s*[:：]\s*", "", text, flags=re.I)
+            text = re.sub(rf"^(?:\*\*[^*\n]*\*\*[ \t]*)?\**{re.escape(name)}\**\s*[:：]\s*",
+                          "", text, flags=re.I)
         return text
 
     def _repair(self, raw: str, expect: Expect, repairs: list[str]) -> str:
@@ -180,6 +186,9 @@ class ReplyGuard:
 
     def _format(self, text: str, expect: Expect) -> tuple[str, str] | None:
         why = self.scaffold.schema_echo(text)
+        if why is None:
+            doc = _DOCUMENT.search(text)
+            why = None if doc is None else f"writes a document, not a message (“{doc.group(0)}”)"
         return None if why is None else ("format", why)
 
     def _echo(self, text: str, expect: Expect) -> tuple[str, str] | None:

@@ -54,6 +54,7 @@ async def check_file(settings: Settings, path: Path, llm: str) -> dict[str, Any]
         "held": total - len({f.line for f in failures}),
         "judged_held": total - len({f.line for f in judged}),
         "failures": [f.describe(path.name) for f in failures],
+        "judged_failures": [f.describe(path.name) for f in judged],
     }
 
 
@@ -88,5 +89,8 @@ def print_report(result: dict[str, Any], out: TextIO) -> None:
     for r in result["results"]:
         for failure in r["failures"]:
             out.write(failure + "\n")
+        for failure in r["judged_failures"]:
+            if failure not in r["failures"]:
+                out.write("(decided) " + failure + "\n")
     shown = {k: v for k, v in result.items() if k != "results"}
     out.write(json.dumps(shown, ensure_ascii=False) + "\n")
