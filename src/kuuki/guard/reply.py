@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..safety import defuse_mentions
 from .japanese import unfluent
 from .language import detect
-from .scaffold import Scaffold, tokens
+from .scaffold import Scaffold, longest_run, tokens
 
 MAX_SENTENCES = 4
 # Sentences end at their punctuation, not at line breaks: a list is one sentence.
@@ -229,7 +229,7 @@ class ReplyGuard:
             theirs = tokens(other)
             if len(theirs) < 4:
                 continue
-            run = _longest_run(mine, theirs)
+            run = longest_run(mine, theirs)
             if run >= 5 and run >= 0.6 * len(mine):
                 return ("parrot", "repeats a message of the conversation")
         return None
@@ -270,17 +270,3 @@ def degenerate(text: str) -> str | None:
 def dangling(text: str) -> bool:
     """Ends on a comma, colon or opening bracket: the model stopped mid-sentence."""
     return bool(_DANGLING.search(text))
-
-
-def _longest_run(a: Sequence[str], b: Sequence[str]) -> int:
-    best = 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0] * (len(b) + 1)
-        for j, y in enumerate(b, 1):
-            if x == y:
-                cur[j] = prev[j - 1] + 1
-                if cur[j] > best:
-                    best = cur[j]
-        prev = cur
-    return best

@@ -155,15 +155,21 @@ class Scaffold:
             # One-word examples are mostly enum values ("same", "changed"), which are fine
             # words in a message; "why" is the judge's reason example, never a reason.
             return f"the prompt's example value “{_short(norm)}”"
-        w = words(text)
-        runs = _ngrams(w, PLACEHOLDER_RUN)
-        chars = _char_ngrams(text, JA_PLACEHOLDER_RUN)
+        # A stretch of an example that is most of the value (or long in itself): "the
+        # recent flow of the channel: purpose," is the example; "盛り上がっている" in a
+        # real summary only shares a phrase with one.
+        mine = words(text)
+        mine_ja = ja_chars(text).replace("|", "")
         for ph in self.placeholders:
-            pw = ph.split()
-            if len(pw) >= PLACEHOLDER_RUN and runs & _ngrams(pw, PLACEHOLDER_RUN):
-                return f"the prompt's example value “{_short(ph)}”"
-            if chars and chars & _char_ngrams(ph.replace(" ", ""), JA_PLACEHOLDER_RUN):
-                return f"the prompt's example value “{_short(ph)}”"
+            theirs = ph.split()
+            if len(theirs) >= PLACEHOLDER_RUN and mine:
+                run = longest_run(mine, [t for t in theirs if t.isascii()])
+                if run >= PLACEHOLDER_RUN and (run >= 0.6 * len(mine) or run >= 7):
+                    return f"the prompt's example value “{_short(ph)}”"
+            if len(mine_ja) >= JA_PLACEHOLDER_RUN:
+                run = longest_run(list(mine_ja), [t for t in theirs if not t.isascii()])
+                if run >= JA_PLACEHOLDER_RUN and (run >= 0.6 * len(mine_ja) or run >= 12):
+                    return f"the prompt's example value “{_short(ph)}”"
         return None
 
     def schema_echo(self, text: str) -> str | None:
@@ -179,6 +185,20 @@ class Scaffold:
         if re.search(r'"[a-z_]+"\s*:\s*["\[{0-9tf]', text):
             return "JSON fields instead of a message"
         return None
+
+
+def longest_run(a: Sequence[str], b: Sequence[str]) -> int:
+    """The length of the longest stretch `a` and `b` share, in tokens."""
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0] * (len(b) + 1)
+        for j, y in enumerate(b, 1):
+            if x == y:
+                cur[j] = prev[j - 1] + 1
+                best = max(best, cur[j])
+        prev = cur
+    return best
 
 
 def _short(text: str, n: int = 60) -> str:
