@@ -363,6 +363,15 @@ async def run_platforms(settings: Settings) -> int:
             lambda app: run_slack(app, settings.slack_bot_token, settings.slack_app_token, s_out)
         )
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes))
+    from .platforms.model_status import ModelLoader
+
+    # Load a local model before connecting: the first person to talk must not wait for it.
+    loader = ModelLoader(app)
+    if loader.status.state == "loading":
+        print(f"kuuki run: {loader.status.headline()}", flush=True)
+        status = await loader.load()
+        print(f"kuuki run: {status.headline()}", flush=True,
+              file=sys.stderr if status.state == "failed" else sys.stdout)
     print(f"kuuki run: {settings.persona.name} on {', '.join(names)}", flush=True)
     try:
         await asyncio.gather(*(start(app) for start in starters))

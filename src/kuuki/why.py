@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from .domain import Message
+from .domain import GuardRecord, Message
 from .errors import KuukiError
+from .platforms.explain import feature_line, guard_line
 from .settings import Settings
 from .store.urls import display_url, normalise_url, sqlite_file
 
@@ -24,9 +25,15 @@ def trace_lines(trace: dict[str, Any]) -> list[str]:
         detail = f"  ({c['detail']})" if c.get("detail") else ""
         lines.append(f"  {c['points']:+6.0f}  {c['rule']}{detail}")
     for k, v in trace.get("features", {}).items():
-        lines.append(f"  · {k}: {json.dumps(v, ensure_ascii=False, default=str)}")
+        line = feature_line(k, v)
+        if line is not None:
+            lines.append(f"  · {line}")
     for s in trace.get("steps", []):
         lines.append(f"  → {s}")
+    for g in trace.get("guard", []):
+        record = GuardRecord(g["subject"], g["ok"], g.get("check", ""), g.get("reason", ""),
+                             g.get("text", ""), tuple(g.get("repairs", ())))
+        lines.append(f"  guard: {guard_line(record)}")
     for call in trace.get("llm_calls", []):
         lines.append(
             f"  llm {call['purpose']}: {call['model']} {call['outcome']} "

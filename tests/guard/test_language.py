@@ -30,6 +30,9 @@ def test_the_trigger_decides_then_the_conversation_then_the_default() -> None:
     assert conversation_language("Kuu, any idea?", ["ねえ", "どうしよう"], "ja") == "en"
     assert conversation_language("👍", ["ねえ", "どうしよう"], "en") == "ja"
     assert conversation_language("👍", ["ok", "!"], "ja") == "ja"
+    # Too short to tell, and nothing else to go by: a hint beats the persona's default.
+    assert conversation_language("@Kuu hi", ["@Kuu hi"], "ja") == "en"
+    assert conversation_language("hi", ["今日どこ行く？", "hi"], "en") == "ja"
 
 
 def test_a_one_word_aside_does_not_flip_a_conversation() -> None:

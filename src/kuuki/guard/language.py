@@ -74,12 +74,26 @@ def dominant(texts: Iterable[str], default: str) -> str:
     return max(LANGS, key=lambda lang: (weight[lang], lang == recent[-1]))
 
 
+def hint(text: str) -> str | None:
+    """A weak guess for texts too short to tell: any kana or kanji is Japanese, any Latin
+    letter (and nothing Japanese) English. "hi", "ok" are English; "👍" is nothing."""
+    s = script(text)
+    if s.japanese:
+        return "ja"
+    return "en" if s.latin else None
+
+
 def conversation_language(
     trigger: str | None, conversation: Sequence[str], default: str
 ) -> str:
-    """The language to answer in: the trigger's own, else the conversation's, else default."""
+    """The language to answer in: the trigger's own, else the conversation's, else what
+    the trigger hints at ("@Kuu hi" alone is English), else ``default``."""
     if trigger is not None:
         lang = detect(trigger)
         if lang is not None:
             return lang
-    return dominant(conversation, default)
+    votes = [lang for t in conversation if (lang := detect(t)) is not None]
+    if votes:
+        return dominant(conversation, default)
+    weak = hint(trigger) if trigger is not None else None
+    return weak or default
