@@ -87,3 +87,33 @@ async def test_memory_calls_are_visible_to_the_clock_as_background() -> None:
     model.gates[0].set()
     await task
     assert llm.background_tasks() == frozenset()
+
+
+class StoppableModel(SlowModel):
+    """Like SlowModel, and a running call can be ended early (a local model)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupted = 0
+
+    def interrupt(self) -> None:
+        self.interrupted += 1
+        for gate in self.gates:
+            gate.set()
+
+
+async def test_close_ends_a_running_memory_call_early_but_never_a_reply() -> None:
+    for purpose, stopped in (("memory_summary", 1), ("reply", 0)):
+        model = StoppableModel()
+        llm = ScheduledLLM(model)
+        token = current_purpose.set(purpose)
+        try:
+            task = asyncio.ensure_future(llm.complete([ChatMessage("user", "x")]))
+        finally:
+            current_purpose.reset(token)
+        await _spin()
+        llm.close()
+        assert model.interrupted == stopped
+        for gate in model.gates:
+            gate.set()
+        await task

@@ -81,6 +81,13 @@ class TokenCounter(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+@runtime_checkable
+class Interruptible(Protocol):
+    """A back-end whose running call can be ended early (a local model at shutdown)."""
+
+    def interrupt(self) -> None: ...
+
+
 # What the current call is for ("judge", "reply", …), set by `kuuki.llm.record.call_llm`
 # around each call. A context variable rather than a `complete` argument keeps the port
 # small; back-ends that count or label calls (the stub) read it, the others ignore it.

@@ -62,6 +62,10 @@ class _Deadline:
     def __init__(self, at: float | None) -> None:
         self.at = at
         self.fired = False
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        self.interrupted = self.fired = True
 
     def passed(self) -> bool:
         if self.at is not None and time.monotonic() >= self.at:
@@ -117,6 +121,10 @@ class EmbeddedLLM:
     def loaded(self) -> bool:
         return self._llama is not None
 
+    def interrupt(self) -> None:
+        """End the generation running now at its next token (it raises LLMUnavailable)."""
+        self._deadline.interrupt()
+
     def count_tokens(self, text: str) -> int:
         """Exact once the model is loaded (the tokenizer is cheap); an estimate before."""
         if self._llama is None:
@@ -149,6 +157,8 @@ class EmbeddedLLM:
             response = await asyncio.wait_for(work, self.timeout_s)
         except TimeoutError as exc:
             raise LLMTimeout(f"{self.name} took longer than {self.timeout_s}s") from exc
+        if deadline.interrupted:
+            raise LLMUnavailable(f"{self.name}: interrupted (shutting down)")
         if deadline.fired:
             # Generation was cut short by the deadline (just as wait_for gave up): the
             # text, if any, is incomplete.

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import LLMUnavailable
-from .base import LLM, ChatMessage, Completion, Warmable, current_purpose
+from .base import LLM, ChatMessage, Completion, Interruptible, Warmable, current_purpose
 
 REPLY, DECIDE, BACKGROUND = 0, 1, 2
 _PRIORITY = {
@@ -134,8 +134,12 @@ class ScheduledLLM:
         self.changed = asyncio.Event()
 
     def close(self) -> None:
-        """Refuse new calls and let every waiting one fail now; the running ones finish."""
+        """Refuse new calls and let every waiting one fail now; the running ones finish,
+        except a memory call on a model that can stop early: nobody waits for it."""
         self._closed = True
+        running = set(self._tasks.values())
+        if running == {BACKGROUND} and isinstance(self.inner, Interruptible):
+            self.inner.interrupt()
         while self._waiting:
             _, _, fut = heapq.heappop(self._waiting)
             if not fut.done():
