@@ -91,7 +91,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .platforms import scenario_bench
 
         found = asyncio.run(scenario_bench.bench_scenarios(
-            _settings(args), [Path(d) for d in args.dirs], args.llm
+            _settings(args), [Path(d) for d in args.dirs], args.llm,
+            judge_llm=args.judge_llm, judge_mode=args.judge_mode,
         ))
         scenario_bench.print_report(found, sys.stdout)
         return 0
@@ -280,6 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("dirs", nargs="+", metavar="DIR", help="directories of .jsonl transcripts")
     sb.add_argument("--llm", default="none", help="back-end for judging and replies "
                     "(default none: the local stage alone)")
+    sb.add_argument("--judge-llm", help="another back-end for the judge only (e.g. the judge "
+                    "on a model with generation off: --llm none --judge-llm embedded)")
+    sb.add_argument("--judge-mode", choices=("auto", "hybrid", "llm", "rules"),
+                    help="judge mode for this run (default: the setting, auto)")
     sb.set_defaults(fn=cmd_bench)
 
     run = sub.add_parser(

@@ -26,18 +26,25 @@ from .replay import RecordingOutbox, replay
 from .transcript import apply_setup, read_transcript
 
 
-async def check_file(settings: Settings, path: Path, llm: str) -> dict[str, Any]:
-    """Replay one transcript with back-end ``llm``; its expectations held and failed."""
+async def check_file(
+    settings: Settings, path: Path, llm: str, *, judge_llm: str | None = None,
+    judge_mode: str | None = None,
+) -> dict[str, Any]:
+    """Replay one transcript with back-end ``llm`` (and ``judge_llm`` for the judge, if
+    given: e.g. the judge alone on a model, generation off); the expectations held."""
     from ..app import build_app
 
     transcript = read_transcript(path, bot_name=None)
     settings = apply_setup(settings, transcript)
+    if judge_mode is not None:
+        settings = replace(settings, judge_mode=judge_mode)
+    judge = None if judge_llm is None else replace(settings.llm, backend=judge_llm)
     clock = VirtualClock(transcript.events[0].at if transcript.events else None)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
     timeline = Timeline()
     with tempfile.TemporaryDirectory(prefix="kuuki-scenarios-") as tmp:
         app = await build_app(
-            replace(settings, llm=replace(settings.llm, backend=llm), judge_llm=None),
+            replace(settings, llm=replace(settings.llm, backend=llm), judge_llm=judge),
             clock=clock, outbox=RecordingOutbox(clock, bot),
             store_url=f"sqlite:///{tmp}/s.sqlite3",
         )
@@ -58,12 +65,18 @@ async def check_file(settings: Settings, path: Path, llm: str) -> dict[str, Any]
     }
 
 
-async def bench_scenarios(settings: Settings, dirs: list[Path], llm: str) -> dict[str, Any]:
+async def bench_scenarios(
+    settings: Settings, dirs: list[Path], llm: str, *, judge_llm: str | None = None,
+    judge_mode: str | None = None,
+) -> dict[str, Any]:
     files = [p for d in dirs for p in sorted(d.glob("*.jsonl"))]
     if not files:
         raise KuukiError(f"no transcripts (*.jsonl) in {', '.join(map(str, dirs))}")
     started = time.perf_counter()
-    results = [await check_file(settings, p, llm) for p in files]
+    results = [
+        await check_file(settings, p, llm, judge_llm=judge_llm, judge_mode=judge_mode)
+        for p in files
+    ]
     per_dir: dict[str, list[int]] = {}
     for r in results:
         held, total = per_dir.setdefault(str(Path(r["file"]).parent), [0, 0])
@@ -73,6 +86,8 @@ async def bench_scenarios(settings: Settings, dirs: list[Path], llm: str) -> dic
     return {
         "benchmark": "scenarios",
         "llm": llm,
+        "judge_llm": judge_llm or llm,
+        "judge_mode": judge_mode or settings.judge_mode,
         "files": len(files),
         # On what the bot did, and on what it decided: they differ where the output guard
         # turned a rejected reply into a reaction (a generation failure, not a judgment).
