@@ -49,6 +49,11 @@ class LogFile:
     gold: dict[int, list[int]]
     vectors: FloatArray
 
+    @property
+    def annotated_from(self) -> int:
+        """First annotated line: 1000 in the Ubuntu files, 0 in channel-two's."""
+        return min(self.gold, default=ANNOTATED_FROM)
+
 
 def load_split(
     split_dir: Path,
@@ -90,10 +95,11 @@ def collect(
     for f in files:
         state = ChannelState(window=window, dim=f.vectors.shape[1])
         minutes = irc_minutes(f.lines)
+        start = f.annotated_from
         for k, ln in enumerate(f.lines):
             turn = irc_turn(ln, minutes[k], f.vectors[k])
             cand, x = state.features(turn)
-            gold = f.gold.get(k) if k >= ANNOTATED_FROM else None
+            gold = f.gold.get(k) if k >= start else None
             if gold is not None:
                 mask = np.isin(cand, gold)
                 if mask.any():
