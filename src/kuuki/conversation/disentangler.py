@@ -53,7 +53,7 @@ class Disentangler:
     ) -> None:
         self.model = model
         self.second_parent = second_parent
-        self.state = ChannelState(window=window, dim=dim)
+        self.state = ChannelState(window=window, dim=dim, proj=model.projection(dim))
 
     def score(self, turn: Turn) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Candidate indices (self first) and their link probabilities, state unchanged."""

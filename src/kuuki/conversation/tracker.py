@@ -27,7 +27,11 @@ from kuuki.embed import Embedder
 
 BOT_KEY = "bot:self"
 _RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
-_MAX_MESSAGES = 5000  # messages remembered per channel (older ones are forgotten)
+# Messages remembered per channel; older ones are forgotten (with their conversations once
+# empty). Everything the tracker keeps per channel is bounded by this or by the constants
+# below: at ~1-2 KB a message that is a few MB per channel at most.
+_MAX_MESSAGES = 1000
+_MAX_THREADS = 1000  # threads whose latest message is remembered (for thread replies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +57,11 @@ class LiveConversation:
     _topic_sum: npt.NDArray[np.float32] | None = field(default=None, repr=False)
 
 
-ANSWER_MASS = 0.3
+# A later message from someone else with at least this much of its link probability on a
+# question's conversation counts as an answer. A channel's first few messages have little
+# context (the model is trained with 1,000 lines before each annotated one), so "yep" after
+# "anyone around?" gets 0.24 there; waiting is the safe error for a considerate bot.
+ANSWER_MASS = 0.2
 ANSWER_LOOKAHEAD = 20
 
 
@@ -156,7 +164,10 @@ class ConversationTracker:
         seen = _Seen(msg, link.index, conv_id, parent_id, speaker, mass, vec)
         self._remember(seen)
         if msg.thread:
+            self._thread_last.pop(msg.thread, None)  # re-insert: most recent last
             self._thread_last[msg.thread] = msg.id
+            if len(self._thread_last) > _MAX_THREADS:
+                del self._thread_last[next(iter(self._thread_last))]
         return Assignment(msg.id, conv_id, parent_id, conf)
 
     def _explicit_parent(self, msg: Message) -> int | None:

@@ -35,6 +35,7 @@ from kuuki.conversation.ircdata import (
     split_files,
 )
 from kuuki.conversation.model import DisentanglerModel
+from kuuki.conversation.similarity import fit_projection, reply_pairs
 from kuuki.embed import Embedder
 
 FloatArray = npt.NDArray[np.float32]
@@ -82,7 +83,10 @@ class Examples:
 
 
 def collect(
-    files: Sequence[LogFile], model: DisentanglerModel | None, window: int = DEFAULT_WINDOW
+    files: Sequence[LogFile],
+    model: DisentanglerModel | None,
+    window: int = DEFAULT_WINDOW,
+    proj: FloatArray | None = None,
 ) -> Examples:
     """Feature tensors of every annotated message whose gold parent is in the window.
 
@@ -93,7 +97,7 @@ def collect(
     xs: list[FloatArray] = []
     golds: list[npt.NDArray[np.bool_]] = []
     for f in files:
-        state = ChannelState(window=window, dim=f.vectors.shape[1])
+        state = ChannelState(window=window, dim=f.vectors.shape[1], proj=proj)
         minutes = irc_minutes(f.lines)
         start = f.annotated_from
         for k, ln in enumerate(f.lines):
@@ -243,10 +247,12 @@ def train(
 
     files = load_split(data_dir / "train", embedder, limit=limit)
     log(f"{len(files)} train files, {sum(len(f.lines) for f in files)} lines")
-    first = collect(files, None, window)
+    proj = fit_projection(*reply_pairs(files, window), seed=seed, log=log)
+    first = collect(files, None, window, proj)
     log(f"round 1: {len(first.x)} examples (gold structure)")
     model_a = fit_ensemble(first, members=members, seed=seed, hidden=hidden, epochs=epochs, log=log)
-    second = collect(files, model_a, window)
+    model_a.proj = proj
+    second = collect(files, model_a, window, proj)
     log(f"round 2: {len(second.x)} examples (model A's structure)")
     both = Examples(
         np.concatenate([first.x, second.x]),
@@ -257,6 +263,7 @@ def train(
     model = fit_ensemble(
         both, members=members, seed=seed + 100, hidden=hidden, epochs=epochs, log=log
     )
+    model.proj = proj
     out_path.parent.mkdir(parents=True, exist_ok=True)
     model.save(out_path)
     log(f"wrote {out_path}")
