@@ -174,7 +174,7 @@ def run_bench(data_dir: Path, out: TextIO) -> dict[str, float]:
     clock = time.perf_counter
     t0 = clock()
     for f in files:
-        dis = Disentangler(model)
+        dis = Disentangler(model, dim=embedder.dim)
         minutes = irc_minutes(f.lines)
         parents = []
         for k, ln in enumerate(f.lines):
@@ -194,7 +194,7 @@ def run_bench(data_dir: Path, out: TextIO) -> dict[str, float]:
     batched_parents: dict[str, list[list[int]]] = {}
     t1 = clock()
     for f in files:
-        dis = Disentangler(model)
+        dis = Disentangler(model, dim=embedder.dim)
         minutes = irc_minutes(f.lines)
         parents = []
         for start in range(0, len(f.lines), 32):

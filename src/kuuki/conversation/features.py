@@ -271,13 +271,11 @@ class ChannelState:
         sim: FloatArray,
     ) -> None:
         sl = self.cslot[rows]
-        # the best match among each candidate conversation's messages in the window
-        uniq, inv = np.unique(sl, return_inverse=True)
-        best = np.full((2, len(uniq)), -1e9, np.float32)
-        np.maximum.at(best[0], inv, cos)
-        np.maximum.at(best[1], inv, sim)
-        x[_F["max_cos_conv"]] = best[0, inv]
-        x[_F["max_sim_conv"]] = best[1, inv]
+        # the best match among each candidate conversation's messages in the window: a
+        # (k, k) same-conversation mask is cheaper than grouping for k <= window
+        same = sl[:, None] == sl[None, :]
+        x[_F["max_cos_conv"]] = np.where(same, cos, np.float32(-1e9)).max(axis=1)
+        x[_F["max_sim_conv"]] = np.where(same, sim, np.float32(-1e9)).max(axis=1)
         x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
         x[_F["j_conv_latest"]] = ~self.sup_conv[rows]
         x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
