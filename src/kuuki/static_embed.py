@@ -9,6 +9,7 @@ context, which a bag of pieces cannot see (see docs/decisions.md for the measure
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import resources
@@ -41,6 +42,8 @@ class StaticEmbedder:
     or only control characters) gets the zero vector.
     """
 
+    related = 0.55  # see kuuki.embed.Embedder (USE's is 0.45)
+
     def __init__(
         self, table: Path | None = None, *, cache_size: int = 1024, max_chars: int = 2000
     ) -> None:
@@ -48,6 +51,8 @@ class StaticEmbedder:
 
         self._sp = spm.SentencePieceProcessor(model_file=str(sp_model_path()))
         rows, scale = _load_table(table)
+        # names this table in caches of computed vectors (kuuki.conversation.ircdata)
+        self.fingerprint = hashlib.sha1(rows.tobytes() + scale.tobytes()).hexdigest()[:12]
         # dequantised once: 128k x 128 float32 is 64 MB; int8 plus a scale per row keeps the
         # resident table at 16 MB and costs one multiply per piece at lookup
         self._rows = rows

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from kuuki.embed import Embedder
 from kuuki.errors import TranscriptError
+from kuuki.static_embed import StaticEmbedder
 
 ANNOTATED_FROM = 1000  # Ubuntu files; other corpora start where their annotation starts
 
@@ -146,8 +147,11 @@ def file_embeddings(
     """
     texts = [ln.text for ln in lines]
     key = hashlib.sha1("\n".join(texts).encode("utf-8", "replace")).hexdigest()[:16]
-    # the embedder's class is part of the key: a test's stand-in must never poison the cache
+    # the embedder's class is part of the key: a test's stand-in must never poison the cache;
+    # so is the static table's fingerprint, so a rebuilt table never reuses stale vectors
     kind = type(embedder).__name__
+    if isinstance(embedder, StaticEmbedder):
+        kind += f"-{embedder.fingerprint}"
     cached = cache_dir / f"{kind}-{key}.npy" if cache_dir is not None else None
     if cached is not None and cached.exists():
         return np.load(cached)  # type: ignore[no-any-return]

@@ -57,11 +57,7 @@ class LiveConversation:
     _topic_sum: npt.NDArray[np.float32] | None = field(default=None, repr=False)
 
 
-# A later message from someone else with at least this much of its link probability on a
-# question's conversation counts as an answer. A channel's first few messages have little
-# context (the model is trained with 1,000 lines before each annotated one), so "yep" after
-# "anyone around?" gets 0.24 there; waiting is the safe error for a considerate bot.
-ANSWER_MASS = 0.2
+ANSWER_MASS = 0.3
 ANSWER_LOOKAHEAD = 20
 
 
@@ -338,7 +334,7 @@ class ConversationTracker:
                     seen.msg.user.id != q.msg.user.id
                     and seen.speaker != BOT_KEY
                     and seen.msg.reply_to in (None, q.msg.id)
-                    and seen.mass.get(q.conversation_id, 0.0) >= ANSWER_MASS
+                    and self._may_answer(seen, q.conversation_id)
                     and not self._addressed(seen.msg)  # said to someone in particular
                 ):
                     answered.add(q.msg.id)
@@ -364,6 +360,20 @@ class ConversationTracker:
             ):
                 out.append(m)
         return out
+
+    @staticmethod
+    def _may_answer(seen: _Seen, conversation_id: str) -> bool:
+        """Could ``seen`` be an answer in ``conversation_id``? Fairly likely by the model's
+        mass, or placed in a new conversation with the rest of its mass mostly there: a
+        channel's first few lines give the model little context (it is trained with 1,000
+        lines before each annotated one), so "yep" after "anyone around?" opens a
+        conversation of its own; waiting is the safe error for a considerate bot."""
+        mass = seen.mass.get(conversation_id, 0.0)
+        if mass >= ANSWER_MASS:
+            return True
+        return (
+            seen.parent_id is None and mass > 0 and max(seen.mass.values()) == mass
+        )
 
     def reply_target(self, conversation_id: str) -> str | None:
         """The latest human message of the conversation, preferring an open question."""

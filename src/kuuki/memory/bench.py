@@ -33,6 +33,7 @@ class _FixedEmbedder:
     """Returns a prepared vector: the bench times the index, not the encoder."""
 
     dim = DIM
+    related = 0.45
 
     def __init__(self) -> None:
         self.vector = np.zeros(DIM, dtype=np.float32)
