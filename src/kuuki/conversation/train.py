@@ -239,7 +239,8 @@ def train(
     """Train on ``data_dir/train`` and write the weights to ``out_path``.
 
     The defaults reproduce the shipped ``weights.npz`` (run single-threaded,
-    ``OPENBLAS_NUM_THREADS=1``, for bit-identical floats); it takes ~30-40 minutes on one core.
+    ``OPENBLAS_NUM_THREADS=1``, for bit-identical floats, on the shipped embedding table);
+    it takes ~7 minutes on one core (~14 on a busy machine).
     """
 
     def log(msg: str) -> None:
