@@ -42,6 +42,21 @@ class _Log(Protocol):
     def annotated_from(self) -> int: ...
 
 
+def listwise(
+    score: FloatArray, valid: npt.NDArray[np.bool_], gold: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Softmax ``p`` over each row's valid candidates, its restriction ``q`` to the gold
+    ones, and each row's loss (minus the log of the gold candidates' total probability);
+    ``p - q`` is the loss's gradient with respect to the scores."""
+    score = np.where(valid, score, np.float32(-1e9))
+    score -= score.max(axis=1, keepdims=True)
+    e = np.exp(score) * valid
+    p = e / e.sum(axis=1, keepdims=True)
+    eg = e * gold
+    q = eg / eg.sum(axis=1, keepdims=True)
+    return p, q, -np.log((p * gold).sum(axis=1) + 1e-12)
+
+
 def reply_pairs(
     files: Sequence[_Log], window: int
 ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -100,14 +115,8 @@ def fit_projection(
         for s in range(0, n, BATCH):
             idx = order[s : s + BATCH]
             c, x, g, v = mine[idx], cands[idx], gold[idx], valid[idx]
-            score = np.einsum("bld,bd->bl", x, c @ proj.T) / TAU
-            score = np.where(v, score, np.float32(-1e9))
-            score -= score.max(axis=1, keepdims=True)
-            e = np.exp(score) * v
-            p = e / e.sum(axis=1, keepdims=True)
-            eg = e * g
-            q = eg / eg.sum(axis=1, keepdims=True)
-            total += float(-np.log((p * g).sum(axis=1) + 1e-12).sum())
+            p, q, nll = listwise(np.einsum("bld,bd->bl", x, c @ proj.T) / TAU, v, g)
+            total += float(nll.sum())
             ds = ((p - q) / (len(idx) * TAU)).astype(np.float32)
             grad = np.einsum("bl,bld->bd", ds, x).T @ c + L2 * (proj - eye)
             step += 1

@@ -35,7 +35,7 @@ from kuuki.conversation.ircdata import (
     split_files,
 )
 from kuuki.conversation.model import DisentanglerModel
-from kuuki.conversation.similarity import fit_projection, reply_pairs
+from kuuki.conversation.similarity import fit_projection, listwise, reply_pairs
 from kuuki.embed import Embedder
 
 FloatArray = npt.NDArray[np.float32]
@@ -196,13 +196,8 @@ def _loss_grad(
     z2 = z.reshape(b * c, f)  # plain 2-D matrix products: BLAS does the work
     h = np.tanh(z2 @ model.w1 + model.b1)
     s = (z2 @ model.w + h @ model.v).reshape(b, c)
-    s = np.where(valid, s, np.float32(-1e9))
-    s -= s.max(axis=1, keepdims=True)
-    e = np.exp(s) * valid
-    p = e / e.sum(axis=1, keepdims=True)
-    eg = e * gold
-    q = eg / eg.sum(axis=1, keepdims=True)
-    loss = float(-np.log((p * gold).sum(axis=1) + 1e-12).mean())
+    p, q, nll = listwise(s, valid, gold)
+    loss = float(nll.mean())
     ds = ((p - q) / b).astype(np.float32).reshape(b * c)  # d loss / d score
     dpre = np.outer(ds, model.v) * (1.0 - h * h)
     grads = {"w": z2.T @ ds, "v": h.T @ ds, "w1": z2.T @ dpre, "b1": dpre.sum(axis=0)}
