@@ -178,10 +178,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_embeddings(args: argparse.Namespace) -> int:
+    from .embed_distill import default_table_path, distill
+
+    distill(Path(args.out) if args.out else default_table_path(), out=sys.stdout)
+    return 0
+
+
 def _default_weights() -> Path:
     from .conversation import model as _model
 
-    return Path(_model.__file__).with_name("disentangler.npz")
+    return Path(_model.__file__).with_name(_model.WEIGHTS_FILE)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -345,6 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
     td.add_argument("--out", metavar="FILE",
                     help="weights file to write (default: the packaged one)")
     td.set_defaults(fn=cmd_train)
+    te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
+    te.add_argument("--out", help="table file to write (default: the packaged one)")
+    te.set_defaults(fn=cmd_train_embeddings)
     return p
 
 

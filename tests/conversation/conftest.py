@@ -25,6 +25,7 @@ class BigramEmbedder:
     """
 
     dim = 512
+    related = 0.45  # the Embedder protocol's cosine scale point
 
     def __init__(self) -> None:
         self.calls = 0

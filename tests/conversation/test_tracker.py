@@ -6,6 +6,7 @@ import pytest
 
 from kuuki.conversation.tracker import ConversationTracker
 from kuuki.domain import Message, User
+from kuuki.embed import default_embedder
 
 from .conftest import BigramEmbedder
 
@@ -38,8 +39,9 @@ class Chat:
 
 
 @pytest.fixture
-def chat(embedder: BigramEmbedder) -> Chat:
-    tracker = ConversationTracker("c1", embedder=embedder, bot_names=("くう", "Kuu"))
+def chat() -> Chat:
+    # the real default embedder: the static table loads in a fraction of a second
+    tracker = ConversationTracker("c1", embedder=default_embedder(), bot_names=("くう", "Kuu"))
     for u in (TANAKA, SATO, SUZUKI, YAMADA, TAKAHASHI, KUU):
         tracker.know_user(u)
     return Chat(tracker)

@@ -34,6 +34,7 @@ class FakeEmbedder:
     """Bag-of-keywords hashing: texts that share keywords have a high cosine."""
 
     dim = 512
+    related = 0.45  # the Embedder protocol's cosine scale point
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

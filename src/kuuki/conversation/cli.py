@@ -23,11 +23,12 @@ from kuuki.conversation.disentangler import (
     irc_turn,
     previous_message_baseline,
 )
-from kuuki.conversation.ircdata import ANNOTATED_FROM, IrcLine, read_ascii
+from kuuki.conversation.ircdata import IrcLine, read_ascii
 from kuuki.conversation.metrics import Scorer
 from kuuki.conversation.model import DisentanglerModel, shipped_model
 from kuuki.conversation.train import LogFile, load_split, train
 from kuuki.embed import Embedder, default_embedder
+from kuuki.errors import TranscriptError
 
 # Kummerfeld et al. 2019, Table 3 (Ubuntu test split): the rows printed beside ours.
 PUBLISHED: dict[str, dict[str, float]] = {
@@ -74,6 +75,9 @@ def run_disentangle(path: Path, start: int, out: TextIO) -> None:
     the gold annotation.
     """
     lines = read_ascii(path)
+    if lines and start >= len(lines):
+        problem = f"the file has {len(lines)} lines; --start {start} skips them all"
+        raise TranscriptError(str(path), len(lines), problem)
     vectors = _embed_lines(lines, default_embedder())
     parents = disentangle_links(lines, vectors, shipped_model())
     for child in range(start, len(lines)):
@@ -86,9 +90,10 @@ def evaluate(files: Sequence[LogFile], predict: Predictor) -> dict[str, float]:
     scorer = Scorer()
     for f in files:
         parents = predict(f)
-        auto = {c: list(parents[c]) for c in range(ANNOTATED_FROM, len(f.lines))}
-        gold = {c: ps for c, ps in f.gold.items() if c >= ANNOTATED_FROM}
-        scorer.add(gold, auto, ANNOTATED_FROM)
+        start = f.annotated_from
+        auto = {c: list(parents[c]) for c in range(start, len(f.lines))}
+        gold = {c: ps for c, ps in f.gold.items() if c >= start}
+        scorer.add(gold, auto, start)
     return scorer.results()
 
 
@@ -120,7 +125,7 @@ def run_eval(
     files = load_split(split_dir, embedder or default_embedder())
     ours = evaluate(files, model_predictor(model or shipped_model()))
     print(
-        f"{len(files)} files, {sum(len(f.lines) - ANNOTATED_FROM for f in files)} "
+        f"{len(files)} files, {sum(len(f.lines) - f.annotated_from for f in files)} "
         f"annotated messages ({split_dir})",
         file=out,
     )
@@ -169,7 +174,7 @@ def run_bench(data_dir: Path, out: TextIO) -> dict[str, float]:
     clock = time.perf_counter
     t0 = clock()
     for f in files:
-        dis = Disentangler(model)
+        dis = Disentangler(model, dim=embedder.dim)
         minutes = irc_minutes(f.lines)
         parents = []
         for k, ln in enumerate(f.lines):
@@ -189,7 +194,7 @@ def run_bench(data_dir: Path, out: TextIO) -> dict[str, float]:
     batched_parents: dict[str, list[list[int]]] = {}
     t1 = clock()
     for f in files:
-        dis = Disentangler(model)
+        dis = Disentangler(model, dim=embedder.dim)
         minutes = irc_minutes(f.lines)
         parents = []
         for start in range(0, len(f.lines), 32):

@@ -53,7 +53,7 @@ class Disentangler:
     ) -> None:
         self.model = model
         self.second_parent = second_parent
-        self.state = ChannelState(window=window, dim=dim)
+        self.state = ChannelState(window=window, dim=dim, proj=model.projection(dim))
 
     def score(self, turn: Turn) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Candidate indices (self first) and their link probabilities, state unchanged."""
@@ -108,16 +108,26 @@ def irc_turn(line: IrcLine, minute: float, vector: npt.NDArray[np.float32] | Non
 
 
 def irc_minutes(lines: Sequence[IrcLine]) -> list[float]:
-    """Minute of every line; system lines take the previous timestamp, midnight wraps."""
+    """Minute of every line from the first date on; system lines take the previous time.
+
+    Lines with a date (``rust 2018-05-29 [21:20:37] …``) count whole days from the first
+    date seen; lines without one wrap past midnight when the clock jumps back 12 hours.
+    """
     out: list[float] = []
     last = 0.0
     day = 0.0
+    first_day: int | None = None
     for ln in lines:
         if ln.minute is not None:
-            m = ln.minute + day
-            if m < last - 12 * 60:  # the clock went past midnight
-                day += 24 * 60
-                m += 24 * 60
+            if ln.day is not None:
+                if first_day is None:
+                    first_day = ln.day
+                m = (ln.day - first_day) * 24 * 60 + ln.minute
+            else:
+                m = ln.minute + day
+                if m < last - 12 * 60:  # the clock went past midnight
+                    day += 24 * 60
+                    m += 24 * 60
             last = m
         out.append(last)
     return out

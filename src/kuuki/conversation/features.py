@@ -9,7 +9,6 @@ message path. Only earlier messages are ever looked at.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,10 +29,15 @@ FEATURE_NAMES: tuple[str, ...] = (
     "log_children", "log_since_conv", "log_conv_idle", "log_pair_hist", "reply_to", "overlap",
     "log_len_i", "log_len_j", "greeting_i", "log_gap_prev", "i_new_speaker", "max_cos",
     "prev_nonsystem", "j_q_answered", "cos_conv_last", "lead_unresolved", "j_leads_other",
-    "latest_to_me",
+    "latest_to_me", "max_cos_conv", "log_shared", "cos_parent_j", "log_conv_speakers", "sim",
+    "sim_rel", "max_sim_conv",
 )
 # fmt: on
 N_FEATURES = len(FEATURE_NAMES)
+# Bounds of one channel's state: ``capacity`` rows (512, compacted to the last 2 * window
+# when full), as many conversation slots, and at most this many (speaker, addressee) counts.
+# Speaker ids (the alias table) grow with the channel's distinct members, ~200 bytes each.
+_MAX_PAIRS = 20_000
 _F = {name: k for k, name in enumerate(FEATURE_NAMES)}
 _ROW_ARRAYS = (
     "spk",
@@ -51,19 +55,8 @@ _ROW_ARRAYS = (
     "answered",
     "emb",
     "cslot",
-    "bags",
-    "bag_size",
+    "parent_row",
 )
-_BAG = 256
-
-
-def _bag(words: frozenset[str]) -> FloatArray:
-    """Binary bag of hashed words (crc32: stable across processes, unlike hash())."""
-    out = np.zeros(_BAG, np.float32)
-    out[[zlib.crc32(w.encode()) % _BAG for w in words]] = 1.0
-    return out
-
-
 @dataclass(slots=True)
 class Turn:
     """One message as the disentangler sees it: platform-neutral and index-free."""
@@ -86,14 +79,23 @@ class ChannelState:
     records the decision so that later messages see the conversation structure.
     """
 
-    def __init__(self, window: int = 50, dim: int = 512, capacity: int = 512) -> None:
+    def __init__(
+        self,
+        window: int = 50,
+        dim: int = 512,
+        capacity: int = 512,
+        proj: FloatArray | None = None,
+    ) -> None:
         self.window = window
         self.dim = dim
+        # the reply-tuned similarity's matrix; without one, "sim" is the plain cosine
+        self.proj = proj
         self._cap = max(capacity, 4 * window + 8)
         self.offset = 0  # global index of row 0
         self.n = 0  # global index of the next message
         self._alloc()
         self._mentions: list[frozenset[int]] = []
+        self._words: list[frozenset[str]] = []  # content words, one set per buffered row
         self.speakers = Speakers()
         self._last_by_speaker: dict[int, int] = {}
         self._pair_hist: dict[int, dict[int, int]] = {}
@@ -117,8 +119,7 @@ class ChannelState:
         self.answered = np.zeros(cap, bool)
         self.emb = np.zeros((cap, self.dim), np.float32)
         self.cslot = np.zeros(cap, np.int64)
-        self.bags = np.zeros((cap, _BAG), np.float32)
-        self.bag_size = np.zeros(cap, np.float32)
+        self.parent_row = np.full(cap, -1, np.int64)  # global index of the chosen parent
         # conversation slots: one per conversation that still has a message in the buffer
         self.cs_vec = np.zeros((cap, self.dim), np.float32)
         self.cs_norm = np.zeros(cap, np.float32)
@@ -220,8 +221,12 @@ class ChannelState:
         x[_F["url_j"]] = self.url[rows]
         x[_F["q_j_other"]] = qj & (spk != me)
         x[_F["j_q_answered"]] = self.answered[rows]
-        cos = self.emb[rows] @ vec
+        q = self.proj @ vec if self.proj is not None else vec
+        both = self.emb[rows] @ np.stack((vec, q), axis=1)
+        cos, sim = both[:, 0], both[:, 1]
         x[_F["cos"]] = cos
+        x[_F["sim"]] = sim
+        x[_F["sim_rel"]] = sim - float(sim.max())
         mx = float(cos.max())
         x[_F["cos_rel"]] = cos - mx
         xt[_F["max_cos"]] = mx
@@ -236,14 +241,20 @@ class ChannelState:
         if turn.reply_to is not None and lo <= turn.reply_to < i:
             x[_F["reply_to"], i - 1 - turn.reply_to] = 1.0
         if words:
-            # Jaccard overlap of hashed word sets, as one matrix product
-            bag = _bag(words)
-            inter = self.bags[rows] @ bag
-            x[_F["overlap"]] = inter / np.maximum(self.bag_size[rows] + bag.sum() - inter, 1.0)
+            # exact word-set overlap (Jaccard) and the count of shared words
+            row_words = self._words
+            shared = np.array([len(words & row_words[r]) for r in rl], np.float32)
+            sizes = np.array([len(row_words[r]) for r in rl], np.float32)
+            x[_F["overlap"]] = shared / np.maximum(sizes + len(words) - shared, 1.0)
+            x[_F["log_shared"]] = np.log1p(shared)
+        par = self.parent_row[rows]
+        has_par = par >= self.offset
+        if has_par.any():
+            x[_F["cos_parent_j"], has_par] = self.emb[par[has_par] - self.offset] @ vec
         hist = self._pair_hist.get(me)
         if hist:
             x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
-        self._conv_features(x, rows, me, lead, my_last, vec, i, turn.minute)
+        self._conv_features(x, rows, me, lead, my_last, vec, i, turn.minute, cos, sim)
         return cand_all, xt.T
 
     def _conv_features(
@@ -256,14 +267,22 @@ class ChannelState:
         vec: FloatArray,
         i: int,
         minute: float,
+        cos: FloatArray,
+        sim: FloatArray,
     ) -> None:
         sl = self.cslot[rows]
+        # the best match among each candidate conversation's messages in the window: a
+        # (k, k) same-conversation mask is cheaper than grouping for k <= window
+        same = sl[:, None] == sl[None, :]
+        x[_F["max_cos_conv"]] = np.where(same, cos, np.float32(-1e9)).max(axis=1)
+        x[_F["max_sim_conv"]] = np.where(same, sim, np.float32(-1e9)).max(axis=1)
         x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
         x[_F["j_conv_latest"]] = ~self.sup_conv[rows]
         x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
         who = self.cs_speakers
         sll = sl.tolist()
         x[_F["i_in_conv"]] = [me in who[s] for s in sll]
+        x[_F["log_conv_speakers"]] = np.log1p([len(who[s]) for s in sll])
         if lead >= 0:
             x[_F["lead_in_conv"]] = [lead in who[s] for s in sll]
         if my_last >= self.offset:
@@ -304,12 +323,8 @@ class ChannelState:
         vec = turn.vector if turn.vector is not None else self._zero
         self.emb[r] = vec
         self._mentions.append(named)
-        if words:
-            self.bags[r] = _bag(words)
-            self.bag_size[r] = self.bags[r].sum()
-        else:
-            self.bags[r] = 0.0
-            self.bag_size[r] = 0.0
+        self._words.append(words)
+        self.parent_row[r] = parent if parent != i and self.offset <= parent < i else -1
         for other in named:
             mine = self._pair_hist.setdefault(me, {})
             mine[other] = mine.get(other, 0) + 1
@@ -378,9 +393,10 @@ class ChannelState:
             arr = getattr(self, name)
             arr[:keep] = arr[cut : cut + keep].copy()
         self._mentions = self._mentions[cut:]
+        self._words = self._words[cut:]
         self.offset += cut
         live = set(self.cslot[:keep].tolist())
         self._free = [s for s in range(self._cap) if s not in live]
         # pair history only matters among people still around; forget the rest
-        if len(self._pair_hist) > 10_000:
+        if sum(len(h) for h in self._pair_hist.values()) > _MAX_PAIRS:
             self._pair_hist.clear()

@@ -34,6 +34,9 @@ class DisentanglerModel:
     w1: FloatArray  # (F, H)
     b1: FloatArray  # (H,)
     v: FloatArray  # (H,)
+    # (D, D) reply-tuned similarity of the embedder the model was trained with (see
+    # kuuki.conversation.similarity); None for a model without one
+    proj: FloatArray | None = None
 
     @classmethod
     def init(
@@ -81,22 +84,31 @@ class DisentanglerModel:
             w1=np.concatenate([m.w1 for m in models], axis=1),
             b1=np.concatenate([m.b1 for m in models]),
             v=(np.concatenate([m.v for m in models]) / k).astype(np.float32),
+            proj=models[0].proj,
         )
+
+    def projection(self, dim: int) -> FloatArray | None:
+        """``proj`` if it fits vectors of ``dim`` (another embedder's vectors: plain cosine)."""
+        if self.proj is not None and self.proj.shape == (dim, dim):
+            return self.proj
+        return None
 
     def params(self) -> dict[str, FloatArray]:
         return {"w": self.w, "w1": self.w1, "b1": self.b1, "v": self.v}
 
     def save(self, path: Path) -> None:
-        np.savez_compressed(
-            path,
-            mean=self.mean,
-            std=self.std,
-            w=self.w,
-            w1=self.w1,
-            b1=self.b1,
-            v=self.v,
-            features=np.array(FEATURE_NAMES),
-        )
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "mean": self.mean,
+            "std": self.std,
+            "w": self.w,
+            "w1": self.w1,
+            "b1": self.b1,
+            "v": self.v,
+            "features": np.array(FEATURE_NAMES),
+        }
+        if self.proj is not None:
+            arrays["proj"] = self.proj
+        np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(cls, path: Path | None = None) -> DisentanglerModel:
@@ -112,8 +124,10 @@ class DisentanglerModel:
                     raise ConfigError(
                         "conversation.weights", f"{path} was trained on other features"
                     )
+                proj = z["proj"].astype(np.float32) if "proj" in z.files else None
                 return cls(
-                    **{k: z[k].astype(np.float32) for k in ("mean", "std", "w", "w1", "b1", "v")}
+                    **{k: z[k].astype(np.float32) for k in ("mean", "std", "w", "w1", "b1", "v")},
+                    proj=proj,
                 )
         except (OSError, KeyError, ValueError) as exc:
             raise ConfigError("conversation.weights", f"cannot read {path}: {exc}") from exc

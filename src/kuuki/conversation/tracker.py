@@ -27,7 +27,11 @@ from kuuki.embed import Embedder
 
 BOT_KEY = "bot:self"
 _RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
-_MAX_MESSAGES = 5000  # messages remembered per channel (older ones are forgotten)
+# Messages remembered per channel; older ones are forgotten (with their conversations once
+# empty). Everything the tracker keeps per channel is bounded by this or by the constants
+# below: at ~1-2 KB a message that is a few MB per channel at most.
+_MAX_MESSAGES = 1000
+_MAX_THREADS = 1000  # threads whose latest message is remembered (for thread replies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +160,10 @@ class ConversationTracker:
         seen = _Seen(msg, link.index, conv_id, parent_id, speaker, mass, vec)
         self._remember(seen)
         if msg.thread:
+            self._thread_last.pop(msg.thread, None)  # re-insert: most recent last
             self._thread_last[msg.thread] = msg.id
+            if len(self._thread_last) > _MAX_THREADS:
+                del self._thread_last[next(iter(self._thread_last))]
         return Assignment(msg.id, conv_id, parent_id, conf)
 
     def _explicit_parent(self, msg: Message) -> int | None:
@@ -327,7 +334,7 @@ class ConversationTracker:
                     seen.msg.user.id != q.msg.user.id
                     and seen.speaker != BOT_KEY
                     and seen.msg.reply_to in (None, q.msg.id)
-                    and seen.mass.get(q.conversation_id, 0.0) >= ANSWER_MASS
+                    and self._may_answer(seen, q.conversation_id)
                     and not self._addressed(seen.msg)  # said to someone in particular
                 ):
                     answered.add(q.msg.id)
@@ -353,6 +360,20 @@ class ConversationTracker:
             ):
                 out.append(m)
         return out
+
+    @staticmethod
+    def _may_answer(seen: _Seen, conversation_id: str) -> bool:
+        """Could ``seen`` be an answer in ``conversation_id``? Fairly likely by the model's
+        mass, or placed in a new conversation with the rest of its mass mostly there: a
+        channel's first few lines give the model little context (it is trained with 1,000
+        lines before each annotated one), so "yep" after "anyone around?" opens a
+        conversation of its own; waiting is the safe error for a considerate bot."""
+        mass = seen.mass.get(conversation_id, 0.0)
+        if mass >= ANSWER_MASS:
+            return True
+        return (
+            seen.parent_id is None and mass > 0 and max(seen.mass.values()) == mass
+        )
 
     def reply_target(self, conversation_id: str) -> str | None:
         """The latest human message of the conversation, preferring an open question."""

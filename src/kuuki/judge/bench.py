@@ -68,7 +68,7 @@ def irc_to_transcript(lines: Iterable[str], *, name: str = "irc") -> list[dict[s
     by_minute: dict[int, int] = {}
     absolute: list[int] = []
     for p in rows:
-        minute = (p.minute or 0) + day
+        minute = int(p.minute or 0) + day  # whole minutes; seconds are spread below
         if minute < last_minute - 12 * 60:
             day += 24 * 60
             minute += 24 * 60

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..domain import Message
+from ..embed import Embedder
 
 
 class ConvState(enum.StrEnum):
@@ -114,8 +115,10 @@ _WEIGHTS = (1.0, 0.6, 0.4, 0.3, 0.2)
 class StateClassifier:
     """Local state classifier: lexical cues plus optional embedding prototypes."""
 
-    def __init__(self, embedder: Any | None = None) -> None:
+    def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder = embedder
+        # the embedder's own cosine scale (USE: 0.45, the static table: 0.55)
+        self._related = embedder.related if embedder is not None else 1.0
         self._protos: Any = None
         self._labels: list[ConvState] = []
         self._groups: list[tuple[ConvState, Any]] = []  # label -> prototype rows
@@ -153,10 +156,11 @@ class StateClassifier:
         emb = self._embedding_vote(newest) if _long_enough(newest) else None
         if emb is not None:
             state, sim, margin = emb
-            if state is not ConvState.ACTIVE and sim >= 0.45:
+            related = self._related
+            if state is not ConvState.ACTIVE and sim >= related:
                 # Alone, an embedding only makes the classifier unsure (so the LLM stage may
                 # ask); together with a cue it makes it surer.
-                evidence[state] += min(0.4, (sim - 0.35) * 2 + margin)
+                evidence[state] += min(0.4, (sim - (related - 0.10)) * 2 + margin)
             hits.append(f"nearest {state.value} {sim:.2f} (margin {margin:.2f})")
         return self._decide(evidence, hits, emb is not None)
 
