@@ -168,12 +168,14 @@ async def build_app(
             settings, store=store, clock=clock, llm=main_llm, embedder=embedder,
             prompts=prompts, dump=dump, bot_user_ids=tuple(bot_user_ids),
             scaffold=guard.scaffold, model_calls=scheduled.get(id(main_llm)),
+            languages=model_languages(settings.llm, main_llm),
         )
     # -----------------------------------------------------------------------------------------
     responder = Responder(
         settings.persona, context_builder(settings.persona, prompts, settings.llm, main_llm),
         main_llm, guard, dump=dump,
         memory=memory.provider() if memory is not None else None,
+        languages=model_languages(settings.llm, main_llm),
     )
     settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
     if judge is None:
@@ -238,6 +240,21 @@ def judge_mode_for(mode: str, judge_llm: LLM | None) -> str:
     if isinstance(inner, EmbeddedLLM) and inner.shipped:
         return "rules"
     return "hybrid"
+
+
+def model_languages(s: LLMSettings, llm: LLM | None) -> frozenset[str]:
+    """The languages the model writes: the setting, or what is known of it.
+
+    The shipped SmolLM2-135M writes English; asked for Japanese it writes Japanese
+    characters that are no Japanese (tests/guard/corpus), which the guard cannot always
+    tell from the real thing. Any other model is trusted with both.
+    """
+    if s.languages:
+        return frozenset(s.languages)
+    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
+    if isinstance(inner, EmbeddedLLM) and inner.shipped:
+        return frozenset({"en"})
+    return frozenset(LANGUAGES)
 
 
 def prompt_budget(s: LLMSettings, llm: LLM | None) -> int | None:

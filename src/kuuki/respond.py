@@ -39,6 +39,7 @@ _REACT_CUES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("great", "awesome", "nice", "cool", "done", "すごい", "やった", "できた", "最高"), "✨"),
     (("ok", "sure", "agree", "了解", "いいね", "賛成", "おけ"), "👍"),
 )
+_LANGUAGE_NAMES = {"ja": "Japanese", "en": "English"}
 _OUTCOME = {
     "timeout": "timed out",
     "unavailable": "model unavailable",
@@ -85,7 +86,9 @@ class Responder:
     dump: PromptDump | None = None
     reply_max_tokens: int = 80
     ack_max_tokens: int = 16
-    retry_history: int = 3  # messages of the conversation the strict retry still shows
+    # The languages the model writes (kuuki.app.model_languages); a conversation in any
+    # other gets the fallback without asking the model.
+    languages: frozenset[str] = frozenset({"ja", "en"})
 
     async def act(
         self,
@@ -115,6 +118,10 @@ class Responder:
         human = [m.text for m in conversation if m.user.name not in own and not m.user.is_bot]
         lang = conversation_language(trigger.text, human, self.persona.default_language)
         trace.features["language"] = lang
+        name = task or ("ack" if kind is ActionKind.ACK else "reply")
+        if lang not in self.languages:
+            why = f"not written: {self.llm.name} does not write {_LANGUAGE_NAMES[lang]}"
+            return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
         # The message to answer is the last turn, as in any chat; the conversation before
         # it is context. (Measured on the shipped model: 67 % of first answers pass the
         # guard this way, 45 % with the message in both places.)
@@ -131,7 +138,6 @@ class Responder:
                 await self.memory.fill(ctx, trace)
             except Exception as exc:  # memory must never cost the reply
                 trace.error(f"memory context failed: {type(exc).__name__}: {exc}")
-        name = task or ("ack" if kind is ActionKind.ACK else "reply")
         speakers = sorted({m.user.name for m in (*conversation, *other)} - own)
         expect = Expect(lang, [m.text for m in conversation], speakers)
         max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens

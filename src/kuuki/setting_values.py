@@ -124,6 +124,15 @@ def text_list(key: str, v: Any) -> tuple[str, ...]:
     return tuple(p for p in items if p)
 
 
+def languages(key: str, v: Any) -> tuple[str, ...]:
+    """A list of language codes kuuki speaks (ja, en)."""
+    items = text_list(key, v)
+    wrong = [p for p in items if p not in ("ja", "en")]
+    if wrong:
+        raise ConfigError(key, f"expected a list of ja and en, got {shown(v)}")
+    return tuple(dict.fromkeys(items))
+
+
 def thresholds(key: str, v: Any) -> tuple[int, int, int]:
     nums: tuple[int, ...] = ()
     if isinstance(v, EnvText):

@@ -24,6 +24,7 @@ from .setting_values import boolean as _bool
 from .setting_values import choice as _choice
 from .setting_values import float_range as _float_range
 from .setting_values import int_range as _int_range
+from .setting_values import languages as _languages
 from .setting_values import llm_backend as _backend
 from .setting_values import name as _name
 from .setting_values import store_url as _store_url
@@ -99,6 +100,9 @@ class LLMSettings:
     timeout_s: float = 60.0
     max_retries: int = 3
     prompt_tokens: int = 0  # 0: sized for the kind of model (kuuki.app.prompt_budget)
+    # The languages the model can write; () means "as known for the model": the shipped
+    # SmolLM2 writes English only, any other model is trusted with both (kuuki.app).
+    languages: tuple[str, ...] = ()
 
     def redacted(self) -> dict[str, Any]:
         return {
@@ -198,6 +202,7 @@ SPECS: tuple[Spec, ...] = (
         "KUUKI_LLM_PROMPT_TOKENS", "llm.prompt_tokens", "llm.prompt_tokens",
         _int_range(0, 1_000_000),
     ),
+    Spec("KUUKI_LLM_LANGUAGES", "llm.languages", "llm.languages", _languages),
     Spec("KUUKI_JUDGE_LLM", "judge_llm.backend", "judge_llm.backend", _backend),
     Spec("EAVESDROP_JUDGE_MODEL", "judge_llm.model", "judge_llm.model", _str),
     Spec("KUUKI_JUDGE_BASE_URL", "judge_llm.base_url", "judge_llm.base_url", _str),

@@ -24,7 +24,7 @@ from kuuki.domain import (
 )
 from kuuki.errors import LLMBadOutput, LLMTimeout
 from kuuki.judge.base import AddressedOnlyJudge, Situation, Verdict
-from kuuki.settings import Settings
+from kuuki.settings import LLMSettings, Settings
 from kuuki.testing import RecordingOutbox
 from kuuki.testing.llm import ScriptedLLM
 
@@ -391,3 +391,22 @@ async def test_backfilled_history_is_recorded_but_never_answered(h: Harness) -> 
     assert h.decisions == [] and h.llm.history == []
     state = h.app.engine.state("general")
     assert state is not None and [m.id for m in state.buffer.recent()] == ["old"]
+
+
+async def test_a_language_the_model_does_not_write_gets_the_fallback_without_asking_it(
+    tmp_path: Path,
+) -> None:
+    llm = ScriptedLLM("Sure, see you there!", default=None)  # a second call fails the test
+    s = Settings(llm=LLMSettings(languages=("en",)))
+    h = await make(tmp_path, llm=llm, settings=s)
+    try:
+        await h.say(ALICE, "くう、明日のランチ来る？")
+        d = h.last()
+        assert d.action.kind is ActionKind.REACT and d.decided is ActionKind.REPLY
+        assert d.reason.endswith("reply not written: scripted does not write Japanese: "
+                                 f"reacted {d.action.emoji}")
+        assert d.trace.llm_calls == [] and d.trace.features["language"] == "ja"
+        await h.say(ALICE, "Kuu, lunch tomorrow?")
+        assert h.last().action.text == "Sure, see you there!"
+    finally:
+        await h.app.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kuuki.app import judge_mode_for, prompt_budget
+from kuuki.app import judge_mode_for, model_languages, prompt_budget
 from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.llm.scheduler import ScheduledLLM
 from kuuki.settings import LLMSettings
@@ -27,3 +27,11 @@ def test_prompts_are_sized_for_the_model(tmp_path: Path) -> None:
     assert prompt_budget(s, EmbeddedLLM(tmp_path / "own.gguf")) == 1500
     assert prompt_budget(s, ScriptedLLM()) is None
     assert prompt_budget(LLMSettings(prompt_tokens=900), ScriptedLLM()) == 900
+
+
+def test_the_shipped_model_is_not_asked_for_japanese(tmp_path: Path) -> None:
+    s = LLMSettings()
+    assert model_languages(s, ScheduledLLM(EmbeddedLLM())) == {"en"}
+    assert model_languages(s, EmbeddedLLM(tmp_path / "own.gguf")) == {"ja", "en"}
+    assert model_languages(s, ScriptedLLM()) == {"ja", "en"}
+    assert model_languages(LLMSettings(languages=("ja", "en")), EmbeddedLLM()) == {"ja", "en"}

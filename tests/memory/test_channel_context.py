@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kuuki.domain import ActionKind
+from kuuki.settings import LLMSettings
 
 from .conftest import ALICE, BOB, GENERAL, make, settings, summary_answer
 
@@ -132,5 +133,19 @@ async def test_channel_context_off_means_no_summaries(tmp_path: Path) -> None:
             await h.say(ALICE, f"message {text}", channel=GENERAL)
         await h.advance(3600)
         assert h.llm.prompts("memory_summary") == []
+    finally:
+        await h.app.close()
+
+
+async def test_a_channel_in_a_language_the_model_does_not_write_is_not_summarized(
+    tmp_path: Path,
+) -> None:
+    h = await make(tmp_path, s=_s(language="ja", llm=LLMSettings(languages=("en",))))  # type: ignore[arg-type]
+    try:
+        for text in ("土曜に山登り行かない？", "いいね、天気も良さそう", "駅に9時集合で"):
+            await h.say(ALICE, text)
+        assert h.llm.prompts("memory_summary") == []
+        [job] = h.memory.jobs.of("summary")
+        assert job.skipped and "does not write ja" in job.reason
     finally:
         await h.app.close()

@@ -174,7 +174,10 @@ class ReplyGuard:
 
     @staticmethod
     def _empty(text: str, expect: Expect) -> tuple[str, str] | None:
-        if not any(unicodedata.category(ch)[0] in "LN" for ch in text):
+        # No letters: nothing, unless it is one number ("42" answers "how many?").
+        letters = any(unicodedata.category(ch)[0] == "L" for ch in text)
+        number = re.fullmatch(r"[^\w]*\d+(?:[.,]\d+)?[^\w]*", text) is not None
+        if not letters and not number:
             shown = text[:20] or "nothing"
             return ("empty", f"no words, only “{shown}”" if text else "nothing left to say")
         return None

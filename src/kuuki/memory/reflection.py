@@ -93,10 +93,12 @@ class Reflector:
         dump: PromptDump | None = None,
         max_tokens: int = 500,
         scaffold: Scaffold | None = None,
+        languages: frozenset[str] = frozenset({"ja", "en"}),
     ) -> None:
         self.llm = llm
         self.prompts = prompts
         self.scaffold = scaffold or Scaffold.from_prompts(prompts)
+        self.languages = languages  # what the model writes; other channels are skipped
         self.backlog = backlog
         self.facts = facts
         self.profiles = profiles
@@ -162,6 +164,11 @@ class Reflector:
             return 0
         trace = trace_for("reflection", channel.id, now)
         lang = channel_language([m.text for m in humans], self.prompts.language)
+        if lang not in self.languages:
+            await self.backlog.mark_reflected([m.id for m in batch])
+            self._record(channel, now, False, f"{why}: skipped: {self.llm.name} does not "
+                         f"write {lang}", None, skipped=True)
+            return len(batch)
         system = self.prompts.render(
             "reflection", language=lang, persona_name=self.persona_name, channel=channel,
             messages=batch, now=now,

@@ -70,6 +70,7 @@ class MemoryService:
         proactive_delay_s: float = DEFAULT_DELAY_S,
         scaffold: Scaffold | None = None,
         model_calls: ModelCalls | None = None,
+        languages: frozenset[str] = frozenset({"ja", "en"}),
     ) -> None:
         s = settings
         self.settings = settings
@@ -95,6 +96,7 @@ class MemoryService:
             llm=llm, prompts=self.prompts, book=self.book, clock=clock, jobs=self.jobs,
             persona_name=persona.name, every_n_messages=s.SUMMARIZE_EVERY_N_MESSAGES,
             every_n_minutes=s.SUMMARIZE_EVERY_N_MINUTES, dump=dump, scaffold=scaffold,
+            languages=languages,
         )
         self.reflector = Reflector(
             llm=llm, prompts=self.prompts, backlog=store, facts=self.facts,
@@ -102,6 +104,7 @@ class MemoryService:
             lull_minutes=s.REFLECTION_LULL_MINUTES, min_messages=s.REFLECTION_MIN_MESSAGES,
             max_buffer=s.REFLECTION_MAX_BUFFER_MESSAGES,
             profiles_enabled=s.USER_PROFILE_ENABLED, dump=dump, scaffold=scaffold,
+            languages=languages,
         )
         self.proactive = ProactiveTalker(
             facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,

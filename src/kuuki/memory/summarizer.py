@@ -106,10 +106,12 @@ class Summarizer:
         dump: PromptDump | None = None,
         max_tokens: int = 400,
         scaffold: Scaffold | None = None,
+        languages: frozenset[str] = frozenset({"ja", "en"}),
     ) -> None:
         self.llm = llm
         self.prompts = prompts
         self.scaffold = scaffold or Scaffold.from_prompts(prompts)
+        self.languages = languages  # what the model writes; other channels are skipped
         self.book = book
         self.clock = clock
         self.jobs = jobs
@@ -207,6 +209,12 @@ class Summarizer:
                 threads.setdefault(m.thread, []).append(m)
         lang = channel_language([m.text for m in batch if not m.user.is_bot],
                                 self.prompts.language)
+        if lang not in self.languages:
+            st.pending.clear()
+            self.jobs.record(JobRecord("summary", channel.id, now, False,
+                                       f"skipped: {self.llm.name} does not write {lang}",
+                                       skipped=True))
+            return False
         system = self.prompts.render(
             "summary",
             language=lang,
@@ -323,6 +331,8 @@ class Summarizer:
         trace = trace_for("workspace", f"workspace:{workspace}", now)
         lang = channel_language([c["history"] + c["recent"] for c in channels],
                                 self.prompts.language)
+        if lang not in self.languages:
+            return False
         system = self.prompts.render(
             "memory_workspace",
             language=lang,
