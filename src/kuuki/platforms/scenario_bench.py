@@ -79,8 +79,10 @@ async def bench_scenarios(
     ]
     per_dir: dict[str, list[int]] = {}
     for r in results:
-        held, total = per_dir.setdefault(str(Path(r["file"]).parent), [0, 0])
-        per_dir[str(Path(r["file"]).parent)] = [held + r["held"], total + r["expectations"]]
+        held, judged, total = per_dir.setdefault(str(Path(r["file"]).parent), [0, 0, 0])
+        per_dir[str(Path(r["file"]).parent)] = [
+            held + r["held"], judged + r["judged_held"], total + r["expectations"]
+        ]
     held = sum(r["held"] for r in results)
     total = sum(r["expectations"] for r in results)
     return {
@@ -94,7 +96,7 @@ async def bench_scenarios(
         "held": held,
         "judged_held": sum(r["judged_held"] for r in results),
         "expectations": total,
-        "by_directory": {d: f"{h}/{t}" for d, (h, t) in per_dir.items()},
+        "by_directory": {d: f"{h}/{t} (decided {j}/{t})" for d, (h, j, t) in per_dir.items()},
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
     }
