@@ -84,7 +84,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "reply":
         from .guard.bench import bench_reply, print_report
 
-        report = asyncio.run(bench_reply(_settings(args), limit=args.limit))
+        report = asyncio.run(bench_reply(_settings(args), limit=args.limit, busy=args.busy))
         print_report(report, sys.stdout, details=args.details)
         return 0
     elif args.what == "scenarios":
@@ -280,6 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rb.add_argument("--limit", type=int, help="only the first N messages")
     rb.add_argument("--details", action="store_true", help="every message, reply and verdict")
+    rb.add_argument("--busy", action="store_true",
+                    help="each message arrives while a memory call (a summary) runs on the model")
     rb.set_defaults(fn=cmd_bench)
     sb = bsub.add_parser(
         "scenarios", help="replay transcripts with a back-end and count the expect lines that "

@@ -117,3 +117,25 @@ async def test_close_ends_a_running_memory_call_early_but_never_a_reply() -> Non
         for gate in model.gates:
             gate.set()
         await task
+
+
+async def test_a_reply_interrupts_a_running_memory_call_but_not_a_judge_call() -> None:
+    for running_purpose, stopped in (("memory_summary", 1), ("judge", 0)):
+        model = StoppableModel()
+        llm = ScheduledLLM(model)
+        msgs = [ChatMessage("user", "x")]
+        first = asyncio.ensure_future(
+            call_llm(llm, None, running_purpose, msgs, max_tokens=5, temperature=0)
+        )
+        await _spin()
+        reply = asyncio.ensure_future(call_llm(llm, None, "reply", msgs, max_tokens=5,
+                                               temperature=0))
+        await _spin()
+        assert model.interrupted == stopped and llm.preempted == stopped
+        for gate in model.gates:
+            gate.set()
+        await _spin()
+        for gate in model.gates:
+            gate.set()
+        await asyncio.gather(first, reply)
+        assert model.order == [running_purpose, "reply"]

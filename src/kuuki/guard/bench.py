@@ -8,6 +8,8 @@ message to the engine to the moment the reply (or the fallback reaction) is sent
 what was sent. Every posted text is run through the guard once more: the number it
 would reject must be 0. The share of messages that got a real reply, not the fallback,
 is the figure that says how good the model is; the guard makes sure it is never junk.
+With `--busy` each message arrives half a second after a summary-sized memory call started
+on the same model: the reply must not wait for it (kuuki.llm.scheduler).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, TextIO
 
 from ..clock import RealClock
 from ..domain import Action, ActionKind, Channel, ChatEvent, Decision, EventKind, Message, User
+from ..llm.base import ChatMessage
 from ..settings import Settings
 from .reply import Expect
 
@@ -81,7 +84,24 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def bench_reply(settings: Settings, *, limit: int | None = None) -> dict[str, Any]:
+_BUSY_PROMPT = [
+    ChatMessage("system", "You keep notes about a chat channel. " * 40),
+    ChatMessage("user", "Write the channel's summary, history and recent events in detail."),
+]
+
+
+async def _busy(app: Any) -> None:
+    """A memory call of the kind a summary makes, on the same model (for --busy)."""
+    from ..llm.record import call_llm
+
+    if app.llm is not None:
+        await call_llm(app.llm, None, "memory_summary", _BUSY_PROMPT, max_tokens=400,
+                       temperature=0.2)
+
+
+async def bench_reply(
+    settings: Settings, *, limit: int | None = None, busy: bool = False
+) -> dict[str, Any]:
     from ..app import build_app
 
     cases = load_cases()[:limit]
@@ -105,10 +125,18 @@ async def bench_reply(settings: Settings, *, limit: int | None = None) -> dict[s
             await _warm_up(app, clock)
             guard = app.engine.responder.guard
             for i, case in enumerate(cases):
+                background = None
+                if busy:  # a mention that arrives while a summary is being written
+                    background = asyncio.ensure_future(_busy(app))
+                    await asyncio.sleep(0.5)
                 results.append(await _one(app, clock, outbox, decided, guard, i, case))
+                if background is not None:
+                    await background
         finally:
             await app.close()
-    return _summary(results, settings, load_s)
+    report = _summary(results, settings, load_s)
+    report["busy"] = busy
+    return report
 
 
 async def _warm_up(app: Any, clock: RealClock) -> None:

@@ -158,7 +158,7 @@ class EmbeddedLLM:
         except TimeoutError as exc:
             raise LLMTimeout(f"{self.name} took longer than {self.timeout_s}s") from exc
         if deadline.interrupted:
-            raise LLMUnavailable(f"{self.name}: interrupted (shutting down)")
+            raise LLMUnavailable(f"{self.name}: interrupted for a more urgent call or shutdown")
         if deadline.fired:
             # Generation was cut short by the deadline (just as wait_for gave up): the
             # text, if any, is incomplete.

@@ -9,9 +9,12 @@ lets waiting calls in by priority, then by arrival:
     1  proactive talk, the judge's questions     the bot deciding whether to speak
     2  everything else: memory                   summaries, profiles, reflection
 
-A call that has started is never interrupted; a reply waits at most for the one call
-already running. `close()` turns every call still waiting into `LLMUnavailable`, so a
-shutdown or the end of a replay waits for the running call only. `background_tasks`
+A reply waits at most for the one call already running, and not even that when the
+running call is memory work on a model that can stop early (a local model: `Interruptible`):
+the summary is interrupted (its job fails, keeps its messages and tries again later) and
+the reply goes first. Judge calls are never interrupted. `close()` turns every call still
+waiting into `LLMUnavailable`, so a shutdown or the end of a replay waits for the running
+call only (and not for a memory call that can stop early). `background_tasks`
 tells the virtual clock which jobs are inside a memory call (it does not wait for them:
 a clock jump or a replay is not held up by memory work).
 """
@@ -57,6 +60,8 @@ class ScheduledLLM:
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
         self._tasks: dict[asyncio.Task[Any], int] = {}
+        self._running_calls: dict[int, int] = {}  # id of an admitted call → its priority
+        self.preempted = 0  # memory calls interrupted for a reply
         self._closed = False
         self.changed = asyncio.Event()
         self.served = [0, 0, 0]  # calls admitted per priority, for benchmarks and tests
@@ -87,13 +92,18 @@ class ScheduledLLM:
             self._tasks[task] = priority
             self._signal()
         try:
+            if priority == REPLY:
+                self._preempt()
             await self._admit(priority)
+            call = next(self._seq)
+            self._running_calls[call] = priority
             try:
                 return await self.inner.complete(
                     messages, json_schema=json_schema, max_tokens=max_tokens,
                     temperature=temperature,
                 )
             finally:
+                del self._running_calls[call]
                 self._release()
         finally:
             if task is not None:
@@ -119,6 +129,13 @@ class ScheduledLLM:
             self._release()
             raise LLMUnavailable(f"{self.name}: shutting down")
         self.served[priority] += 1
+
+    def _preempt(self) -> None:
+        """A reply arrives while only memory work runs: stop that work at its next token."""
+        running = set(self._running_calls.values())
+        if running == {BACKGROUND} and isinstance(self.inner, Interruptible):
+            self.inner.interrupt()
+            self.preempted += 1
 
     def _release(self) -> None:
         self._running -= 1
