@@ -607,8 +607,14 @@ class Engine:
                     # The headline says what finally happened, not only why it was tried.
                     verdict = replace(verdict, reason=f"{verdict.reason} → {response.fallback}")
             except Exception as exc:
+                # Not a model failure (those end in the responder's fallback): a bug. The
+                # person who addressed the bot still gets the documented fallback.
                 trace.error(f"generation failed: {type(exc).__name__}: {exc}")
-                action = None
+                fallback = self.responder.fallback(
+                    state.channel, msg, trace, "failed", addressed=verdict.stage is Stage.ADDRESSED
+                )
+                action = fallback.action if fallback.action.kind is not ActionKind.NONE else None
+                verdict = replace(verdict, reason=f"{verdict.reason} → {fallback.fallback}")
             if (
                 action is not None
                 and verdict.stage is not Stage.ADDRESSED

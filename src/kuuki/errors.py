@@ -6,8 +6,9 @@
     ├── StoreError           the database cannot be opened or migrated
     └── LLMError             an LLM call failed; callers fall back to their documented default
         ├── LLMTimeout
-        ├── LLMUnavailable   unreachable, refused, or the circuit breaker is open
-        └── LLMBadOutput     empty, malformed, or not matching the requested schema
+        ├── LLMUnavailable   unreachable, refused, an answer that is no completion, a 429
+        │                    (``retry_after``), or the circuit breaker is open
+        └── LLMBadOutput     the model's text is empty or does not match the requested schema
 
 Errors become user messages only at the CLI and platform edges; inside, they travel as
 these types, translated from library exceptions with ``raise … from exc``.
@@ -52,7 +53,11 @@ class LLMTimeout(LLMError):
 
 
 class LLMUnavailable(LLMError):
-    pass
+    """``retry_after``: seconds the service asked us to wait (a 429's Retry-After), if any."""
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class LLMBadOutput(LLMError):

@@ -99,6 +99,10 @@ class LLMSettings:
     model_path: str = ""
     timeout_s: float = 60.0
     max_retries: int = 3
+    # A reply (or ack) that is not written within this many seconds, waiting for the
+    # model included, becomes the fallback, so the channel's other messages never wait
+    # longer behind it (kuuki.respond; docs/decisions.md, "The reply budget").
+    reply_budget_s: float = 15.0
     prompt_tokens: int = 0  # 0: sized for the kind of model (kuuki.app.prompt_budget)
     # The languages the model can write; () means "as known for the model": the shipped
     # SmolLM2 writes English only, any other model is trusted with both (kuuki.app).
@@ -198,6 +202,10 @@ SPECS: tuple[Spec, ...] = (
     Spec("KUUKI_LLM_MODEL_PATH", "llm.model_path", "llm.model_path", _str),
     Spec("KUUKI_LLM_TIMEOUT", "llm.timeout_s", "llm.timeout_s", _float_range(0.1, 3600)),
     Spec("KUUKI_LLM_MAX_RETRIES", "llm.max_retries", "llm.max_retries", _int_range(0, 10)),
+    Spec(
+        "KUUKI_REPLY_BUDGET", "llm.reply_budget_s", "llm.reply_budget_s",
+        _float_range(0.1, 3600),
+    ),
     Spec(
         "KUUKI_LLM_PROMPT_TOKENS", "llm.prompt_tokens", "llm.prompt_tokens",
         _int_range(0, 1_000_000),
