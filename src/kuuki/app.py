@@ -201,6 +201,7 @@ async def build_app(
         bot_user_ids=bot_user_ids,
         memory_hooks=[memory] if memory is not None else (),
         prepare=_prefetcher(embedder),
+        inbox=store,
     )
     if memory is not None:
         memory.attach(engine)

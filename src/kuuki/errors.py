@@ -3,7 +3,8 @@
     KuukiError
     ├── ConfigError          a setting is missing or wrong (names the key and what is allowed)
     ├── TranscriptError      a transcript line cannot be read (names file and line)
-    ├── StoreError           the database cannot be opened or migrated
+    ├── StoreError           the database cannot be opened, migrated or written
+    │   └── IntakeUnavailable  events cannot be made durable now: do not acknowledge them
     └── LLMError             an LLM call failed; callers fall back to their documented default
         ├── LLMTimeout
         ├── LLMUnavailable   unreachable, refused, an answer that is no completion, a 429
@@ -42,6 +43,11 @@ class TranscriptError(KuukiError):
 
 class StoreError(KuukiError):
     pass
+
+
+class IntakeUnavailable(StoreError):
+    """The store could not take an event in (within the intake's patience): the platform
+    must not be told it arrived, so that it delivers it again."""
 
 
 class LLMError(KuukiError):

@@ -41,12 +41,20 @@ log = logging.getLogger("kuuki.memory")
 MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
 
 
-class EngineView(Protocol):
-    """What the service needs of the engine: its channels (buffers) and `act`."""
+class LiveChannels(Protocol):
+    def values(self) -> list[Any]: ...
 
-    channels: dict[str, Any]
+
+class EngineView(Protocol):
+    """What the service needs of the engine: its live channels (buffers), `act`, and
+    dropping idle channels at maintenance (kuuki.channels)."""
+
+    @property
+    def channels(self) -> LiveChannels: ...
 
     def state(self, channel_id: str) -> Any: ...
+
+    def evict_idle(self) -> int: ...
 
     async def act(self, state: Any, msg: Message, verdict: Any, trace: Any, *,
                   task: str | None = None, extra: dict[str, str] | None = None) -> Any: ...
@@ -197,6 +205,9 @@ class MemoryService:
         now = self.clock.now()
         if self.engine is not None:
             prune_buffers((st.buffer for st in self.engine.channels.values()), now)
+            evicted = self.engine.evict_idle()
+            if evicted:
+                log.debug("dropped %d idle channels from memory", evicted)
         await self.profiles.flush(now)
         forgotten = await self.facts.forget_decayed(now)
         if forgotten:

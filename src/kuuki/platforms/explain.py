@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from ..domain import ActionKind, Decision, GuardRecord, LLMCallRecord
-from ..engine import ChannelState
+from ..channels import ChannelState
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 GENERATION = ("reply", "ack", "proactive")  # call purposes whose text would be posted
