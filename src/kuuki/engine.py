@@ -48,8 +48,8 @@ from .domain import (
     User,
     Visibility,
 )
-from .judge.addressing import AddressDetector
 from .intake import Inbox, Intake
+from .judge.addressing import AddressDetector
 from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
 from .memory.buffer import ChannelBuffer
 from .respond import Responder

@@ -60,11 +60,13 @@ class HistoryMixin:
     async def active_threads(
         self, channel_id: str, since: datetime, *, limit: int = 20
     ) -> list[tuple[str, datetime]]:
-        """(thread root id, latest stored message in it) for a channel's threads with a
-        message since ``since``, the most recently active first."""
+        """Threads worth reading back: (root id, latest stored message in the thread) for
+        the threads with a message since ``since``, then the latest top-level messages
+        (a thread may have started under one while the bot was away), most recent first,
+        at most ``limit`` in all."""
         await self._flush_pending()
         latest = func.max(MessageRow.ts)
-        q = (
+        threads = (
             select(MessageRow.thread, latest)
             .where(
                 MessageRow.channel_id == channel_id,
@@ -75,9 +77,22 @@ class HistoryMixin:
             .order_by(latest.desc())
             .limit(limit)
         )
+        tops = (
+            select(MessageRow.id, MessageRow.ts)
+            .where(
+                MessageRow.channel_id == channel_id,
+                MessageRow.thread.is_(None),
+                MessageRow.ts >= to_utc(since),
+            )
+            .order_by(MessageRow.ts.desc())
+            .limit(limit)
+        )
         async with self._engine.connect() as conn:
-            rows = (await conn.execute(q)).all()
-        return [(str(r[0]), to_utc(r[1])) for r in rows]
+            found = {str(r[0]): to_utc(r[1]) for r in (await conn.execute(threads)).all()}
+            for r in (await conn.execute(tops)).all():
+                found.setdefault(str(r[0]), to_utc(r[1]))
+        ordered = sorted(found.items(), key=lambda kv: kv[1], reverse=True)
+        return ordered[:limit]
 
     async def decided(self, message_ids: Sequence[str]) -> set[str]:
         """Those of ``message_ids`` with at least one decision stored."""

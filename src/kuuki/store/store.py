@@ -28,7 +28,6 @@ from kuuki.store.memories import MemoryStoreMixin
 from kuuki.store.records import (
     DECISION_KEYS,
     MESSAGE_COLUMNS,
-    channel_row,
     decision_row,
     message_row,
     row_to_channel,
