@@ -40,7 +40,7 @@ from ...engine import Engine
 from ...errors import IntakeUnavailable
 from ..retry import Retrier
 from . import mapping
-from .catchup import catch_up
+from .catchup import catch_up, last_messages
 from .commands import kuuki_group
 from .outbox import DiscordOutbox
 
@@ -139,9 +139,10 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle.clear()
         try:
             async with self._in_order:  # live events wait: they come after the history
+                since = await last_messages(self.store)  # before recovery stores anything
                 await self.engine.recover(mapping.PLATFORM)
                 try:
-                    await catch_up(self, self.store, None)
+                    await catch_up(self, self.store, None, since=since)
                 except IntakeUnavailable as exc:
                     log.warning("could not store the history read back (%s); retrying", exc)
                     self.retrier.missed([c.id for c in await self.store.channels()])
