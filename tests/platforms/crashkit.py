@@ -102,3 +102,69 @@ async def pending(store_url: str) -> int:
         return len(await store.pending_events())
     finally:
         await store.close()
+
+
+class PrivateServer:
+    """A throwaway PostgreSQL cluster of the installed server binaries, which a test may
+    stop and start again. The shared server of KUUKI_TEST_POSTGRES_URL is never stopped:
+    other tests (and other people) use it at the same time. initdb and the server run as
+    the ``postgres`` account when the tests run as root (the server refuses root)."""
+
+    def __init__(self, bindir: Path, root: Path, port: int) -> None:
+        self.bindir, self.data, self.port = bindir, root / "data", port
+        self.root = root
+
+    @staticmethod
+    def bindir() -> Path | None:
+        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
+                       key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit()
+                       else 0)
+        return found[-1].parent if found else None
+
+    def _as_server_user(self, *argv: str) -> list[str]:
+        if os.geteuid() == 0:
+            return ["runuser", "-u", "postgres", "--", *argv]
+        return list(argv)
+
+    async def _run(self, *argv: str) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            *self._as_server_user(*argv), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, cwd="/tmp",
+        )
+        out, _ = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv[0]} failed: {out.decode(errors='replace')[-2000:]}")
+
+    async def init(self) -> None:
+        if os.geteuid() == 0:
+            import shutil
+
+            shutil.chown(self.root, "postgres", "postgres")
+        await self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres",
+                        "--auth=trust", "-E", "UTF8", "--no-instructions")
+
+    async def start(self) -> None:
+        await self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-w", "-l",
+            str(self.root / "server.log"), "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1", "start",
+        )
+
+    async def stop(self) -> None:
+        """A fast shutdown: sessions are cut, new connections refused until `start`."""
+        await self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-w", "-m", "fast",
+                        "stop")
+
+    async def create_database(self, name: str) -> str:
+        await self._run(str(self.bindir / "psql"), "-X", "-q", "-h", str(self.root), "-p",
+                        str(self.port), "-U", "postgres", "-d", "postgres", "-c",
+                        f"CREATE DATABASE {name}")
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -159,13 +159,22 @@ async def _slack(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
         await app.close()
 
 
+def _dump_tasks() -> None:
+    for task in asyncio.all_tasks():
+        print(f"--- {task.get_name()}", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
     async def run() -> None:
         me = asyncio.current_task()
         assert me is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, me.cancel)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, me.cancel)
+        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # what a stuck bot waits on
         with contextlib.suppress(asyncio.CancelledError):
             await _serve(args)
 

@@ -51,17 +51,19 @@ async def catch_up(
     store: History,
     channel_ids: Sequence[str] | None,
     *,
-    since: Mapping[str, Message | None] | None = None,
+    since: Mapping[str, str | None] | None = None,
 ) -> int:
     """Read back the given channels (None: every channel the store knows on Discord);
     returns how many events were new. Raises `IntakeUnavailable` if the store refuses.
 
-    ``since`` gives, per channel, the last message stored *before* `Engine.recover`
-    re-queued what a crash left in the inbox (`last_messages`): read from there, not from
-    the store's last message at reading time. Recovered events are handled meanwhile and
-    their messages stored; the bot's answers sent before the crash but never recorded sit
-    between, and reading from after the recovered messages would skip them — the owed
-    answer would then be sent a second time."""
+    ``since`` gives, per channel, the id of the message to read after (None: the store
+    had none), where the store's last message at reading time is not the right start: at
+    start-up, the last message stored *before* `Engine.recover` re-queued what a crash
+    left in the inbox (`last_messages`) — recovered events are handled meanwhile and their
+    messages stored, while the bot's answers sent before the crash but never recorded sit
+    between, and reading from after the recovered messages would skip them (the owed
+    answer would be sent a second time); after an outage, the last message taken in
+    before the first refusal (kuuki.platforms.retry)."""
     if channel_ids is None:
         ids = [c.id for c in await store.channels() if c.platform == mapping.PLATFORM]
     else:  # channels that lost events to an outage, known to the store or not
@@ -77,15 +79,20 @@ async def catch_up(
         if since is not None and channel.id in since:
             last = since[channel.id]
         else:
-            last = await store.last_message(channel.id)
+            stored = await store.last_message(channel.id)
+            last = stored.id if stored is not None else None
         total += await _one(client, found, channel, last)
     return total
 
 
-async def last_messages(store: History) -> dict[str, Message | None]:
+async def last_messages(store: History) -> dict[str, str | None]:
     """Where reading back starts, per Discord channel the store knows (see `catch_up`)."""
     channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
-    return {c.id: await store.last_message(c.id) for c in channels}
+    out: dict[str, str | None] = {}
+    for c in channels:
+        last = await store.last_message(c.id)
+        out[c.id] = last.id if last is not None else None
+    return out
 
 
 async def _resolve(client: KuukiClient, channel_id: str) -> Any:
@@ -99,10 +106,10 @@ async def _resolve(client: KuukiClient, channel_id: str) -> Any:
         return None
 
 
-async def _one(client: KuukiClient, found: Any, channel: Channel, last: Message | None) -> int:
+async def _one(client: KuukiClient, found: Any, channel: Channel, last: str | None) -> int:
     try:
         if last is not None:
-            after = discord.Object(id=int(last.id))
+            after = discord.Object(id=int(last))
             raw = [m async for m in found.history(limit=CATCH_UP_MAX, after=after,
                                                   oldest_first=True)]
         else:
@@ -112,7 +119,7 @@ async def _one(client: KuukiClient, found: Any, channel: Channel, last: Message 
         log.info("cannot read the history of %s: %s", channel.id, exc)
         return 0
     events: list[ChatEvent] = []
-    previous = last.id if last is not None else None
+    previous = last
     owed = _Owed(client)
     for message in raw:
         if message.type not in mapping.CHAT_TYPES:

@@ -103,6 +103,9 @@ class HistoryReader:
         self.outbox = outbox
         self.store = store
         self.per_channel = per_channel
+        # where the start-up pass read each conversation from (message ids; None: from
+        # the start), for the retrier when the store refused that pass
+        self.start_points: dict[str, str | None] = {}
 
     async def start(self) -> int:
         """The start-up pass over every member channel; returns messages handed in.
@@ -119,9 +122,11 @@ class HistoryReader:
         # events are handled while the history is read, and reading from after their
         # messages would skip the bot's answers sent before the crash but never recorded
         # (they sit between), so those would be sent a second time.
-        since: dict[str, Message | None] = {}
+        since = self.start_points
         if self.store is not None:
-            since = {cid: await self.store.last_message(cid) for cid in channels}
+            for cid in channels:
+                last = await self.store.last_message(cid)
+                since[cid] = last.id if last is not None else None
         recovered = await self.engine.recover("slack")
         queued = await self.catch_up(channels, since=since)
         for ch in recovered:
@@ -131,10 +136,11 @@ class HistoryReader:
         return queued
 
     async def catch_up(
-        self, channel_ids: Sequence[str], *, since: Mapping[str, Message | None] | None = None
+        self, channel_ids: Sequence[str], since: Mapping[str, str | None] | None = None
     ) -> int:
-        """Read back the given conversations: from ``since``'s message where given (see
-        `start`), else from the last message stored."""
+        """Read back the given conversations: after ``since``'s message id where given
+        (see `start`, and kuuki.platforms.retry after an outage), else after the last
+        message stored."""
         known = {c.id for c in await self.store.channels()} if self.store is not None else set()
         queued = 0
         for channel_id in channel_ids:
@@ -143,7 +149,8 @@ class HistoryReader:
                     last = since[channel_id]
                 else:
                     assert self.store is not None
-                    last = await self.store.last_message(channel_id)
+                    stored = await self.store.last_message(channel_id)
+                    last = stored.id if stored is not None else None
                 queued += await self._catch_up(channel_id, last)
             elif self.per_channel > 0:
                 queued += await self._first_look(channel_id)
@@ -158,9 +165,9 @@ class HistoryReader:
         self.outbox.suppress([e.message.id for e in events if e.message is not None])
         return await self._hand_in([dataclasses.replace(e, backfill=True) for e in events])
 
-    async def _catch_up(self, channel_id: str, last: Message | None) -> int:
+    async def _catch_up(self, channel_id: str, last: str | None) -> int:
         assert self.store is not None
-        oldest = ts_of(last.id) if last is not None else None
+        oldest = ts_of(last) if last is not None else None
         rows = await self._history(channel_id, limit=CATCH_UP_MAX, oldest=oldest)
         roots = {str(r["ts"]): oldest for r in rows if _has_replies_after(r, oldest)}
         now = self.engine.clock.now()
