@@ -44,6 +44,8 @@ MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
 class LiveChannels(Protocol):
     def values(self) -> list[Any]: ...
 
+    def __len__(self) -> int: ...
+
 
 class EngineView(Protocol):
     """What the service needs of the engine: its live channels (buffers), `act`, and
