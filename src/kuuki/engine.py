@@ -386,21 +386,21 @@ class Engine:
                     what = item.event_id if isinstance(item, ChatEvent) else "catch-up"
                     log.exception("event %s in channel %s failed", what, state.channel.id)
                 finally:
-                    if isinstance(item, ChatEvent):
-                        await self._handled(item)
+                    if isinstance(item, ChatEvent) and item.event_id not in state.missed_events:
+                        await self._handled(item.event_id)
                     state.queue.task_done()
                     state.busy -= 1
                     self._inflight -= 1
                     if self._inflight == 0:
                         self._idle.set()
 
-    async def _handled(self, event: ChatEvent) -> None:
+    async def _handled(self, event_id: str) -> None:
         if self.writer is None or self.inbox is None:
             return
         try:
-            await self.writer.handled(event.event_id)
+            await self.writer.handled(event_id)
         except Exception as exc:  # the store is down: the event is handled again later
-            log.warning("could not mark %s handled: %s", event.event_id, exc)
+            log.warning("could not mark %s handled: %s", event_id, exc)
 
     async def _prepare(self, events: Sequence[ChatEvent]) -> None:
         if self.prepare is None:
@@ -428,9 +428,12 @@ class Engine:
     async def _process(self, state: ChannelState, event: ChatEvent) -> None:
         self.handled += 1
         if event.kind is EventKind.POSTED and event.message is not None:
+            owed = len(state.missed)
             await self._posted(
                 state, event.message, backfill=event.backfill, catch_up=event.catch_up
             )
+            if len(state.missed) > owed:
+                state.missed_events.append(event.event_id)
         elif event.kind is EventKind.EDITED and event.target_id is not None:
             text = clean_incoming(event.text or "")
             state.buffer.edit(event.target_id, text)
@@ -609,14 +612,29 @@ class Engine:
         """At a `caught_up` marker: answer the addressed messages missed while away that
         are still owed an answer (no decision yet, not answered before, recent enough)."""
         missed, state.missed = state.missed, []
+        events, state.missed_events = state.missed_events, []
         if not missed:
             return
         ids = [m.id for m in missed]
         decided: set[str] = set()
         answered: set[str] = set()
         if self.store is not None:
-            decided = await self.store.decided(ids)
-            answered = await self.store.answered(ids, self.bot_user_ids)
+            try:
+                decided = await self.store.decided(ids)
+                answered = await self.store.answered(ids, self.bot_user_ids)
+            except Exception:
+                # the store is down: still owed, at the next marker (the retrier's round)
+                state.missed[:0], state.missed_events[:0] = missed, events
+                raise
+        try:
+            await self._answer_owed(state, missed, decided, answered)
+        finally:
+            for event_id in events:  # with the decisions, in the writer's order
+                await self._handled(event_id)
+
+    async def _answer_owed(
+        self, state: ChannelState, missed: list[Message], decided: set[str], answered: set[str]
+    ) -> None:
         window = timedelta(minutes=self.settings.catch_up_minutes)
         for msg in missed:
             if msg.id in decided:
