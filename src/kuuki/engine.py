@@ -48,6 +48,7 @@ from .domain import (
     User,
     Visibility,
 )
+from .errors import StoreError
 from .intake import Inbox, Intake
 from .judge.addressing import AddressDetector
 from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
@@ -377,16 +378,26 @@ class Engine:
                 batch.append(state.queue.get_nowait())
             await self._prepare([e for e in batch if isinstance(e, ChatEvent)])
             for item in batch:
+                done = True
                 try:
                     if isinstance(item, CaughtUp):
                         await self._answer_missed(state)
                     else:
                         await self._process(state, item)
+                except StoreError as exc:
+                    # The store failed under it (an outage): not handled, so it stays in
+                    # the inbox and is handled again at the next start (`recover`), where
+                    # an answer it may already have got is read back from the platform.
+                    done = False
+                    what = item.event_id if isinstance(item, ChatEvent) else "catch-up"
+                    log.warning("event %s in channel %s left for later: the store failed: %s",
+                                what, state.channel.id, exc)
                 except Exception:  # the queue must survive anything one event does
                     what = item.event_id if isinstance(item, ChatEvent) else "catch-up"
                     log.exception("event %s in channel %s failed", what, state.channel.id)
                 finally:
-                    if isinstance(item, ChatEvent) and item.event_id not in state.missed_events:
+                    if (isinstance(item, ChatEvent) and done
+                            and item.event_id not in state.missed_events):
                         await self._handled(item.event_id)
                     state.queue.task_done()
                     state.busy -= 1
