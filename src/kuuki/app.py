@@ -19,6 +19,7 @@ from .guard.reply import ReplyGuard
 from .guard.scaffold import Scaffold
 from .judge.base import Judge
 from .llm.base import LLM, ChatMessage, TokenCounter, Warmable
+from .llm.breaker import CircuitBreaker
 from .llm.embedded import EmbeddedLLM
 from .llm.registry import create
 from .llm.scheduler import ScheduledLLM
@@ -157,7 +158,7 @@ async def build_app(
 
         embedder = default_embedder()
     prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
-    main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm)
+    main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
     guard = reply_guard(settings, prompts)
     # --- memory (issue 5) -------------------------------------------------------------------
     memory = None
@@ -176,6 +177,7 @@ async def build_app(
         main_llm, guard, dump=dump,
         memory=memory.provider() if memory is not None else None,
         languages=model_languages(settings.llm, main_llm),
+        clock=clock, budget_s=settings.llm.reply_budget_s,
     )
     settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
     if judge is None:
@@ -199,6 +201,7 @@ async def build_app(
         bot_user_ids=bot_user_ids,
         memory_hooks=[memory] if memory is not None else (),
         prepare=_prefetcher(embedder),
+        inbox=store,
     )
     if memory is not None:
         memory.attach(engine)
@@ -208,11 +211,12 @@ async def build_app(
 
 
 def _scheduled(
-    main: LLM | None, judge: LLM | None
+    main: LLM | None, judge: LLM | None, clock: Clock
 ) -> tuple[LLM | None, LLM | None, dict[int, ScheduledLLM]]:
-    """Put each distinct model behind one priority queue (replies first).
+    """Put each distinct model behind one door: a priority queue (replies first), a
+    circuit breaker for every purpose, and callers' deadlines on ``clock``.
 
-    The judge and the main model share the queue when they are the same model. A local
+    The judge and the main model share the door when they are the same model. A local
     model runs one call at a time; a server is allowed a few calls at once.
     """
     made: dict[int, ScheduledLLM] = {}
@@ -222,7 +226,9 @@ def _scheduled(
             return llm
         if id(llm) not in made:
             local = isinstance(llm, Warmable)
-            made[id(llm)] = ScheduledLLM(llm, concurrency=1 if local else 4)
+            made[id(llm)] = ScheduledLLM(
+                llm, concurrency=1 if local else 4, clock=clock, breaker=CircuitBreaker(clock)
+            )
         return made[id(llm)]
 
     m, j = wrap(main), wrap(judge)

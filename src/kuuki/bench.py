@@ -6,6 +6,8 @@ import random
 import resource
 import tempfile
 import time
+from collections import deque
+from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any
 
@@ -88,8 +90,12 @@ def synthetic_events(n: int, channels: int, seed: int = 7) -> list[ChatEvent]:
     return events
 
 
-async def ingest(messages: int, channels: int, store_url: str | None = None) -> dict[str, Any]:
-    """Steps 1-7 for `messages` messages over `channels` channels, LLM off, on SQLite."""
+async def ingest(
+    messages: int, channels: int, store_url: str | None = None, *, window: int = 256
+) -> dict[str, Any]:
+    """Steps 0-7 for `messages` messages over `channels` channels, LLM off, on SQLite,
+    each message durable (acknowledged) before the platform would be told it arrived;
+    ``window`` unacknowledged messages at most (1: one at a time, no group commit)."""
     from .app import build_app
 
     events = synthetic_events(messages, channels)
@@ -110,19 +116,51 @@ async def ingest(messages: int, channels: int, store_url: str | None = None) -> 
 
         app.engine.on_decision(count)
         started = time.perf_counter()
-        for ev in events:
-            await app.engine.handle(ev)
+        acks = await feed(app.engine, events, window=window)
         await app.engine.idle()
         await app.writer.flush()
         elapsed = time.perf_counter() - started
         peak = peak_rss_mb()  # the message path's high-water mark, before shutdown work
+        commits = app.engine.intake.commits
         await app.close()
     return {
         "benchmark": "ingest",
         "messages": messages,
         "channels": channels,
+        "window": window,
         "decisions": decisions,
         "seconds": round(elapsed, 3),
         "messages_per_s": round(messages / elapsed, 1),
         "peak_rss_mb": round(peak, 1),
+        "intake_commits": commits,
+        "ack_ms_p50": round(percentile(acks, 50) * 1000, 2),
+        "ack_ms_p99": round(percentile(acks, 99) * 1000, 2),
     }
+
+
+async def feed(engine: Any, events: list[ChatEvent], *, window: int) -> list[float]:
+    """Hand ``events`` to the engine as a platform does: in order, with up to ``window``
+    not yet acknowledged at once (Slack's concurrent envelopes, discord.py's handler
+    tasks). Returns each event's time from hand-over to "durable" (the acknowledgement)."""
+    waiting: deque[tuple[float, Awaitable[bool]]] = deque()
+    acks: list[float] = []
+
+    async def settle_one() -> None:
+        at, result = waiting.popleft()
+        await result
+        acks.append(time.perf_counter() - at)
+
+    for ev in events:
+        waiting.append((time.perf_counter(), engine.submit(ev)))
+        if len(waiting) >= window:
+            await settle_one()
+    while waiting:
+        await settle_one()
+    return acks
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]

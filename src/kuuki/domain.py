@@ -116,6 +116,10 @@ class ChatEvent:
     emoji: str | None = None
     # History read at start-up so the bot does not start blind: recorded, never judged.
     backfill: bool = False
+    # Arrived after the fact (recovered after a crash, or read back from the platform's
+    # history after a restart or an outage): recorded; an addressed one is answered at the
+    # channel's catch-up marker if still owed (kuuki.engine).
+    catch_up: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,7 @@
-"""The engine: one ordered queue per channel, and the seven steps of one message.
+"""The engine: one ordered queue per channel, and the steps of one message.
 
+    0 intake     the event is durable (the store's inbox) before `handle` returns, so an
+                 adapter acknowledges only what a crash cannot lose (kuuki.intake)
     1 filter     own messages, other bots (loop guard), allow/deny lists, DM policy
     2 record     store + short-term buffer; edits, deletes and reactions update both
     3 structure  the channel's ConversationTracker places the message in a conversation
@@ -10,8 +12,14 @@
     7 explain    a Decision with its DecisionTrace, stored and announced to listeners
 
 Channels run in parallel; within a channel events are handled in order. An event id is
-handled once however often it is delivered. A failure inside one event is recorded in its
-trace and never stops the channel's queue. The engine knows no platform or vendor names.
+handled once however often it is delivered, across restarts: handling ends by marking it
+handled in the same transaction as what it wrote, and what a crash interrupted is handled
+again by `recover`. Events that arrive after the fact (recovered, or read back from a
+platform's history by its adapter: `ChatEvent.catch_up`) are recorded; the addressed ones
+among them are answered at the channel's `caught_up` marker if no decision exists yet, the
+bot did not answer them before, and they are at most ``catch_up_minutes`` old. A failure
+inside one event is recorded in its trace and never stops the channel's queue. Memory is
+bounded (kuuki.channels). The engine knows no platform or vendor names.
 """
 
 from __future__ import annotations
@@ -20,12 +28,13 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from .clock import Clock, TimerHandle
+from .channels import CaughtUp, ChannelState, ChannelTable, PendingJudgment, stop
+from .clock import Clock
 from .domain import (
     Action,
     ActionKind,
@@ -39,6 +48,8 @@ from .domain import (
     User,
     Visibility,
 )
+from .errors import StoreError
+from .intake import Inbox, Intake
 from .judge.addressing import AddressDetector
 from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
 from .memory.buffer import ChannelBuffer
@@ -50,6 +61,7 @@ log = logging.getLogger("kuuki.engine")
 
 DecisionListener = Callable[[Decision], Awaitable[None] | None]
 PREPARE_BATCH = 64
+SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
 class Outbox(Protocol):
@@ -89,18 +101,23 @@ class MessageStore(Protocol):
 
     async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: Any) -> None: ...
 
+    async def decided(self, message_ids: Sequence[str]) -> set[str]: ...
+
+    async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]: ...
+
 
 class Writer(Protocol):
-    """Write-behind for the hot path: messages, decisions and event ids.
+    """Write-behind for the hot path: messages, decisions, and inbox events handled.
 
-    `mark_event` answers True the first time an event id is seen, across restarts.
+    `handled` marks an inbox event done in the same transaction as everything queued
+    before it, so a crash never separates what handling wrote from the mark.
     """
 
     async def add_message(self, m: Message, *, conversation_id: str | None = None) -> None: ...
 
     async def add_decision(self, d: Decision) -> None: ...
 
-    async def mark_event(self, event_id: str, at: Any) -> bool: ...
+    async def handled(self, event_id: str) -> None: ...
 
     async def flush(self) -> Any: ...
 
@@ -109,30 +126,6 @@ class MemoryHook(Protocol):
     """Step 4: sees every recorded message; must return quickly (schedule, don't work)."""
 
     async def observe(self, channel: Channel, msg: Message, *, from_bot: bool) -> None: ...
-
-
-@dataclass(slots=True)
-class ChannelState:
-    channel: Channel
-    buffer: ChannelBuffer
-    tracker: Tracker | None
-    bot: BotState
-    queue: asyncio.Queue[ChatEvent] = field(default_factory=asyncio.Queue)
-    worker: asyncio.Task[None] | None = None
-    bot_message_ids: set[str] = field(default_factory=set)
-    bot_turns_since_human: int = 0
-    last_human: Message | None = None
-    pending: PendingJudgment | None = None
-    rechecks: dict[str, TimerHandle] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class PendingJudgment:
-    """An ambient message waiting for its burst to settle before it is judged."""
-
-    message: Message
-    trace: DecisionTrace
-    handle: TimerHandle
 
 
 @dataclass(slots=True)
@@ -159,8 +152,9 @@ class Engine:
         tracker_factory: Callable[[Channel], Tracker | None] | None = None,
         memory_hooks: Sequence[MemoryHook] = (),
         bot_user_ids: Sequence[str] = (),
-        seen_capacity: int = 200_000,
+        seen_capacity: int = SEEN_CAPACITY,
         prepare: Callable[[Sequence[Message]], Awaitable[None]] | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -176,14 +170,23 @@ class Engine:
         self.prepare = prepare
         self.bot_user_ids: set[str] = set(bot_user_ids) | {settings.persona.name}
         self.address = AddressDetector(settings.persona.names)
-        self.channels: dict[str, ChannelState] = {}
+        self.channels = ChannelTable(
+            max_live=settings.max_live_channels,
+            idle=timedelta(minutes=settings.channel_idle_minutes),
+        )
         self._listeners: list[DecisionListener] = []
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_capacity = seen_capacity
+        self._pending: dict[str, asyncio.Future[bool]] = {}
+        # channel id → the last message taken in (bounded like _seen): where reading a
+        # channel back starts after the store refused some of its events (`last_taken`)
+        self._last_taken: OrderedDict[str, str] = OrderedDict()
+        self.intake = Intake(inbox, self._deliver)
+        self.inbox = inbox
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._intake = asyncio.Lock()
+        self._stopping: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.handled = 0
         self.usage = Usage()
@@ -194,33 +197,109 @@ class Engine:
         self._listeners.append(listener)
 
     async def handle(self, event: ChatEvent) -> bool:
-        """Queue an event on its channel. False when the id was already handled (or queued)."""
+        """Take an event in: True once it is durable and queued on its channel (tell the
+        platform it arrived only then), False when it was taken in before. Raises
+        `IntakeUnavailable` when the store cannot take it (do not acknowledge it)."""
+        return await self.submit(event)
+
+    def submit(self, event: ChatEvent) -> Awaitable[bool]:
+        """`handle` in two halves: the event's place in line is taken now, synchronously
+        (an adapter calls this in delivery order), and the result is awaited later."""
         if self._closed:
             raise RuntimeError("engine is closed")
-        # Intake is serialised: the awaits below (store look-ups on a channel's first event,
-        # event-id checks) must not let a later event overtake an earlier one.
-        async with self._intake:
-            return await self._intake_one(event)
+        loop = asyncio.get_running_loop()
+        if event.event_id in self._seen or self._echo_key(event) in self._seen:
+            done: asyncio.Future[bool] = loop.create_future()
+            done.set_result(False)
+            return done
+        first = self._pending.get(event.event_id)
+        if first is not None:  # a second delivery while the first is being committed
+            return self._duplicate_of(first)
+        future = self.intake.submit(event)
+        self._pending[event.event_id] = future
+        future.add_done_callback(lambda _: self._pending.pop(event.event_id, None))
+        return future
 
-    async def _intake_one(self, event: ChatEvent) -> bool:
-        if event.event_id in self._seen:
-            return False
-        self._mark_seen(event.event_id)
+    @staticmethod
+    def _echo_key(event: ChatEvent) -> str | None:
+        # e.g. the platform echoing the bot's own message, which was recorded when sent
         if event.message is not None and event.kind is EventKind.POSTED:
-            key = f"msg:{event.message.channel_id}:{event.message.id}"
-            if key in self._seen:  # e.g. the platform echoing the bot's own message
-                return False
-            self._mark_seen(key)
-        if self.writer is not None and not await self.writer.mark_event(event.event_id, event.at):
-            return False  # handled before a restart
-        state = await self._channel(event.channel)
+            return f"msg:{event.message.channel_id}:{event.message.id}"
+        return None
+
+    @staticmethod
+    def _duplicate_of(first: asyncio.Future[bool]) -> asyncio.Future[bool]:
+        dup: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def copy(f: asyncio.Future[bool]) -> None:
+            if dup.done():
+                return
+            if f.cancelled():
+                dup.cancel()
+            elif (exc := f.exception()) is not None:
+                dup.set_exception(exc)
+            else:
+                dup.set_result(False)
+
+        first.add_done_callback(copy)
+        return dup
+
+    def last_taken(self, channel_id: str) -> str | None:
+        """The id of the last message of this channel taken in (durably) by this run, or
+        None. Events are taken in in delivery order, so when the store refuses one, what
+        it lost comes after this message: an adapter reads the channel back from here."""
+        return self._last_taken.get(channel_id)
+
+    def _deliver(self, events: list[ChatEvent]) -> None:
+        """Intake committed these (new) events: remember them, queue them in order."""
+        for event in events:
+            if event.kind is EventKind.POSTED and event.message is not None:
+                self._last_taken[event.channel.id] = event.message.id
+                self._last_taken.move_to_end(event.channel.id)
+                if len(self._last_taken) > self._seen_capacity:
+                    self._last_taken.popitem(last=False)
+            self._mark_seen(event.event_id)
+            key = self._echo_key(event)
+            if key is not None:
+                self._mark_seen(key)
+            self._enqueue(event)
+
+    def _enqueue(self, item: ChatEvent, channel: Channel | None = None) -> None:
+        state = self._open(channel or item.channel)
+        self.channels.touch(state, self.clock.now())
+        state.busy += 1
         self._inflight += 1
         self._idle.clear()
-        state.queue.put_nowait(event)
-        return True
+        state.queue.put_nowait(item)
+
+    async def recover(self, platform: str | None = None) -> list[Channel]:
+        """Queue the events a crash left taken in but not handled (those of ``platform``'s
+        channels, or all), as catch-up; returns their channels, which an adapter then
+        marks `caught_up` once it has also read their history."""
+        if self.inbox is None:
+            return []
+        channels: dict[str, Channel] = {}
+        for event in await self.inbox.pending_events(platform=platform):
+            if event.event_id in self._seen:
+                continue
+            self._mark_seen(event.event_id)
+            self._enqueue(replace(event, catch_up=True))
+            channels[event.channel.id] = event.channel
+        if channels:
+            log.info("recovering %d channels' events taken in before a crash", len(channels))
+        return list(channels.values())
+
+    def caught_up(self, channel: Channel) -> None:
+        """Everything missed in ``channel`` has been handed in: answer what is owed."""
+        self._inflight += 1
+        self._idle.clear()
+        state = self._open(channel)
+        state.busy += 1
+        state.queue.put_nowait(CaughtUp())
 
     async def idle(self) -> None:
         """Wait until every queued event has been handled and every action sent."""
+        await self.intake.drain()
         while self._inflight:
             self._idle.clear()
             await self._idle.wait()
@@ -228,20 +307,29 @@ class Engine:
     async def close(self) -> None:
         await self.idle()
         self._closed = True
-        for state in self.channels.values():
-            if state.worker is not None:
-                state.worker.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await state.worker
+        tasks = stop(self.channels.clear())
+        await asyncio.gather(*tasks, *self._stopping, return_exceptions=True)
         if self.writer is not None:
             await self.writer.flush()
 
     def state(self, channel_id: str) -> ChannelState | None:
         return self.channels.get(channel_id)
 
+    def evict_idle(self) -> int:
+        """Drop channels idle for ``channel_idle_minutes`` (they are rebuilt from the store
+        when they speak again); returns how many. Called by periodic maintenance."""
+        gone = self.channels.idle_ones(self.clock.now())
+        self._stop(gone)
+        return len(gone)
+
+    def _stop(self, states: list[ChannelState]) -> None:
+        for task in stop(states):
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+
     # -- channels ----------------------------------------------------------------------------
 
-    async def _channel(self, channel: Channel) -> ChannelState:
+    def _open(self, channel: Channel) -> ChannelState:
         state = self.channels.get(channel.id)
         if state is not None:
             return state
@@ -250,19 +338,19 @@ class Engine:
             timedelta(minutes=self.settings.CHANNEL_BUFFER_TTL_MINUTES),
         )
         tracker = self.tracker_factory(channel) if self.tracker_factory else None
-        state = ChannelState(channel, buffer, tracker, BotState(frozenset(self.bot_user_ids)))
-        self.channels[channel.id] = state
-        if self.store is not None:
-            await self.store.upsert_channel(channel)
-            await self._rebuild(state)
+        bot = BotState(frozenset(self.bot_user_ids))
+        state = ChannelState(channel, buffer, tracker, bot, self.clock.now())
+        self._stop(self.channels.add(state))
+        # The worker rebuilds the channel from the store before its first event.
         state.worker = asyncio.get_running_loop().create_task(
             self._run(state), name=f"kuuki-channel-{channel.id}"
         )
         return state
 
     async def _rebuild(self, state: ChannelState) -> None:
-        """After a restart: refill buffer and tracker from the store."""
-        assert self.store is not None
+        """After a restart or an eviction: refill buffer and tracker from the store."""
+        if self.store is None:
+            return
         since = self.clock.now() - state.buffer.ttl
         try:
             history = await self.store.recent_messages(
@@ -281,25 +369,49 @@ class Engine:
                 state.tracker.observe(m)
 
     async def _run(self, state: ChannelState) -> None:
+        await self._rebuild(state)
         while True:
             batch = [await state.queue.get()]
             # Take what else is already waiting, so per-message preparation (embeddings)
             # runs once for the lot; the events are still handled one by one, in order.
             while len(batch) < PREPARE_BATCH and not state.queue.empty():
                 batch.append(state.queue.get_nowait())
-            await self._prepare(batch)
-            for event in batch:
+            await self._prepare([e for e in batch if isinstance(e, ChatEvent)])
+            for item in batch:
+                done = True
                 try:
-                    await self._process(state, event)
+                    if isinstance(item, CaughtUp):
+                        await self._answer_missed(state)
+                    else:
+                        await self._process(state, item)
+                except StoreError as exc:
+                    # The store failed under it (an outage): not handled, so it stays in
+                    # the inbox and is handled again at the next start (`recover`), where
+                    # an answer it may already have got is read back from the platform.
+                    done = False
+                    what = item.event_id if isinstance(item, ChatEvent) else "catch-up"
+                    log.warning("event %s in channel %s left for later: the store failed: %s",
+                                what, state.channel.id, exc)
                 except Exception:  # the queue must survive anything one event does
-                    log.exception(
-                        "event %s in channel %s failed", event.event_id, state.channel.id
-                    )
+                    what = item.event_id if isinstance(item, ChatEvent) else "catch-up"
+                    log.exception("event %s in channel %s failed", what, state.channel.id)
                 finally:
+                    if (isinstance(item, ChatEvent) and done
+                            and item.event_id not in state.missed_events):
+                        await self._handled(item.event_id)
                     state.queue.task_done()
+                    state.busy -= 1
                     self._inflight -= 1
                     if self._inflight == 0:
                         self._idle.set()
+
+    async def _handled(self, event_id: str) -> None:
+        if self.writer is None or self.inbox is None:
+            return
+        try:
+            await self.writer.handled(event_id)
+        except Exception as exc:  # the store is down: the event is handled again later
+            log.warning("could not mark %s handled: %s", event_id, exc)
 
     async def _prepare(self, events: Sequence[ChatEvent]) -> None:
         if self.prepare is None:
@@ -327,7 +439,12 @@ class Engine:
     async def _process(self, state: ChannelState, event: ChatEvent) -> None:
         self.handled += 1
         if event.kind is EventKind.POSTED and event.message is not None:
-            await self._posted(state, event.message, backfill=event.backfill)
+            owed = len(state.missed)
+            await self._posted(
+                state, event.message, backfill=event.backfill, catch_up=event.catch_up
+            )
+            if len(state.missed) > owed:
+                state.missed_events.append(event.event_id)
         elif event.kind is EventKind.EDITED and event.target_id is not None:
             text = clean_incoming(event.text or "")
             state.buffer.edit(event.target_id, text)
@@ -357,7 +474,9 @@ class Engine:
         if self.writer is not None:
             await self.writer.flush()
 
-    async def _posted(self, state: ChannelState, raw: Message, *, backfill: bool = False) -> None:
+    async def _posted(
+        self, state: ChannelState, raw: Message, *, backfill: bool = False, catch_up: bool = False
+    ) -> None:
         msg = replace(raw, text=clean_incoming(raw.text))
         trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
         own = self._is_own(msg.user)
@@ -368,6 +487,14 @@ class Engine:
         # 2 record ---------------------------------------------------------------------------
         conversation_id = await self._record(state, msg, own=own)
         if own or backfill:
+            return
+        if catch_up:
+            # Missed while the bot was away: owed an answer only if it addressed the bot,
+            # and only once the whole catch-up is recorded (the `caught_up` marker).
+            if not blocked and self.address.detect(
+                msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
+            ):
+                state.missed.append(msg)
             return
         if blocked:
             trace.step(f"filtered: {blocked}")
@@ -490,11 +617,62 @@ class Engine:
 
         state.rechecks[msg.id] = self.clock.call_later(delay, recheck)
 
+    # -- catching up ----------------------------------------------------------------------
+
+    async def _answer_missed(self, state: ChannelState) -> None:
+        """At a `caught_up` marker: answer the addressed messages missed while away that
+        are still owed an answer (no decision yet, not answered before, recent enough)."""
+        missed, state.missed = state.missed, []
+        events, state.missed_events = state.missed_events, []
+        if not missed:
+            return
+        ids = [m.id for m in missed]
+        decided: set[str] = set()
+        answered: set[str] = set()
+        if self.store is not None:
+            try:
+                decided = await self.store.decided(ids)
+                answered = await self.store.answered(ids, self.bot_user_ids)
+            except Exception:
+                # the store is down: still owed, at the next marker (the retrier's round)
+                state.missed[:0], state.missed_events[:0] = missed, events
+                raise
+        try:
+            await self._answer_owed(state, missed, decided, answered)
+        finally:
+            for event_id in events:  # with the decisions, in the writer's order
+                await self._handled(event_id)
+
+    async def _answer_owed(
+        self, state: ChannelState, missed: list[Message], decided: set[str], answered: set[str]
+    ) -> None:
+        window = timedelta(minutes=self.settings.catch_up_minutes)
+        for msg in missed:
+            if msg.id in decided:
+                continue  # decided before the restart; the decision stands
+            now = self.clock.now()
+            trace = DecisionTrace(msg.id, state.channel.id, now)
+            trace.step("missed while the bot was away (restart or outage); caught up")
+            age = now - msg.ts
+            if msg.id in answered:
+                reason = "addressed; answered before the restart"
+            elif age > window:
+                reason = (
+                    f"addressed {age.total_seconds() / 60:.0f} min ago while the bot was "
+                    f"away: too late to answer (catch-up answers within "
+                    f"{self.settings.catch_up_minutes:g} min)"
+                )
+            else:
+                await self._judge_again(state, msg, trace, "caught_up")
+                continue
+            verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
+            await self._decide_done(state, msg, verdict, None, trace)
+
     # -- commands (used by platform slash commands) ----------------------------------------
 
     async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
         """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
-        state = await self._channel(channel)
+        state = self._open(channel)
         until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
         state.bot.quiet_until = until
         return until
@@ -607,8 +785,14 @@ class Engine:
                     # The headline says what finally happened, not only why it was tried.
                     verdict = replace(verdict, reason=f"{verdict.reason} → {response.fallback}")
             except Exception as exc:
+                # Not a model failure (those end in the responder's fallback): a bug. The
+                # person who addressed the bot still gets the documented fallback.
                 trace.error(f"generation failed: {type(exc).__name__}: {exc}")
-                action = None
+                fallback = self.responder.fallback(
+                    state.channel, msg, trace, "failed", addressed=verdict.stage is Stage.ADDRESSED
+                )
+                action = fallback.action if fallback.action.kind is not ActionKind.NONE else None
+                verdict = replace(verdict, reason=f"{verdict.reason} → {fallback.fallback}")
             if (
                 action is not None
                 and verdict.stage is not Stage.ADDRESSED
@@ -652,7 +836,13 @@ class Engine:
                 state.bot.last_reply_conversation = verdict.conversation_id or (
                     state.tracker.conversation_of(msg.id) if state.tracker else None
                 )
-                state.bot.interventions.append((now, state.bot.last_reply_conversation))
+                state.note_intervention(now, state.bot.last_reply_conversation)
+            if posted is None and action.kind is ActionKind.REACT and self.store is not None:
+                # Remembered so that catching up after a crash knows this was answered.
+                with contextlib.suppress(Exception):
+                    await self.store.add_reaction(
+                        msg.id, self.settings.persona.name, action.emoji or "", now
+                    )
             if posted is not None:
                 self._mark_seen(f"msg:{posted.channel_id}:{posted.id}")
                 await self._record(state, posted, own=True)

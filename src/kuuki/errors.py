@@ -3,11 +3,13 @@
     KuukiError
     ├── ConfigError          a setting is missing or wrong (names the key and what is allowed)
     ├── TranscriptError      a transcript line cannot be read (names file and line)
-    ├── StoreError           the database cannot be opened or migrated
+    ├── StoreError           the database cannot be opened, migrated or written
+    │   └── IntakeUnavailable  events cannot be made durable now: do not acknowledge them
     └── LLMError             an LLM call failed; callers fall back to their documented default
         ├── LLMTimeout
-        ├── LLMUnavailable   unreachable, refused, or the circuit breaker is open
-        └── LLMBadOutput     empty, malformed, or not matching the requested schema
+        ├── LLMUnavailable   unreachable, refused, an answer that is no completion, a 429
+        │                    (``retry_after``), or the circuit breaker is open
+        └── LLMBadOutput     the model's text is empty or does not match the requested schema
 
 Errors become user messages only at the CLI and platform edges; inside, they travel as
 these types, translated from library exceptions with ``raise … from exc``.
@@ -43,6 +45,11 @@ class StoreError(KuukiError):
     pass
 
 
+class IntakeUnavailable(StoreError):
+    """The store could not take an event in (within the intake's patience): the platform
+    must not be told it arrived, so that it delivers it again."""
+
+
 class LLMError(KuukiError):
     pass
 
@@ -52,7 +59,11 @@ class LLMTimeout(LLMError):
 
 
 class LLMUnavailable(LLMError):
-    pass
+    """``retry_after``: seconds the service asked us to wait (a 429's Retry-After), if any."""
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class LLMBadOutput(LLMError):

@@ -9,9 +9,12 @@ and the prompt is rendered in it; the persona's language is only the default.
                                                             └ rejected again → fallback
 
 Safe defaults (the trace records which one was used and why):
-- the model fails (timeout, error) or its text is rejected twice → for a message that
-  addressed the bot, a reaction with a fitting emoji, so the person sees they were heard;
-  for anything else, nothing (nobody asked);
+- the model fails (timeout, error, paused by the circuit breaker) or its text is rejected
+  twice → for a message that addressed the bot, a reaction with a fitting emoji, so the
+  person sees they were heard; for anything else, nothing (nobody asked);
+- the reply budget (`llm.reply_budget_s`, on the clock) runs out, waiting for the model
+  included → the same fallback at once: the channel's other messages wait behind a reply
+  at most that long, whatever the model does (docs/decisions.md, "The reply budget");
 - no LLM configured (`--llm none`) → the action stands with no text (replay prints null).
 """
 
@@ -22,10 +25,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .clock import Clock
 from .domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Message
 from .guard.language import conversation_language
 from .guard.reply import Expect, GuardVerdict, ReplyGuard
-from .llm.base import LLM, ChatMessage
+from .llm.base import LLM, ChatMessage, current_deadline
 from .llm.record import call_llm
 from .memory.context import ContextBuilder, PromptContext
 from .settings import Persona
@@ -89,6 +93,10 @@ class Responder:
     # The languages the model writes (kuuki.app.model_languages); a conversation in any
     # other gets the fallback without asking the model.
     languages: frozenset[str] = frozenset({"ja", "en"})
+    # How long a reply may take, model queue included, before the fallback (None: no
+    # limit beyond the back-end's timeout). Enforced on `clock` by the model's door.
+    clock: Clock | None = None
+    budget_s: float | None = None
 
     async def act(
         self,
@@ -142,6 +150,36 @@ class Responder:
         expect = Expect(lang, [m.text for m in conversation], speakers)
         max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens
         system = self.builder.render(name, ctx, language=lang, **(extra or {}))
+        token = current_deadline.set(self._deadline())
+        try:
+            return await self._generate(
+                kind, channel, trigger, conversation, trace, name, lang, system, max_tokens,
+                expect, addressed=addressed,
+            )
+        finally:
+            current_deadline.reset(token)
+
+    def _deadline(self) -> float | None:
+        if self.clock is None or self.budget_s is None:
+            return None
+        return self.clock.monotonic() + self.budget_s
+
+    async def _generate(
+        self,
+        kind: ActionKind,
+        channel: Channel,
+        trigger: Message,
+        conversation: Sequence[Message],
+        trace: DecisionTrace,
+        name: str,
+        lang: str,
+        system: str,
+        max_tokens: int,
+        expect: Expect,
+        *,
+        addressed: bool,
+    ) -> Response:
+        """The first answer through the guard, one stricter retry, else the fallback."""
         first = await self._attempt(
             name, [ChatMessage("system", system), self._turn(trigger)], max_tokens, expect, trace
         )
@@ -205,6 +243,14 @@ class Responder:
         )
         if completion is None:
             outcome = trace.llm_calls[-1].outcome if trace.llm_calls else "error"
+            deadline = current_deadline.get()
+            if (
+                outcome == "timeout"
+                and deadline is not None
+                and self.clock is not None
+                and self.clock.monotonic() >= deadline
+            ):
+                return f"{purpose} not written within the reply budget ({self.budget_s:g} s)"
             return f"{purpose} {_OUTCOME.get(outcome, outcome)}"
         expect = Expect(expect.language, expect.conversation, expect.speakers,
                         truncated=completion.finish_reason == "length")
@@ -218,6 +264,14 @@ class Responder:
     def _posted(self, kind: ActionKind, channel: Channel, trigger: Message, text: str) -> Response:
         return Response(Action(kind, channel.id, trigger.id, text=text, thread=trigger.thread,
                                reply_to=trigger.id))
+
+    def fallback(
+        self, channel: Channel, trigger: Message, trace: DecisionTrace, why: str, *,
+        addressed: bool,
+    ) -> Response:
+        """The documented safe default for a reply that could not be written (used by the
+        engine when generation failed in an unexpected way)."""
+        return self._fallback(channel, trigger, trace, "reply", why, addressed=addressed)
 
     def _fallback(
         self,

@@ -99,6 +99,10 @@ class LLMSettings:
     model_path: str = ""
     timeout_s: float = 60.0
     max_retries: int = 3
+    # A reply (or ack) that is not written within this many seconds, waiting for the
+    # model included, becomes the fallback, so the channel's other messages never wait
+    # longer behind it (kuuki.respond; docs/decisions.md, "The reply budget").
+    reply_budget_s: float = 15.0
     prompt_tokens: int = 0  # 0: sized for the kind of model (kuuki.app.prompt_budget)
     # The languages the model can write; () means "as known for the model": the shipped
     # SmolLM2 writes English only, any other model is trusted with both (kuuki.app).
@@ -125,6 +129,13 @@ class Settings:
     channel_allow: tuple[str, ...] = ()
     channel_deny: tuple[str, ...] = ()
     dms_enabled: bool = True
+    # After a restart or an outage, addressed messages the bot missed are answered when at
+    # most this old, otherwise recorded as missed (kuuki.engine, catching up).
+    catch_up_minutes: float = 10.0
+    # Bounded memory (kuuki.channels): channels idle this long are dropped and rebuilt from
+    # the store when they speak again; at most this many are held at once.
+    channel_idle_minutes: float = 60.0
+    max_live_channels: int = 500
     # auto: hybrid, except that the shipped demonstration model does not judge (measured
     # to make decisions worse than the local stage alone; kuuki.app.judge_mode_for).
     judge_mode: str = "auto"
@@ -199,6 +210,10 @@ SPECS: tuple[Spec, ...] = (
     Spec("KUUKI_LLM_TIMEOUT", "llm.timeout_s", "llm.timeout_s", _float_range(0.1, 3600)),
     Spec("KUUKI_LLM_MAX_RETRIES", "llm.max_retries", "llm.max_retries", _int_range(0, 10)),
     Spec(
+        "KUUKI_REPLY_BUDGET", "llm.reply_budget_s", "llm.reply_budget_s",
+        _float_range(0.1, 3600),
+    ),
+    Spec(
         "KUUKI_LLM_PROMPT_TOKENS", "llm.prompt_tokens", "llm.prompt_tokens",
         _int_range(0, 1_000_000),
     ),
@@ -212,6 +227,18 @@ SPECS: tuple[Spec, ...] = (
     Spec("KUUKI_CHANNEL_ALLOW", "channels.allow", "channel_allow", _list),
     Spec("KUUKI_CHANNEL_DENY", "channels.deny", "channel_deny", _list),
     Spec("KUUKI_DMS", "channels.dms", "dms_enabled", _bool),
+    Spec(
+        "KUUKI_CATCH_UP_MINUTES", "channels.catch_up_minutes", "catch_up_minutes",
+        _float_range(0, 7 * 24 * 60),
+    ),
+    Spec(
+        "KUUKI_CHANNEL_IDLE_MINUTES", "channels.idle_minutes", "channel_idle_minutes",
+        _float_range(1, 7 * 24 * 60),
+    ),
+    Spec(
+        "KUUKI_MAX_LIVE_CHANNELS", "channels.max_live", "max_live_channels",
+        _int_range(1, 1_000_000),
+    ),
     Spec("KUUKI_JUDGE_MODE", "judge.mode", "judge_mode", _choice(*JUDGE_MODES)),
     Spec("DISCORD_TOKEN", "discord.token", "discord_token", _str),
     Spec("SLACK_BOT_TOKEN", "slack.bot_token", "slack_bot_token", _str),

@@ -93,6 +93,11 @@ class Interruptible(Protocol):
 # small; back-ends that count or label calls (the stub) read it, the others ignore it.
 current_purpose: ContextVar[str | None] = ContextVar("kuuki_llm_purpose", default=None)
 
+# When the current call must be over, on the clock's monotonic scale (`Clock.monotonic`),
+# or None for no limit beyond the back-end's own timeout. The responder sets it for a reply
+# (its budget, `llm.reply_budget_s`); `ScheduledLLM` enforces it, queue wait included.
+current_deadline: ContextVar[float | None] = ContextVar("kuuki_llm_deadline", default=None)
+
 
 def render_messages(messages: Sequence[ChatMessage]) -> str:
     """The messages as plain text, one ``role: content`` block each, for traces and dumps."""

@@ -3,6 +3,8 @@
 When the model service is down every call would wait for its timeout; after a few
 consecutive failures the breaker "opens" and calls fail at once for a cool-down, then one
 trial call is let through ("half-open"): success closes the circuit, failure re-opens it.
+A service that says how long to stay away (a 429's Retry-After, carried by
+`LLMUnavailable.retry_after`) opens the circuit at once, for that long.
 """
 
 from __future__ import annotations
@@ -42,13 +44,14 @@ class CircuitBreaker:
         self.cooldown_s = cooldown_s
         self.failures = 0
         self._opened_at: float | None = None
+        self._open_for = cooldown_s
         self._trial_running = False
 
     @property
     def state(self) -> BreakerState:
         if self._opened_at is None:
             return BreakerState.CLOSED
-        if self._clock.monotonic() - self._opened_at < self.cooldown_s:
+        if self._clock.monotonic() - self._opened_at < self._open_for:
             return BreakerState.OPEN
         return BreakerState.HALF_OPEN
 
@@ -71,10 +74,16 @@ class CircuitBreaker:
         """A call ended without telling anything about the service (e.g. cancelled)."""
         self._trial_running = False
 
-    def record_failure(self) -> None:
+    def record_failure(self, *, retry_after: float | None = None) -> None:
+        """One failed call; ``retry_after`` (seconds the service asked for) opens the
+        circuit at once for that long."""
         self.failures += 1
-        if self._trial_running or self.failures >= self.failure_threshold:
+        if retry_after is not None and retry_after > 0:
             self._opened_at = self._clock.monotonic()
+            self._open_for = retry_after
+        elif self._trial_running or self.failures >= self.failure_threshold:
+            self._opened_at = self._clock.monotonic()
+            self._open_for = self.cooldown_s
         self._trial_running = False
 
 
@@ -107,6 +116,9 @@ class GuardedLLM:
             )
         except LLMBadOutput:
             self.breaker.record_success()
+            raise
+        except LLMUnavailable as exc:
+            self.breaker.record_failure(retry_after=exc.retry_after)
             raise
         except LLMError:
             self.breaker.record_failure()

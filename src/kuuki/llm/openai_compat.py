@@ -5,6 +5,13 @@ than by the SDK (which gets ``max_retries=0``) so that backoff waits go through 
 injectable ``sleep`` and tests never really wait. Structured output asks for
 ``response_format: json_schema`` first and steps down to plain JSON mode, with the
 schema spelt out in the prompt, when a server rejects that.
+
+Every failure leaves `complete` as an `LLMError` (the port's contract): a 200 whose body
+is not JSON, or JSON that is not a chat completion, is `LLMUnavailable` (the server is
+broken, which the circuit breaker must hear about), not a Python error from deep inside
+the SDK. A 429 is waited out only when its ``Retry-After`` fits this call's own patience
+(``backoff_max_s``); a longer one ends the call at once with ``retry_after`` set, so the
+breaker keeps every caller away for that long instead of each retrying every few seconds.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ _JSON_MODES = ("json_schema", "json_object+schema", "json_object")
 
 # HTTP statuses with which a server says "I do not understand this request format".
 _REJECTED = (openai.BadRequestError, openai.UnprocessableEntityError)
+# The longest Retry-After honoured; a server asking for more is probably confused.
+RETRY_AFTER_MAX_S = 300.0
 
 
 class _Retryable(Exception):
@@ -108,12 +117,17 @@ class OpenAICompatLLM:
         temperature: float = 0.7,
     ) -> Completion:
         start = time.monotonic()
+        failure: LLMError
         try:
             response = await self._request(messages, json_schema, max_tokens, temperature)
+            return self._completion(response, json_schema, (time.monotonic() - start) * 1000)
         except LLMError as exc:
             failure = exc
-        else:
-            return self._completion(response, json_schema, (time.monotonic() - start) * 1000)
+        except Exception as exc:  # the SDK parsing an answer that is not a completion
+            failure = LLMUnavailable(
+                f"{self.base_url} sent something that is not a chat completion "
+                f"({type(exc).__name__}: {str(exc)[:200]})"
+            )
         # Raised outside the except block so a scrubbed error carries no __context__.
         raise self._without_key(failure)
 
@@ -130,7 +144,10 @@ class OpenAICompatLLM:
             link = link.__cause__ or link.__context__
         if self._api_key is None or not any(self._api_key in repr(e) for e in chain):
             return exc
-        return type(exc)(str(exc).replace(self._api_key, "***"))
+        text = str(exc).replace(self._api_key, "***")
+        if isinstance(exc, LLMUnavailable):
+            return type(exc)(text, retry_after=exc.retry_after)
+        return type(exc)(text)
 
     async def _request(
         self,
@@ -167,11 +184,20 @@ class OpenAICompatLLM:
             try:
                 return await self._attempt(messages, response_format, max_tokens, temperature)
             except _Retryable as exc:
+                after = exc.retry_after
+                if after is not None and after > self.backoff_max_s:
+                    # Longer than this call will wait: tell the breaker, which keeps every
+                    # caller away until then (bounded), instead of retrying every 8 s.
+                    wait = min(after, RETRY_AFTER_MAX_S)
+                    raise LLMUnavailable(
+                        f"{self.base_url}: {exc}, asked to wait {after:g}s", retry_after=wait
+                    ) from exc
                 if attempt >= self.max_retries:
                     raise LLMUnavailable(
-                        f"{self.base_url}: {exc} (gave up after {attempt + 1} attempts)"
+                        f"{self.base_url}: {exc} (gave up after {attempt + 1} attempts)",
+                        retry_after=after,
                     ) from exc
-                delay = self._backoff(attempt, exc.retry_after)
+                delay = self._backoff(attempt, after)
                 log.warning(
                     "%s: %s; retry %d/%d in %.2fs",
                     self.base_url,
@@ -240,28 +266,33 @@ class OpenAICompatLLM:
             raise LLMError(f"{self.base_url} failed: {_status_message(exc)}") from exc
         except openai.OpenAIError as exc:
             # e.g. a 200 whose body is not a chat completion at all.
-            raise LLMBadOutput(f"{self.base_url} sent an unreadable answer: {exc}") from exc
+            raise LLMUnavailable(f"{self.base_url} sent an unreadable answer: {exc}") from exc
 
     def _completion(
         self, response: Any, json_schema: dict[str, Any] | None, latency_ms: float
     ) -> Completion:
         choices = getattr(response, "choices", None)
-        if not choices:
-            raise LLMBadOutput(f"{self.base_url} returned no choices")
-        text = (choices[0].message.content or "").strip()
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(first, "message", None)
+        content = getattr(message, "content", None)
+        if message is None or not isinstance(content, str | None):
+            # A 200 that is not a chat completion: a proxy's page, another API's answer.
+            raise LLMUnavailable(f"{self.base_url} answered with no chat completion in it")
+        text = (content or "").strip()
         if not text:
             raise LLMBadOutput(f"{self.base_url} returned an empty answer")
         data = parse_json(text, json_schema) if json_schema is not None else None
-        usage = response.usage
+        usage = getattr(response, "usage", None)
         return Completion(
             text=text,
             model=getattr(response, "model", None) or self.name,
             usage=Usage(
-                usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0
+                int(getattr(usage, "prompt_tokens", 0) or 0),
+                int(getattr(usage, "completion_tokens", 0) or 0),
             ),
             data=data,
             latency_ms=latency_ms,
-            finish_reason=str(getattr(choices[0], "finish_reason", None) or "stop"),
+            finish_reason=str(getattr(first, "finish_reason", None) or "stop"),
         )
 
 

@@ -2,7 +2,9 @@
 
 `call_llm` returns None on any LLMError so each caller applies its own documented safe
 default, and appends an `LLMCallRecord` to the decision trace either way, which is how
-``kuuki explain`` can say what the model was asked and what went wrong.
+``kuuki explain`` can say what the model was asked and what went wrong. A back-end that
+breaks the port's contract and raises something else is treated the same way (recorded
+as an "error"), so no model failure can leave a caller without its safe default.
 """
 
 from __future__ import annotations
@@ -45,12 +47,13 @@ async def call_llm(
         completion = await llm.complete(
             messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature
         )
-    except LLMError as exc:
-        outcome = _outcome(exc)
+    except Exception as exc:
+        outcome = _outcome(exc) if isinstance(exc, LLMError) else "error"
         # A skipped call never reached the model: it took no time worth reporting.
         latency_ms = 0.0 if outcome == "skipped" else (time.perf_counter() - start) * 1000
+        detail = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
         record = LLMCallRecord(
-            purpose, llm.name, 0, 0, latency_ms, outcome, str(exc) or type(exc).__name__
+            purpose, llm.name, 0, 0, latency_ms, outcome, detail or type(exc).__name__
         )
         _append(trace, record, messages, keep_prompt)
         return None

@@ -12,11 +12,23 @@ lets waiting calls in by priority, then by arrival:
 A reply waits at most for the one call already running, and not even that when the
 running call is memory work on a model that can stop early (a local model: `Interruptible`):
 the summary is interrupted (its job fails, keeps its messages and tries again later) and
-the reply goes first. Judge calls are never interrupted. `close()` turns every call still
+the reply goes first; an interrupted call is not a failure of the model (the breaker does
+not count it). Judge calls are never interrupted. `close()` turns every call still
 waiting into `LLMUnavailable`, so a shutdown or the end of a replay waits for the running
 call only (and not for a memory call that can stop early). `background_tasks`
 tells the virtual clock which jobs are inside a memory call (it does not wait for them:
 a clock jump or a replay is not held up by memory work).
+
+This is also every caller's one door to the model, so two more things live here:
+
+- a circuit breaker (`kuuki.llm.breaker`) for all purposes at once: after failures, or a
+  429 asking to wait, calls fail at once (`CircuitOpen`) instead of each paying a timeout;
+- the caller's deadline (`current_deadline`, on the clock): a call still waiting or
+  running when it passes ends as `LLMTimeout`. A call cut off while running counts as a
+  failure for the breaker (the model is too slow); one cut off in the queue does not.
+
+A back-end that raises anything but an `LLMError` breaks the port's contract; it is
+turned into one here, counted as a failure, so no caller ever sees a bare exception.
 """
 
 from __future__ import annotations
@@ -24,11 +36,21 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any
 
-from ..errors import LLMUnavailable
-from .base import LLM, ChatMessage, Completion, Interruptible, Warmable, current_purpose
+from ..clock import Clock
+from ..errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
+from .base import (
+    LLM,
+    ChatMessage,
+    Completion,
+    Interruptible,
+    Warmable,
+    current_deadline,
+    current_purpose,
+)
+from .breaker import CircuitBreaker, CircuitOpen
 
 REPLY, DECIDE, BACKGROUND = 0, 1, 2
 _PRIORITY = {
@@ -49,18 +71,40 @@ def priority_of(purpose: str | None) -> int:
     return _PRIORITY.get(purpose or "", BACKGROUND)
 
 
-class ScheduledLLM:
-    """An `LLM` that admits at most ``concurrency`` calls at once, most urgent first."""
+class _Call:
+    __slots__ = ("expired", "interrupted", "running")
 
-    def __init__(self, inner: LLM, *, concurrency: int = 1) -> None:
+    def __init__(self) -> None:
+        self.running = False
+        self.expired = False
+        self.interrupted = False  # stopped early for a reply or a shutdown
+
+
+class ScheduledLLM:
+    """An `LLM` that admits at most ``concurrency`` calls at once, most urgent first.
+
+    ``clock`` enforces callers' deadlines (without one they are ignored); ``breaker``
+    guards the model for every purpose (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        inner: LLM,
+        *,
+        concurrency: int = 1,
+        clock: Clock | None = None,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
+        self.clock = clock
+        self.breaker = breaker
         self.concurrency = max(1, concurrency)
         self._running = 0
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
         self._tasks: dict[asyncio.Task[Any], int] = {}
-        self._running_calls: dict[int, int] = {}  # id of an admitted call → its priority
+        self._running_calls: dict[_Call, int] = {}  # admitted calls → their priority
         self.preempted = 0  # memory calls interrupted for a reply
         self._closed = False
         self.changed = asyncio.Event()
@@ -87,28 +131,109 @@ class ScheduledLLM:
         temperature: float = 0.7,
     ) -> Completion:
         priority = priority_of(current_purpose.get())
+        breaker = self.breaker
+        if breaker is not None and not breaker.allow():
+            raise CircuitOpen(f"{self.name}: paused after failures")
         task = asyncio.current_task()
         if task is not None:
             self._tasks[task] = priority
             self._signal()
+        call = _Call()
+        if priority == REPLY:
+            self._preempt()
         try:
-            if priority == REPLY:
-                self._preempt()
-            await self._admit(priority)
-            call = next(self._seq)
-            self._running_calls[call] = priority
-            try:
-                return await self.inner.complete(
-                    messages, json_schema=json_schema, max_tokens=max_tokens,
-                    temperature=temperature,
-                )
-            finally:
-                del self._running_calls[call]
-                self._release()
+            return await self._bounded(
+                self._run(call, priority, messages, json_schema, max_tokens, temperature),
+                call, task,
+            )
         finally:
+            if call.running is False and breaker is not None:
+                breaker.record_aborted()  # never reached the model: frees a trial slot
             if task is not None:
                 self._tasks.pop(task, None)
                 self._signal()
+
+    async def _run(
+        self,
+        call: _Call,
+        priority: int,
+        messages: Sequence[ChatMessage],
+        json_schema: dict[str, Any] | None,
+        max_tokens: int,
+        temperature: float,
+    ) -> Completion:
+        await self._admit(priority)
+        call.running = True
+        self._running_calls[call] = priority
+        breaker = self.breaker
+        try:
+            result = await self.inner.complete(
+                messages, json_schema=json_schema, max_tokens=max_tokens,
+                temperature=temperature,
+            )
+        except LLMBadOutput:
+            if breaker is not None:  # the service is up; the model wrote nonsense
+                breaker.record_success()
+            raise
+        except LLMUnavailable as exc:
+            if breaker is not None:
+                if call.interrupted:
+                    breaker.record_aborted()  # stopped on purpose, not a failing model
+                else:
+                    breaker.record_failure(retry_after=exc.retry_after)
+            raise
+        except LLMError:
+            if breaker is not None:
+                breaker.record_failure()
+            raise
+        except asyncio.CancelledError:
+            if breaker is not None:
+                if call.expired:
+                    breaker.record_failure()  # still running at the deadline: too slow
+                else:
+                    breaker.record_aborted()
+            raise
+        except Exception as exc:
+            if breaker is not None:
+                breaker.record_failure()
+            raise LLMError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            del self._running_calls[call]
+            self._release()
+        if breaker is not None:
+            breaker.record_success()
+        return result
+
+    async def _bounded(
+        self, work: Awaitable[Completion], call: _Call, task: asyncio.Task[Any] | None
+    ) -> Completion:
+        """``work`` within the caller's deadline, measured on the clock."""
+        deadline = current_deadline.get()
+        clock = self.clock
+        if deadline is None or clock is None or task is None:
+            return await work
+        remaining = deadline - clock.monotonic()
+        if remaining <= 0:
+            if isinstance(work, Coroutine):
+                work.close()
+            raise LLMTimeout(f"{self.name}: the call's time budget was already spent")
+
+        async def expire() -> None:
+            call.expired = True
+            task.cancel()
+
+        handle = clock.call_later(remaining, expire)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if call.expired and task.uncancel() == 0:  # our deadline, nobody else's cancel
+                where = "while it ran" if call.running else "waiting for the model"
+                raise LLMTimeout(
+                    f"{self.name}: the call's time budget ({remaining:.3g}s) ran out {where}"
+                ) from None
+            raise
+        finally:
+            handle.cancel()
 
     async def _admit(self, priority: int) -> None:
         if self._closed:
@@ -130,11 +255,22 @@ class ScheduledLLM:
             raise LLMUnavailable(f"{self.name}: shutting down")
         self.served[priority] += 1
 
+    def _interrupt_background(self) -> bool:
+        """Stop the running call at its next token when it is memory work only, on a model
+        that can stop early; True when it was asked to."""
+        running = self._running_calls
+        if not running or set(running.values()) != {BACKGROUND}:
+            return False
+        if not isinstance(self.inner, Interruptible):
+            return False
+        for call in running:
+            call.interrupted = True
+        self.inner.interrupt()
+        return True
+
     def _preempt(self) -> None:
         """A reply arrives while only memory work runs: stop that work at its next token."""
-        running = set(self._running_calls.values())
-        if running == {BACKGROUND} and isinstance(self.inner, Interruptible):
-            self.inner.interrupt()
+        if self._interrupt_background():
             self.preempted += 1
 
     def _release(self) -> None:
@@ -154,9 +290,7 @@ class ScheduledLLM:
         """Refuse new calls and let every waiting one fail now; the running ones finish,
         except a memory call on a model that can stop early: nobody waits for it."""
         self._closed = True
-        running = set(self._tasks.values())
-        if running == {BACKGROUND} and isinstance(self.inner, Interruptible):
-            self.inner.interrupt()
+        self._interrupt_background()
         while self._waiting:
             _, _, fut = heapq.heappop(self._waiting)
             if not fut.done():

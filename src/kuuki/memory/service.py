@@ -41,12 +41,22 @@ log = logging.getLogger("kuuki.memory")
 MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
 
 
-class EngineView(Protocol):
-    """What the service needs of the engine: its channels (buffers) and `act`."""
+class LiveChannels(Protocol):
+    def values(self) -> list[Any]: ...
 
-    channels: dict[str, Any]
+    def __len__(self) -> int: ...
+
+
+class EngineView(Protocol):
+    """What the service needs of the engine: its live channels (buffers), `act`, and
+    dropping idle channels at maintenance (kuuki.channels)."""
+
+    @property
+    def channels(self) -> LiveChannels: ...
 
     def state(self, channel_id: str) -> Any: ...
+
+    def evict_idle(self) -> int: ...
 
     async def act(self, state: Any, msg: Message, verdict: Any, trace: Any, *,
                   task: str | None = None, extra: dict[str, str] | None = None) -> Any: ...
@@ -197,15 +207,22 @@ class MemoryService:
         now = self.clock.now()
         if self.engine is not None:
             prune_buffers((st.buffer for st in self.engine.channels.values()), now)
+            evicted = self.engine.evict_idle()
+            if evicted:
+                log.debug("dropped %d idle channels from memory", evicted)
         await self.profiles.flush(now)
         forgotten = await self.facts.forget_decayed(now)
         if forgotten:
             log.info("forgot %d decayed facts", forgotten)
-        # Re-arm only while there is activity, so an idle bot leaves no timer pending.
+        # Re-arm only while there is activity, so an idle bot leaves no timer pending —
+        # but while channels are live: they are evicted here once idle, and buffers empty
+        # (their TTL) long before a channel counts as idle, so stopping on empty buffers
+        # kept every channel in memory for good (issue 11's soak).
+        live = self.engine is not None and len(self.engine.channels) > 0
         buffered = self.engine is not None and any(
             len(st.buffer) for st in self.engine.channels.values()
         )
-        if (active or buffered) and not self._closed and self._maintenance is None:
+        if (active or buffered or live) and not self._closed and self._maintenance is None:
             self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
 
     async def idle(self) -> None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
+from ..channels import ChannelState
 from ..domain import ActionKind, Decision, GuardRecord, LLMCallRecord
-from ..engine import ChannelState
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 GENERATION = ("reply", "ack", "proactive")  # call purposes whose text would be posted

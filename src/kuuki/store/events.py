@@ -1,23 +1,37 @@
-"""Processed-event bookkeeping: handle each platform delivery exactly once.
+"""The inbox: every event taken in, kept until it is handled (exactly once, across crashes).
 
-Processed-event ids are mirrored in memory (up to ``event_cache_size`` of the most recent)
-so that "have we handled this delivery?" is answered without a query on the hot path.
-While the mirror holds every stored id the answer is exact from memory alone; once it
-overflows, misses fall back to the database. The mirror assumes one process writes to the
-database at a time — the normal deployment; a second writer would only be caught by the
-table's primary key.
+`admit_events` is the intake's one write: the events of a group commit and their channels,
+in one transaction, before the platform hears that they arrived. An id already stored is
+not new (that answer is exact: the table's primary key decides). Handling an event marks
+it ``handled`` and drops its payload in the writer's batch (``writer.py``), in the same
+transaction as the rows handling it wrote; `pending_events` is what a crash left between
+the two, for `Engine.recover`.
+
+The older `mark_event` (an id only, no payload) remains for callers outside the engine.
+Its in-memory mirror of recent ids (up to ``event_cache_size``) answers without a query
+while it holds every stored id; once it overflows, misses fall back to the database. The
+mirror assumes one process writes to the database at a time — the normal deployment; a
+second writer would only be caught by the table's primary key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from kuuki.store.engine import insert_ignore
-from kuuki.store.schema import ProcessedEventRow
+from kuuki.domain import Channel, ChatEvent
+from kuuki.errors import StoreError
+from kuuki.store import fastwrite
+from kuuki.store.engine import insert_ignore, insert_stmt
+from kuuki.store.records import channel_row, event_payload, payload_event
+from kuuki.store.schema import ChannelRow, ProcessedEventRow
 from kuuki.store.types import clean_text, to_utc
+
+_INBOX_KEYS = ("event_id", "seen_at", "channel_id", "payload", "handled", "arrival")
 
 
 class EventStoreMixin:
@@ -27,9 +41,108 @@ class EventStoreMixin:
     _events: dict[str, None]  # insertion-ordered: oldest first
     _events_complete: bool
     _event_cache_size: int
+    _arrival: int
+    _channel_info: dict[str, Channel]
+    _known_channels: set[str]
+
+    # --- the inbox ----------------------------------------------------------------------------
+
+    async def _load_arrival(self) -> None:
+        async with self._engine.connect() as conn:
+            self._arrival = int(await conn.scalar(select(func.max(ProcessedEventRow.arrival))) or 0)
+
+    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
+        """Store ``events`` and their channels in one transaction; the ids that were new.
+
+        Raises whatever the database raises (the caller then must not acknowledge them).
+        """
+        rows: list[dict[str, Any]] = []
+        for e in events:
+            self._arrival += 1
+            rows.append({
+                "event_id": clean_text(e.event_id),
+                "seen_at": to_utc(e.at),
+                "channel_id": clean_text(e.channel.id),
+                "payload": event_payload(e),
+                "handled": False,
+                "arrival": self._arrival,
+            })
+        info = self._channel_info
+        changed = {e.channel.id: e.channel for e in events if info.get(e.channel.id) != e.channel}
+        try:
+            async with self._engine.begin() as conn:
+                if changed:
+                    await self._upsert_channels(conn, list(changed.values()))
+                if conn.dialect.name == "sqlite":
+                    new = await self._admit_sqlite(conn, rows)
+                else:
+                    stmt = insert_ignore(conn.dialect.name, ProcessedEventRow, ["event_id"])
+                    result = await conn.execute(stmt.returning(ProcessedEventRow.event_id), rows)
+                    new = {str(r[0]) for r in result}
+        except Exception as exc:
+            self._arrival -= len(rows)
+            raise StoreError(f"cannot take events in: {self._scrub(exc)}") from exc
+        self._channel_info.update(changed)
+        self._known_channels.update(changed)
+        return new
+
+    async def _admit_sqlite(
+        self, conn: AsyncConnection, rows: list[dict[str, Any]]
+    ) -> set[str]:
+        # The same statement, as plain tuples in one hop to SQLite's thread (fastwrite.py):
+        # the intake is on every event's path.
+        plan = getattr(self, "_admit_plan", None)
+        if plan is None:
+            stmt = insert_ignore("sqlite", ProcessedEventRow, ["event_id"])
+            plan = self._admit_plan = fastwrite.prepare(stmt, _INBOX_KEYS, conn.dialect)
+        raw = await conn.get_raw_connection()
+        driver: Any = raw.driver_connection
+        went_in = await driver._execute(fastwrite.insert_each, driver._conn, plan.sql,
+                                        plan.rows(rows))
+        return {r["event_id"] for r, ok in zip(rows, went_in, strict=True) if ok}
+
+    @staticmethod
+    async def _upsert_channels(conn: AsyncConnection, channels: Sequence[Channel]) -> None:
+        for ch in channels:
+            row = channel_row(ch)
+            stmt = insert_stmt(conn.dialect.name, ChannelRow).values(**row)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["id"], set_={k: stmt.excluded[k] for k in row if k != "id"}
+            )
+            await conn.execute(stmt)
+
+    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]:
+        """Events taken in but not yet handled (a crash came between), in arrival order;
+        only those of ``platform``'s channels when given."""
+        await self._flush_pending()  # handled marks waiting in the writer count
+        q = (
+            select(ProcessedEventRow.payload)
+            .where(ProcessedEventRow.handled.is_(False), ProcessedEventRow.payload.is_not(None))
+            .order_by(ProcessedEventRow.arrival)
+        )
+        async with self._engine.connect() as conn:
+            payloads = list((await conn.scalars(q)).all())
+        events = [payload_event(p) for p in payloads if isinstance(p, Mapping)]
+        return [e for e in events if platform is None or e.channel.platform == platform]
+
+    async def mark_handled(self, event_ids: Sequence[str]) -> None:
+        """Mark events handled now (the engine does it through the writer instead)."""
+        if not event_ids:
+            return
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                update(ProcessedEventRow)
+                .where(ProcessedEventRow.event_id.in_([clean_text(e) for e in event_ids]))
+                .values(handled=True, payload=None)
+            )
+
+    # --- ids only -----------------------------------------------------------------------------
 
     async def _flush_pending(self) -> None:  # overridden by Store
         return None
+
+    def _scrub(self, exc: BaseException) -> str:  # overridden by Store
+        return f"{type(exc).__name__}: {exc}"
 
     async def _load_event_cache(self) -> None:
         q = (
@@ -61,7 +174,7 @@ class EventStoreMixin:
         return found is None
 
     async def mark_event(self, event_id: str, at: datetime) -> bool:
-        """True if ``event_id`` is new (and now recorded), False if already handled."""
+        """True if ``event_id`` is new (and now recorded as handled), False if seen before."""
         eid = clean_text(event_id)
         if eid in self._events:
             return False
@@ -79,7 +192,10 @@ class EventStoreMixin:
         await self._flush_pending()
         async with self._engine.begin() as conn:
             result = await conn.execute(
-                delete(ProcessedEventRow).where(ProcessedEventRow.seen_at < to_utc(before))
+                delete(ProcessedEventRow).where(
+                    ProcessedEventRow.seen_at < to_utc(before),
+                    ProcessedEventRow.handled.is_(True),  # never an event still to handle
+                )
             )
         await self._load_event_cache()
         return int(result.rowcount)

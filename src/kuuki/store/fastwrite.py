@@ -84,3 +84,14 @@ def run(db: sqlite3.Connection, steps: Sequence[tuple[str, list[tuple[Any, ...]]
         if i == count:
             changed = db.total_changes - before
     return changed
+
+
+def insert_each(
+    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]]
+) -> list[bool]:
+    """Run an ``INSERT … ON CONFLICT DO NOTHING`` once per row on ``db``; which rows went
+    in (``executemany`` cannot tell). Runs on aiosqlite's thread, inside a transaction."""
+    out: list[bool] = []
+    for p in params:
+        out.append(db.execute(sql, p).rowcount == 1)
+    return out

@@ -19,8 +19,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Connection,
@@ -290,3 +292,61 @@ def m002_indexes(conn: Connection) -> None:
 def m003_message_seq(conn: Connection) -> None:
     # Messages sharing a timestamp must read back in arrival order.
     conn.execute(text("ALTER TABLE messages ADD COLUMN seq BIGINT NOT NULL DEFAULT 0"))
+
+
+def _add_column(conn: Connection, table: str, column: Column[Any]) -> None:
+    """ALTER TABLE … ADD COLUMN, with the column's type and server default compiled for
+    the connection's dialect (Core has no construct for it)."""
+    ddl = f"{column.type.compile(dialect=conn.dialect)}"
+    if column.server_default is not None:
+        default = column.server_default.arg  # type: ignore[attr-defined]
+        sql = default if isinstance(default, str) else str(
+            default.compile(dialect=conn.dialect)
+        )
+        ddl += f" DEFAULT {sql}"
+    if not column.nullable:
+        ddl += " NOT NULL"
+    conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column.name} {ddl}"))
+
+
+@migration
+def m004_inbox(conn: Connection) -> None:
+    # processed_events becomes the inbox: the event itself is kept until it is handled,
+    # so an event acknowledged to the platform survives a crash (issue 11).
+    for column in (
+        Column("channel_id", SafeString, nullable=True),
+        Column("payload", SafeJSON, nullable=True),
+        Column("handled", Boolean, nullable=False, server_default=true()),
+        Column("arrival", BigInteger, nullable=False, server_default="0"),
+    ):
+        _add_column(conn, "processed_events", column)
+    md = MetaData()
+    md.reflect(conn, only=["processed_events"])
+    t = md.tables["processed_events"]
+    Index("ix_processed_events_pending", t.c.handled, t.c.arrival).create(conn)
+
+
+@migration
+def m005_slack_scoped_ids(conn: Connection) -> None:
+    # A Slack ts is unique only within its channel: the same ts in two channels was stored
+    # once, and an edit or delete in one reached the other. Slack message ids become
+    # "<channel>:<ts>" everywhere they are stored (issue 11). Reactions carry no channel:
+    # they take the channel of the stored message they name.
+    slack = "(SELECT id FROM channels WHERE platform = 'slack')"
+    unscoped = "NOT LIKE '%:%'"
+    conn.execute(text(
+        "UPDATE reactions SET message_id = (SELECT m.channel_id FROM messages m "
+        f"WHERE m.id = reactions.message_id AND m.channel_id IN {slack}) || ':' || message_id "
+        f"WHERE message_id {unscoped} AND message_id IN "
+        f"(SELECT id FROM messages WHERE channel_id IN {slack})"
+    ))
+    for column in ("id", "reply_to", "thread", "conversation_id"):
+        conn.execute(text(
+            f"UPDATE messages SET {column} = channel_id || ':' || {column} "
+            f"WHERE channel_id IN {slack} AND {column} IS NOT NULL AND {column} {unscoped}"
+        ))
+    for column in ("message_id", "reply_to", "thread"):
+        conn.execute(text(
+            f"UPDATE decisions SET {column} = channel_id || ':' || {column} "
+            f"WHERE channel_id IN {slack} AND {column} IS NOT NULL AND {column} {unscoped}"
+        ))

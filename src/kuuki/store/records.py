@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kuuki.domain import Channel, Decision, Message, User, Visibility
+from kuuki.domain import Channel, ChatEvent, Decision, EventKind, Message, User, Visibility
 from kuuki.store.types import clean_text, to_utc
 
 
@@ -70,6 +70,65 @@ def channel_row(ch: Channel) -> dict[str, Any]:
         "workspace": clean_text(ch.workspace),
         "platform": clean_text(ch.platform),
     }
+
+
+def _user_json(u: User | None) -> dict[str, Any] | None:
+    return None if u is None else {"id": u.id, "name": u.name, "is_bot": u.is_bot}
+
+
+def _json_user(d: Any) -> User | None:
+    return None if not isinstance(d, Mapping) else User(
+        str(d["id"]), str(d["name"]), bool(d.get("is_bot"))
+    )
+
+
+def event_payload(e: ChatEvent) -> dict[str, Any]:
+    """A ChatEvent as a JSON document, for the inbox (read back by :func:`payload_event`)."""
+    ch = e.channel
+    m = e.message
+    return {
+        "kind": str(e.kind),
+        "channel": {
+            "id": ch.id, "name": ch.name, "visibility": str(ch.visibility),
+            "workspace": ch.workspace, "platform": ch.platform, "parent_id": ch.parent_id,
+        },
+        "event_id": e.event_id,
+        "at": to_utc(e.at).isoformat(),
+        "message": None if m is None else {
+            "id": m.id, "channel_id": m.channel_id, "user": _user_json(m.user), "text": m.text,
+            "ts": to_utc(m.ts).isoformat(), "reply_to": m.reply_to, "thread": m.thread,
+            "mentions": list(m.mentions), "edited": m.edited, "deleted": m.deleted,
+        },
+        "target_id": e.target_id,
+        "user": _user_json(e.user),
+        "text": e.text,
+        "emoji": e.emoji,
+        "backfill": e.backfill,
+    }
+
+
+def payload_event(d: Mapping[str, Any]) -> ChatEvent:
+    """The ChatEvent an :func:`event_payload` document describes."""
+    c = d["channel"]
+    channel = Channel(
+        str(c["id"]), str(c["name"]), visibility(str(c["visibility"])), str(c["workspace"]),
+        str(c["platform"]), c.get("parent_id"),
+    )
+    raw = d.get("message")
+    message = None
+    if isinstance(raw, Mapping):
+        author = _json_user(raw["user"])
+        assert author is not None
+        message = Message(
+            str(raw["id"]), str(raw["channel_id"]), author, str(raw["text"]),
+            datetime.fromisoformat(raw["ts"]), raw.get("reply_to"), raw.get("thread"),
+            tuple(raw.get("mentions") or ()), bool(raw.get("edited")), bool(raw.get("deleted")),
+        )
+    return ChatEvent(
+        EventKind(d["kind"]), channel, str(d["event_id"]), datetime.fromisoformat(d["at"]),
+        message=message, target_id=d.get("target_id"), user=_json_user(d.get("user")),
+        text=d.get("text"), emoji=d.get("emoji"), backfill=bool(d.get("backfill")),
+    )
 
 
 def row_to_channel(r: Mapping[Any, Any]) -> Channel:

@@ -74,7 +74,11 @@ class UserRow(Base):
 
 
 class MessageRow(Base):
-    """A chat message. ``reflected`` is set once the memory layer has digested it."""
+    """A chat message. ``reflected`` is set once the memory layer has digested it.
+
+    Ids are unique per store: Discord's snowflakes are; Slack's ``ts`` is unique only
+    within a channel, so the Slack adapter scopes it as ``<channel>:<ts>`` (m005).
+    """
 
     __tablename__ = "messages"
 
@@ -142,14 +146,28 @@ class DecisionRow(Base):
 
 
 class ProcessedEventRow(Base):
-    """A platform event id already handled (exactly-once across restarts)."""
+    """The inbox: every platform event id taken in (exactly-once across restarts).
+
+    An event is written here, with its ``payload`` (the ChatEvent as JSON), before the
+    platform is told it was received; ``handled`` turns true, and the payload is dropped,
+    in the same transaction as what handling it wrote (kuuki.store.writer). After a crash
+    the rows not yet handled are handled again (``Engine.recover``). ``arrival`` keeps
+    their order.
+    """
 
     __tablename__ = "processed_events"
 
     event_id: Mapped[str] = mapped_column(SafeString, primary_key=True)
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    channel_id: Mapped[str | None] = mapped_column(SafeString)
+    payload: Mapped[Any] = mapped_column(SafeJSON, nullable=True)
+    handled: Mapped[bool] = mapped_column(Boolean, server_default=true())
+    arrival: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
-    __table_args__ = (Index("ix_processed_events_seen", "seen_at"),)
+    __table_args__ = (
+        Index("ix_processed_events_seen", "seen_at"),
+        Index("ix_processed_events_pending", "handled", "arrival"),
+    )
 
 
 class MemoryRow(Base):

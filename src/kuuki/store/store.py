@@ -4,8 +4,8 @@ All methods take and return domain values (``kuuki.domain``); rows never leak ou
 that are not on the ingest hot path commit immediately; the hot path goes through
 :attr:`Store.writer` (see ``writer.py``).
 
-Concerns with their own state live in mixins: processed events (``events.py``) and
-memories/facts (``memories.py``).
+Concerns with their own state live in mixins: the inbox of events (``events.py``), what
+catching up after a restart asks (``history.py``) and memories/facts (``memories.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, insert, select, update
+from sqlalchemy import bindparam, case, func, insert, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -23,11 +23,11 @@ from kuuki.errors import StoreError
 from kuuki.store import fastwrite, migrations
 from kuuki.store.engine import create_engine, insert_ignore, insert_stmt
 from kuuki.store.events import EventStoreMixin
+from kuuki.store.history import HistoryMixin
 from kuuki.store.memories import MemoryStoreMixin
 from kuuki.store.records import (
     DECISION_KEYS,
     MESSAGE_COLUMNS,
-    channel_row,
     decision_row,
     message_row,
     row_to_channel,
@@ -63,7 +63,7 @@ _MESSAGE_SELECT = select(
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
-class Store(EventStoreMixin, MemoryStoreMixin):
+class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
     """Persistent chat state on SQLite or PostgreSQL. Create with :meth:`Store.open`."""
 
     def __init__(
@@ -71,7 +71,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         engine: AsyncEngine,
         url: URL,
         *,
-        event_cache_size: int = 100_000,
+        event_cache_size: int = 10_000,
         batch_size: int = 500,
         batch_delay: float = 0.05,
     ) -> None:
@@ -81,6 +81,8 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         self._writer: BatchedWriter | None = None
         self._seq = 0
         self._known_channels: set[str] = set()
+        self._channel_info: dict[str, Channel] = {}  # as last written by upsert_channel
+        self._arrival = 0
         self._events: dict[str, None] = {}  # insertion-ordered: oldest first
         self._events_complete = True
         self._event_cache_size = event_cache_size
@@ -93,7 +95,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         cls,
         url: str | None = None,
         *,
-        event_cache_size: int = 100_000,
+        event_cache_size: int = 10_000,
         batch_size: int = 500,
         batch_delay: float = 0.05,
     ) -> Store:
@@ -115,6 +117,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
             await store.migrate()
             await store._load_event_cache()
             await store._load_seq()
+            await store._load_arrival()
         except BaseException as exc:
             await engine.dispose()
             if isinstance(exc, StoreError) or not isinstance(exc, Exception):
@@ -180,14 +183,10 @@ class Store(EventStoreMixin, MemoryStoreMixin):
     # --- channels and users -----------------------------------------------------------------
 
     async def upsert_channel(self, ch: Channel) -> None:
-        row = channel_row(ch)
         async with self._engine.begin() as conn:
-            stmt = insert_stmt(conn.dialect.name, ChannelRow).values(**row)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["id"], set_={k: stmt.excluded[k] for k in row if k != "id"}
-            )
-            await conn.execute(stmt)
-        self._known_channels.add(row["id"])
+            await self._upsert_channels(conn, [ch])
+        self._known_channels.add(ch.id)
+        self._channel_info[ch.id] = ch
 
     async def channels(self) -> list[Channel]:
         async with self._engine.connect() as conn:
@@ -290,11 +289,12 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
         events: dict[str, datetime],
+        handled: Sequence[str] = (),
     ) -> int:
         """One transaction for a writer batch; returns the number of new messages."""
         inserted = 0
         if self.dialect == "sqlite":
-            return await self._write_batch_sqlite(messages, decisions, events)
+            return await self._write_batch_sqlite(messages, decisions, events, handled)
         async with self._engine.begin() as conn:
             if messages:
                 inserted = await self._write_messages(conn, messages)
@@ -304,6 +304,13 @@ class Store(EventStoreMixin, MemoryStoreMixin):
                 await conn.execute(
                     insert_ignore(conn.dialect.name, ProcessedEventRow, ["event_id"]),
                     [{"event_id": k, "seen_at": v} for k, v in events.items()],
+                )
+            if handled:
+                await conn.execute(
+                    update(ProcessedEventRow)
+                    .where(ProcessedEventRow.event_id == bindparam("eid"))
+                    .values(handled=True, payload=None),
+                    [{"eid": e} for e in handled],
                 )
         return inserted
 
@@ -331,6 +338,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
         events: dict[str, datetime],
+        handled: Sequence[str] = (),
     ) -> int:
         """:meth:`_write_batch` on SQLite: the same rows, as plain tuples, in one hop to the
         connection's thread (see ``fastwrite.py``)."""
@@ -348,6 +356,7 @@ class Store(EventStoreMixin, MemoryStoreMixin):
                     plan["events"].sql,
                     plan["events"].rows([{"event_id": k, "seen_at": v} for k, v in events.items()]),
                 ),
+                (_SQLITE_HANDLED, [(e,) for e in handled]),
             ]
             raw = await conn.get_raw_connection()
             driver: Any = raw.driver_connection
@@ -512,6 +521,10 @@ class Store(EventStoreMixin, MemoryStoreMixin):
         async with self._engine.connect() as conn:
             row = (await conn.execute(q)).first()
         return None if row is None else row_to_decision(row._mapping)
+
+
+# Inbox events done with (ids were cleaned on the way in).
+_SQLITE_HANDLED = "UPDATE processed_events SET handled = 1, payload = NULL WHERE event_id = ?"
 
 
 def _authors(rows: Sequence[dict[str, Any]], *, seen: str, first: str) -> list[dict[str, Any]]:

@@ -62,13 +62,14 @@ class _Batch:
     messages: dict[str, dict[str, Any]]
     decisions: list[dict[str, Any]]
     events: dict[str, datetime]
+    handled: dict[str, None]  # inbox events whose handling this batch completes
 
     def __len__(self) -> int:
-        return len(self.messages) + len(self.decisions) + len(self.events)
+        return len(self.messages) + len(self.decisions) + len(self.events) + len(self.handled)
 
 
 def _empty() -> _Batch:
-    return _Batch({}, [], {})
+    return _Batch({}, [], {}, {})
 
 
 class BatchedWriter:
@@ -128,6 +129,13 @@ class BatchedWriter:
         await self._after_add()
         return True
 
+    async def handled(self, event_id: str) -> None:
+        """The inbox event ``event_id`` has been handled: marked so in the same transaction
+        as the rows queued before this call (so a crash never splits the two)."""
+        self._check_open()
+        self._queued.handled[clean_text(event_id)] = None
+        await self._after_add()
+
     # --- read-your-writes -------------------------------------------------------------------
 
     def _pending_rows(self) -> Iterator[dict[str, Any]]:
@@ -154,7 +162,8 @@ class BatchedWriter:
             batch = self._inflight
             try:
                 inserted = await self._store._write_batch(
-                    list(batch.messages.values()), batch.decisions, batch.events
+                    list(batch.messages.values()), batch.decisions, batch.events,
+                    list(batch.handled),
                 )
             except Exception as exc:
                 # Put the batch back in front of anything queued meanwhile, in order.
@@ -239,4 +248,5 @@ class BatchedWriter:
         batch.messages.update((k, v) for k, v in later.messages.items() if k not in batch.messages)
         batch.decisions.extend(later.decisions)
         batch.events.update(later.events)
+        batch.handled.update(later.handled)
         self._queued = batch

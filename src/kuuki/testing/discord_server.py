@@ -94,6 +94,7 @@ class DiscordServer:
         self.channels: dict[str, Payload] = {}  # by id (text channels, threads, DMs)
         self.messages: dict[str, Payload] = {}  # by id, current state
         self.requests: list[RecordedRequest] = []
+        self.history_reads: list[tuple[str, dict[str, str]]] = []  # channel id, query
         self.received: list[Payload] = []  # gateway frames from the client
         self.bot_messages: list[Payload] = []  # messages the bot created through REST
         self.bot_reactions: list[tuple[str, str, str]] = []  # channel id, message id, emoji
@@ -150,8 +151,10 @@ class DiscordServer:
 
     # -- the world --------------------------------------------------------------------------
 
-    def snowflake(self) -> str:
-        ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
+    def snowflake(self, *, ago_s: float = 0.0) -> str:
+        """A new id; ``ago_s`` dates it in the past (Discord reads a message's time from
+        its id), for messages said while the bot was away."""
+        ms = int((time.time() - ago_s) * 1000) - DISCORD_EPOCH_MS
         return str((ms << 22) | (next(self._ids) & 0x3FFFFF))
 
     def _user_payload(self, uid: str, name: str, *, bot: bool = False) -> Payload:
@@ -329,9 +332,11 @@ class DiscordServer:
         *,
         reply_to: str | None = None,
         bot: bool = False,
+        ago_s: float = 0.0,
     ) -> Payload:
         msg = self.message_payload(
-            channel_id, self.user(user, bot=bot), content, reference=reply_to
+            channel_id, self.user(user, bot=bot), content, reference=reply_to,
+            mid=self.snowflake(ago_s=ago_s) if ago_s else None,
         )
         self.messages[msg["id"]] = msg
         await self.dispatch("MESSAGE_CREATE", msg)
@@ -589,9 +594,48 @@ class DiscordServer:
             bot_auth = request.headers.get("Authorization") == f"Bot {self.token}"
             if not bot_auth and not path.startswith("/interactions/"):
                 return _json_response({"message": "401: Unauthorized", "code": 0}, 401)
+            history = re.fullmatch(r"/channels/(\d+)/messages", path)
+            if history and request.method == "GET":
+                return self._history(history.group(1), dict(request.query))
             return await self._route(request.method, path, body)
         finally:
             await self._notify()
+
+    def _history(self, channel_id: str, query: dict[str, str]) -> web.Response:
+        """A channel's messages as Discord's REST API gives them: newest first, at most
+        ``limit``; ``after`` gives the oldest ones after that id, ``before`` the newest
+        ones before it (ids are snowflakes, so they sort by time)."""
+        if channel_id not in self.channels:
+            return _json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        limit = max(1, min(100, int(query.get("limit") or 50)))
+        mine = sorted(
+            (m for m in self.messages.values() if m["channel_id"] == channel_id),
+            key=lambda m: int(m["id"]),
+        )
+        if "after" in query:
+            after = int(query["after"])
+            picked = [m for m in mine if int(m["id"]) > after][:limit]
+        else:
+            before = int(query["before"]) if "before" in query else None
+            older = [m for m in mine if before is None or int(m["id"]) < before]
+            picked = older[-limit:]
+        self.history_reads.append((channel_id, dict(query)))
+        return _json_response([self._with_reactions(m) for m in reversed(picked)])
+
+    def _with_reactions(self, msg: Payload) -> Payload:
+        counts: dict[str, list[str]] = {}
+        for cid, mid, emoji in self.bot_reactions:
+            if mid == msg["id"] and cid == msg["channel_id"]:
+                counts.setdefault(emoji, []).append(self.bot_user["id"])
+        if not counts:
+            return msg
+        reactions = [
+            {"emoji": {"id": None, "name": e}, "count": len(who), "me": True,
+             "count_details": {"burst": 0, "normal": len(who)}, "me_burst": False,
+             "burst_colors": []}
+            for e, who in counts.items()
+        ]
+        return msg | {"reactions": reactions}
 
     async def _route(self, method: str, path: str, body: Any) -> web.StreamResponse:
         for pattern, verb, handler in self._routes():
@@ -762,6 +806,8 @@ class DiscordDriver:
         self._old_base: str | None = None
         self._app: App | None = None
         self._outbox: DiscordOutbox | None = None
+        self._settings: Settings | None = None
+        self._store_url = ""
 
     @property
     def app(self) -> App:
@@ -784,20 +830,53 @@ class DiscordDriver:
         if not store_url:
             self._tmp = tempfile.TemporaryDirectory(prefix="kuuki-discord-")
             store_url = f"sqlite:///{self._tmp.name}/kuuki.sqlite3"
+        self._settings, self._store_url = settings, store_url
+        await self._start_bot()
+
+    async def _start_bot(self) -> None:
+        assert self._settings is not None
         self._outbox = DiscordOutbox()
         self._app = await build_app(
-            settings,
+            self._settings,
             clock=RealClock(),
             outbox=self._outbox,
             llm=self.llm,
             judge_llm=self.llm,
-            store_url=store_url,
+            store_url=self._store_url,
             embedder=None,
         )
-        self._task = asyncio.create_task(run_discord(self._app, self.server.token))
+        before = self.server.identifies
+        # guild_ready_timeout: discord.py waits that long for more guilds before on_ready
+        self._task = asyncio.create_task(
+            run_discord(self._app, self.server.token, guild_ready_timeout=0.05)
+        )
         server = self.server
-        await self._until(lambda: server.identifies > 0 and server.connected)
+        await self._until(lambda: server.identifies > before and server.connected)
+        caught_up = asyncio.ensure_future(self.client.caught_up.wait())
+        await asyncio.wait({caught_up, self._task}, timeout=10,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if not caught_up.done():
+            caught_up.cancel()
+            if self._task.done():
+                self._task.result()
+            raise TimeoutError("the Discord client did not catch up after connecting")
         await self.settle()
+
+    async def restart(self, while_down: Callable[[], Any] | None = None) -> None:
+        """Stop the bot (client and app; server and store stay), run ``while_down`` (what
+        people say meanwhile is not delivered: a new session starts afresh), start it
+        again on the same store, and wait until it has caught up."""
+        assert self._task is not None and self._app is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self._app.close()
+        await self.server.wait_for(lambda: not self.server.connected)
+        if while_down is not None:
+            result = while_down()
+            if asyncio.iscoroutine(result):
+                await result
+        await self._start_bot()
 
     async def _until(self, predicate: Callable[[], bool], timeout: float = 10) -> None:
         """Wait on the server, failing at once if the client task dies."""

@@ -2,7 +2,8 @@
 
 A `SlackServer` on 127.0.0.1, the real slack-bolt Socket Mode client started by
 `kuuki.platforms.slack.run_slack` against it, and a kuuki App (scripted LLM, temporary
-SQLite store) behind. Names map to Slack ids on first use; message ids are ``ts``.
+SQLite store) behind. Names map to Slack ids on first use; message ids are kuuki's,
+``<channel>:<ts>`` (the driver speaks ``ts`` to the server).
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..app import App, build_app
 from ..clock import RealClock
 from ..platforms.slack import SlackOutbox, run_slack
 from ..platforms.slack.emoji import from_slack_name, to_slack_name
+from ..platforms.slack.mapping import message_id, ts_of
 from ..platforms.slack.names import unescape
 from ..platforms.slack.outbox import PART_LIMIT
 from .conformance import SentMessage
@@ -44,6 +47,8 @@ class SlackDriver:
         self._users: dict[str, str] = {}
         self._channels: dict[str, str] = {}
         self._reconnect_base = 0
+        self._settings: Settings | None = None
+        self._store_url = ""
 
     @property
     def app(self) -> App:
@@ -57,17 +62,40 @@ class SlackDriver:
         self.server = SlackServer(bot_name=settings.persona.name)
         await self.server.start()
         self._tmp = tempfile.TemporaryDirectory(prefix="kuuki-slack-")
+        self._settings = settings
+        self._store_url = settings.store_url or f"sqlite:///{self._tmp.name}/kuuki.sqlite3"
+        self.channel_id("general")
+        await self._start_bot()
+
+    async def restart(self, while_down: Callable[[], Any] | None = None) -> None:
+        """Stop the bot (adapter and app; the server and the store stay), run
+        ``while_down``, start it again on the same store and wait until it is connected."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.app.close()
+        await self.server.wait_for(lambda: not self.server.connected)
+        if while_down is not None:
+            result = while_down()
+            if asyncio.iscoroutine(result):
+                await result
+        await self._start_bot()
+
+    async def _start_bot(self) -> None:
+        assert self._settings is not None
         self.outbox = SlackOutbox()
         self._app = await build_app(
-            settings,
+            self._settings,
             clock=RealClock(),
             outbox=self.outbox,
             llm=self.llm,
             judge_llm=self.llm,
-            store_url=settings.store_url or f"sqlite:///{self._tmp.name}/kuuki.sqlite3",
+            store_url=self._store_url,
             embedder=None,
         )
-        self.channel_id("general")
+        opened = self.server.connections_opened
         self._task = asyncio.create_task(
             run_slack(
                 self._app,
@@ -80,7 +108,11 @@ class SlackDriver:
             name="kuuki-slack",
         )
         task = self._task
-        await self.server.wait_for(lambda: self.server.connected or task.done(), 15)
+        await self.server.wait_for(
+            lambda: (self.server.connected and self.server.connections_opened > opened)
+            or task.done(),
+            15,
+        )
         if task.done():
             task.result()  # raises what made start-up fail
             raise RuntimeError("the Slack adapter stopped during start-up")
@@ -133,24 +165,25 @@ class SlackDriver:
     ) -> str:
         uid = self.user_id(user, bot=bot)
         cid = self.channel_id(channel)
-        if reply_to is not None and thread is None:
-            root = self.server.find_message(cid, reply_to) or {}
-            thread = str(root.get("thread_ts") or reply_to)
+        thread_ts = ts_of(thread) if thread is not None else None
+        if reply_to is not None and thread_ts is None:
+            root = self.server.find_message(cid, ts_of(reply_to)) or {}
+            thread_ts = str(root.get("thread_ts") or ts_of(reply_to))
         if mention_bot:
             text = f"<@{self.server.bot_user_id}> {text}"
         bot_id = self.server.ws.users[uid].get("bot_id") if bot else None
-        msg = self.server.user_message(uid, cid, text, thread_ts=thread, bot_id=bot_id)
+        msg = self.server.user_message(uid, cid, text, thread_ts=thread_ts, bot_id=bot_id)
         await self.server.emit(self.server.message_event(cid, msg))
         if mention_bot:  # Slack sends a mention twice: as `message` and as `app_mention`
             await self.server.emit(self.server.message_event(cid, msg, kind="app_mention"))
-        return str(msg["ts"])
+        return message_id(cid, str(msg["ts"]))
 
     async def start_thread(self, user: str, text: str, *, channel: str = "general") -> str:
         return await self.say(user, text, channel=channel)
 
     async def edit(self, message_id: str, text: str, *, channel: str = "general") -> None:
         cid = self.channel_id(channel)
-        msg = self._message(cid, message_id)
+        msg = self._message(cid, ts_of(message_id))
         before = dict(msg)
         msg["text"] = text
         msg["edited"] = {"user": msg.get("user"), "ts": self.server.next_ts()}
@@ -158,11 +191,11 @@ class SlackDriver:
 
     async def delete(self, message_id: str, *, channel: str = "general") -> None:
         cid = self.channel_id(channel)
-        msg = self.server.find_message(cid, message_id)
+        msg = self.server.find_message(cid, ts_of(message_id))
         if msg is not None:
             self.server.ws.messages[cid].remove(msg)
         # Slack reports deletions of messages a client never saw, too.
-        before = msg or {"type": "message", "ts": message_id, "text": ""}
+        before = msg or {"type": "message", "ts": ts_of(message_id), "text": ""}
         await self.server.emit(self.server.deleted_event(cid, before))
 
     async def react(
@@ -170,9 +203,9 @@ class SlackDriver:
     ) -> None:
         cid = self.channel_id(channel)
         uid = self.user_id(user)
-        self._message(cid, message_id)
+        self._message(cid, ts_of(message_id))
         await self.server.emit(
-            self.server.reaction_event(uid, cid, message_id, to_slack_name(emoji))
+            self.server.reaction_event(uid, cid, ts_of(message_id), to_slack_name(emoji))
         )
 
     def _message(self, cid: str, ts: str) -> dict[str, Any]:
@@ -258,19 +291,20 @@ class SlackDriver:
                 if m.get("bot_id") != self.server.bot_id:
                     continue
                 raw_text = str(m.get("text") or "")
+                thread = m.get("thread_ts")
                 out.append(
                     SentMessage(
-                        id=str(m["ts"]),
+                        id=message_id(cid, str(m["ts"])),
                         channel=self._channel_name(cid),
                         text=unescape(raw_text),
-                        thread=m.get("thread_ts"),
+                        thread=message_id(cid, thread) if thread else None,
                         mass_mentions_allowed=mass_mention_possible(
                             raw_text, link_names=m.get("link_names")
                         ),
                         raw=m,
                     )
                 )
-        return sorted(out, key=lambda s: float(s.id))
+        return sorted(out, key=lambda s: float(ts_of(s.id)))
 
     @property
     def bot_reactions(self) -> list[str]:

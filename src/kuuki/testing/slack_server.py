@@ -8,7 +8,9 @@ Everything is recorded in full: every Web API call (`calls`), every envelope ack
 every ``response_url`` post (`responses`). Socket Mode behaves like Slack's where it matters
 for an adapter: ``hello`` on connect; ``events_api`` and ``slash_commands`` envelopes; an
 envelope stays pending until acked, and pending events are redelivered (``retry_attempt``
-counting up) on the next connection; `disconnect` sends Slack's ``disconnect`` message
+counting up) on the next connection, and, with `redeliver_after` set, also after that many
+seconds without an ack (at most `max_attempts` deliveries, as Slack retries an event a
+few times and then gives up); `disconnect` sends Slack's ``disconnect`` message
 (``refresh_requested`` / ``link_disabled``) and `drop` closes the socket outright, and the
 client must come back through ``apps.connections.open``. The bot's own posts and
 reactions come back as events, as on Slack. Waiting never sleeps: `wait_for` wakes on
@@ -110,6 +112,10 @@ class SlackServer:
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port = 0
+        self.redeliver_after: float | None = None  # seconds; None: only on reconnect
+        self.given_up: list[Envelope] = []  # envelopes Slack stopped retrying
+        self.max_attempts = 4  # the first delivery and Slack's three retries
+        self._retries: set[asyncio.Task[None]] = set()
         self.add_user(bot_name, uid=self.bot_user_id, is_bot=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -127,6 +133,9 @@ class SlackServer:
 
     async def close(self) -> None:
         self._open.set()
+        for task in list(self._retries):
+            task.cancel()
+        await asyncio.gather(*self._retries, return_exceptions=True)
         for conn in list(self._conns):
             await conn.ws.close()
         if self._runner is not None:
@@ -214,6 +223,7 @@ class SlackServer:
             if root is not None:
                 root.setdefault("thread_ts", thread_ts)
                 root["reply_count"] = int(root.get("reply_count", 0)) + 1
+                root["latest_reply"] = msg["ts"]
         if bot_id:
             msg["bot_id"] = bot_id
         self.ws.messages[channel].append(msg)
@@ -308,6 +318,25 @@ class SlackServer:
         # A send that fails leaves the envelope pending: redelivered on the next connection.
         with contextlib.suppress(ConnectionError, RuntimeError):
             await conn.ws.send_str(json.dumps(env.frame()))
+        if self.redeliver_after is not None and env.type == "events_api":
+            task = asyncio.get_running_loop().create_task(self._retry_later(env))
+            self._retries.add(task)
+            task.add_done_callback(self._retries.discard)
+
+    async def _retry_later(self, env: Envelope) -> None:
+        assert self.redeliver_after is not None
+        attempts = env.attempts
+        await asyncio.sleep(self.redeliver_after)
+        if env.id not in self._pending or env.attempts != attempts:
+            return  # acked, or already sent again (a reconnect)
+        if env.attempts >= self.max_attempts:
+            self._pending.pop(env.id, None)  # Slack gives up on it
+            self.given_up.append(env)
+            self._notify()
+            return
+        conn = self._active()
+        if conn is not None:
+            await self._send(conn, env)
 
     async def disconnect(self, reason: str = "refresh_requested") -> None:
         """Slack's ``disconnect`` message: the client must open a new connection."""
@@ -467,6 +496,8 @@ class SlackServer:
     _m_conversations_list = _m_users_conversations
 
     async def _m_conversations_history(self, args: Payload) -> Payload:
+        """Top-level messages between ``oldest`` and ``latest`` (exclusive unless
+        ``inclusive``), newest first, ``limit`` a page, older pages by ``cursor``."""
         channel = str(args.get("channel"))
         if channel not in self.ws.channels:
             return _error("channel_not_found")
@@ -475,9 +506,23 @@ class SlackServer:
             for m in self.ws.messages[channel]
             if m.get("thread_ts") in (None, m["ts"]) or m.get("subtype") == "thread_broadcast"
         ]
-        limit = int(args.get("limit") or 100)
-        newest_first = list(reversed(top))
-        return {"ok": True, "messages": newest_first[:limit], "has_more": len(top) > limit}
+        return _window(top, args)
+
+    async def _m_conversations_replies(self, args: Payload) -> Payload:
+        """A thread: its root first, then its replies in time order (``oldest`` etc. as
+        for history, which Slack applies to the replies; the root always comes first)."""
+        channel, ts = str(args.get("channel")), str(args.get("ts"))
+        if channel not in self.ws.channels:
+            return _error("channel_not_found")
+        root = self.find_message(channel, ts)
+        if root is None:
+            return _error("thread_not_found")
+        replies = [
+            m for m in self.ws.messages[channel] if m.get("thread_ts") == ts and m is not root
+        ]
+        page = _window(replies, args)
+        page["messages"] = [_shown(root, args), *reversed(page["messages"])]
+        return page
 
     async def _m_chat_postMessage(self, args: Payload) -> Payload:
         channel = str(args.get("channel"))
@@ -493,6 +538,8 @@ class SlackServer:
             self.bot_user_id, channel, text, thread_ts=thread, bot_id=self.bot_id
         )
         msg["link_names"] = args.get("link_names")
+        if isinstance(args.get("metadata"), dict):
+            msg["metadata"] = args["metadata"]
         await self.emit(self.message_event(channel, _public(msg)))
         return {"ok": True, "channel": channel, "ts": msg["ts"], "message": _public(msg)}
 
@@ -575,6 +622,40 @@ def _error(code: str) -> Payload:
 def _public(msg: Payload) -> Payload:
     """A stored message as Slack shows it (without this server's bookkeeping)."""
     return {k: v for k, v in msg.items() if k != "link_names"}
+
+
+def _shown(msg: Payload, args: Payload) -> Payload:
+    """As history shows it: metadata only when asked for (``include_all_metadata``)."""
+    out = _public(msg)
+    if str(args.get("include_all_metadata")).lower() not in ("true", "1"):
+        out.pop("metadata", None)
+    return out
+
+
+def _window(rows: list[Payload], args: Payload) -> Payload:
+    """Slack's paging over messages in time order: ``oldest``/``latest`` bounds, newest
+    first, ``limit`` per page, ``cursor`` for the next (older) page."""
+    inclusive = str(args.get("inclusive")).lower() in ("true", "1")
+    lo = float(args["oldest"]) if args.get("oldest") else None
+    hi = float(args["latest"]) if args.get("latest") else None
+
+    def within(m: Payload) -> bool:
+        t = float(m["ts"])
+        if lo is not None and (t < lo or (t == lo and not inclusive)):
+            return False
+        return hi is None or t < hi or (t == hi and inclusive)
+
+    newest_first = [m for m in reversed(rows) if within(m)]
+    start = int(args.get("cursor") or 0)
+    limit = int(args.get("limit") or 100)
+    page = newest_first[start : start + limit]
+    more = start + limit < len(newest_first)
+    return {
+        "ok": True,
+        "messages": [_shown(m, args) for m in page],
+        "has_more": more,
+        "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+    }
 
 
 def _channel_type(ch: Payload) -> str:

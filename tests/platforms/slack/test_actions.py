@@ -41,7 +41,7 @@ async def test_reaction_uses_slack_names(driver: SlackDriver) -> None:
     [emoji] = await driver.wait_bot_reactions(1)
     await driver.settle()
     [reaction] = driver.server.bot_reactions
-    assert reaction["ts"] == mid
+    assert f"{reaction['channel']}:{reaction['ts']}" == mid  # scoped in kuuki, ts on Slack
     assert from_slack_name(reaction["name"]) == emoji
     assert emoji in driver.app.settings.persona.emoji
     calls = [c for c in driver.server.calls if c.method == "reactions.add"]

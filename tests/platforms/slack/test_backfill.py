@@ -49,7 +49,7 @@ async def test_history_is_recorded_in_order_and_never_answered(tmp_path: Path) -
         state = app.engine.state(general)
         assert state is not None
         recent = state.buffer.recent()
-        assert [m.id for m in recent] == [m["ts"] for m in old]
+        assert [m.id for m in recent] == [f"{general}:{m['ts']}" for m in old]
         assert recent[1].user.is_bot and recent[1].id in state.bot_message_ids
         assert recent[2].mentions == (server.bot_user_id,)
         assert llm.history == []  # the old mention was recorded, not judged

@@ -42,7 +42,8 @@ async def test_disconnect_message_reconnects_and_redelivery_is_deduped(
     handled = driver.app.engine.handled
     replay = driver.server.event_envelope(
         driver.server.message_event(
-            driver.channel_id(), driver.server.find_message(driver.channel_id(), first) or {}
+            driver.channel_id(),
+            driver.server.find_message(driver.channel_id(), first.rpartition(":")[2]) or {},
         )
     )
     await driver.server.disconnect(reason)

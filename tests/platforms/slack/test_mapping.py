@@ -75,7 +75,8 @@ async def test_unfurls_are_not_edits_and_own_posts_are_skipped(
     edited = {**msg, "text": "see <https://example.com|the site>", "edited": {"ts": "1.5"}}
     event = await mapper.event(server.changed_event(general, msg, edited))
     assert event is not None and event.kind is EventKind.EDITED
-    assert (event.target_id, event.text) == (msg["ts"], "see the site (https://example.com)")
+    target = f"{general}:{msg['ts']}"  # kuuki's id: a ts is unique only within its channel
+    assert (event.target_id, event.text) == (target, "see the site (https://example.com)")
     assert event.event_id == f"slack:{general}:{msg['ts']}:edit:1.5"
     own = server.user_message(server.bot_user_id, general, "mine", bot_id=server.bot_id)
     assert await mapper.event(server.message_event(general, own)) is None

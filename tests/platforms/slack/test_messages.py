@@ -56,7 +56,7 @@ async def test_thread_reply_goes_into_the_thread(driver: SlackDriver) -> None:
     sent = await driver.wait_bot_messages(1)
     await driver.settle()
     assert sent[0].thread == root
-    assert sent[0].raw["thread_ts"] == root
+    assert f"{driver.channel_id()}:{sent[0].raw['thread_ts']}" == root
     state = driver.app.engine.state(driver.channel_id())
     assert state is not None
     trigger = next(m for m in state.buffer.recent() if m.id == mid)

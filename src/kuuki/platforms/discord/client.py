@@ -10,7 +10,15 @@ or a reconnect, never handles one twice.
 A malformed dispatch (missing fields, wrong types) makes a discord.py parser raise, and
 discord.py lets that end the shard and the client. Each parser is therefore wrapped so such
 a payload is logged with its event name and skipped; unknown event types are already
-ignored by discord.py.
+ignored by discord.py. A frame that cannot even be decoded (nested thousands deep, not an
+object) fails before any parser, in discord.py's gateway, and would end the client for
+good: `tolerate_hostile_frames` makes the gateway log and skip it instead.
+
+Durability: Discord has no acknowledgement. An event counts as accepted once
+`Engine.handle` returned (it is in the store's inbox); a crash before that point loses
+nothing either, because `on_ready` — after every start and every new session — reads each
+known channel back from its history (kuuki.platforms.discord.catchup). When the store
+refuses events (an outage), their channels are read back the same way once it answers.
 """
 
 from __future__ import annotations
@@ -19,16 +27,20 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import discord
 from discord import app_commands
+from discord.gateway import DiscordWebSocket
 
 from ...domain import Channel, ChatEvent, User
 from ...engine import Engine
+from ...errors import IntakeUnavailable
+from ..retry import Retrier
 from . import mapping
+from .catchup import catch_up, last_messages
 from .commands import kuuki_group
 from .outbox import DiscordOutbox
 
@@ -55,6 +67,34 @@ def _guard_parser(event: str, parse: Callable[[Any], None]) -> Callable[[Any], N
     return guarded
 
 
+def tolerate_hostile_frames() -> None:
+    """Make discord.py's gateway skip a frame it cannot decode instead of ending the client.
+
+    discord.py decodes each frame in `DiscordWebSocket.received_message` and treats any
+    error there as fatal (the shard terminates, and with it the client). It offers no hook,
+    so the method is wrapped once, process-wide: a frame whose decoding fails (too deeply
+    nested, not JSON, not an object) is logged and skipped; everything else, including
+    discord.py's own reconnect signals, passes through unchanged.
+    """
+    original = DiscordWebSocket.received_message
+    if getattr(original, "_kuuki_tolerant", False):
+        return
+
+    @functools.wraps(original)
+    async def received_message(self: DiscordWebSocket, msg: Any, /) -> None:
+        try:
+            await original(self, msg)
+        except (RecursionError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            log.warning("skipped a gateway frame that cannot be read: %s: %s",
+                        type(exc).__name__, str(exc)[:200])
+
+    received_message._kuuki_tolerant = True  # type: ignore[attr-defined]
+    DiscordWebSocket.received_message = received_message  # type: ignore[method-assign]
+
+
+tolerate_hostile_frames()
+
+
 class KuukiClient(discord.AutoShardedClient):
     def __init__(
         self, engine: Engine, outbox: DiscordOutbox, *, memory: Any = None, **options: Any
@@ -71,6 +111,11 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle = asyncio.Event()
         self._idle.set()
         self._fetched: dict[int, Any] = {}  # channels fetched because none was cached
+        self.store: Any = getattr(engine, "store", None)
+        self.retrier = Retrier(self._catch_up_channels, name="discord",
+                               start_of=engine.last_taken)
+        self.caught_up_rounds = 0
+        self.caught_up = asyncio.Event()  # set after each start-up catch-up round
         parsers: dict[str, Callable[[Any], None]] = self._connection.parsers
         for name, parse in list(parsers.items()):
             parsers[name] = _guard_parser(name, parse)
@@ -85,6 +130,42 @@ class KuukiClient(discord.AutoShardedClient):
     async def on_connect(self) -> None:  # READY: the bot's user, as the gateway says
         self._bind()
 
+    async def on_ready(self) -> None:
+        """A new session (start-up, or a reconnect that could not resume): what the
+        gateway did not deliver since the last stored message is read from history."""
+        self._bind()
+        if self.store is None:
+            return
+        self._inflight += 1
+        self._idle.clear()
+        try:
+            async with self._in_order:  # live events wait: they come after the history
+                since = await last_messages(self.store)  # before recovery stores anything
+                await self.engine.recover(mapping.PLATFORM)
+                try:
+                    await catch_up(self, self.store, None, since=since)
+                except IntakeUnavailable as exc:
+                    log.warning("could not store the history read back (%s); retrying", exc)
+                    self.retrier.missed(list(since), starts=since)
+                self.caught_up_rounds += 1
+        except Exception:
+            log.exception("catching up after connecting failed; carrying on")
+        finally:
+            self.caught_up.set()
+            self._inflight -= 1
+            if not self._inflight:
+                self._idle.set()
+
+    async def _catch_up_channels(
+        self, channel_ids: Sequence[str], starts: Mapping[str, str | None]
+    ) -> None:
+        async with self._in_order:
+            await catch_up(self, self.store, channel_ids, since=starts)
+
+    async def close(self) -> None:
+        await self.retrier.close()
+        await super().close()
+
     def _bind(self) -> None:
         if self.user is not None:
             self.engine.bot_user_ids.add(str(self.user.id))
@@ -98,19 +179,31 @@ class KuukiClient(discord.AutoShardedClient):
             await self._idle.wait()
 
     @contextlib.asynccontextmanager
-    async def _handling(self, kind: str) -> AsyncIterator[None]:
+    async def _handling(self, kind: str) -> AsyncIterator[list[tuple[str, Awaitable[bool]]]]:
         """Hand events on one at a time, in gateway order.
 
         discord.py runs each handler as its own task; a handler that has to wait (a channel
-        fetch, the engine opening a new channel in the store) would otherwise let a later
-        message overtake it. Tasks start in the order they were dispatched and the lock
-        is FIFO, so holding it across the hand-off keeps the order.
+        fetch) would otherwise let a later message overtake it. Tasks start in the order
+        they were dispatched and the lock is FIFO, so holding it while an event takes its
+        place in the engine's line (`Engine.submit`) keeps the order; the wait for the
+        store happens after the lock, so consecutive events share a group commit. The
+        body appends (channel id, result) pairs to the list it is given.
         """
         self._inflight += 1
         self._idle.clear()
+        handed: list[tuple[str, Awaitable[bool]]] = []
         try:
             async with self._in_order:
-                yield
+                yield handed
+            for channel_id, result in handed:
+                try:
+                    await result
+                except IntakeUnavailable as exc:
+                    # Not stored, and Discord will not send it again: read the channel back
+                    # from its history once the store answers.
+                    log.warning("a Discord %s event could not be stored (%s); the channel "
+                                "will be read back", kind, exc)
+                    self.retrier.missed([channel_id])
         except Exception:
             log.exception("could not handle a Discord %s event; skipped", kind)
         finally:
@@ -121,7 +214,7 @@ class KuukiClient(discord.AutoShardedClient):
     # -- events ------------------------------------------------------------------------------
 
     async def on_message(self, message: discord.Message) -> None:
-        async with self._handling("message"):
+        async with self._handling("message") as handed:
             self.outbox.saw(str(message.channel.id), str(message.id))
             if self._is_own(message.author.id) or message.type not in mapping.CHAT_TYPES:
                 return
@@ -135,10 +228,10 @@ class KuukiClient(discord.AutoShardedClient):
                 first = self.outbox.first_part(event.message.reply_to)
                 if first != event.message.reply_to:
                     event = _with_reply_to(event, first)
-            await self.engine.handle(event)
+            handed.append((channel.id, self._submit(channel.id, event)))
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        async with self._handling("message edit"):
+        async with self._handling("message edit") as handed:
             message = payload.message
             if "content" not in payload.data or message.edited_at is None:
                 return  # an embed unfurl or a pin, not a change of text
@@ -146,23 +239,26 @@ class KuukiClient(discord.AutoShardedClient):
                 return
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
-                await self.engine.handle(mapping.edited(message, channel))
+                event = mapping.edited(message, channel)
+                handed.append((channel.id, self._submit(channel.id, event)))
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
-        async with self._handling("message delete"):
+        async with self._handling("message delete") as handed:
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
-                await self.engine.handle(mapping.deleted(payload.message_id, channel))
+                event = mapping.deleted(payload.message_id, channel)
+                handed.append((channel.id, self._submit(channel.id, event)))
 
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
-        async with self._handling("bulk delete"):
+        async with self._handling("bulk delete") as handed:
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
                 for mid in sorted(payload.message_ids):
-                    await self.engine.handle(mapping.deleted(mid, channel))
+                    gone = mapping.deleted(mid, channel)
+                    handed.append((channel.id, self._submit(channel.id, gone)))
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
-        async with self._handling("reaction"):
+        async with self._handling("reaction") as handed:
             if self._is_own(payload.user_id):
                 return
             channel = await self._channel(payload.channel_id, payload.guild_id)
@@ -170,15 +266,38 @@ class KuukiClient(discord.AutoShardedClient):
                 return
             who = payload.member or self.get_user(payload.user_id)
             user = mapping.user_of(who) if who else User(str(payload.user_id), str(payload.user_id))
-            await self.engine.handle(mapping.reacted(payload, channel, user))
+            reacted = mapping.reacted(payload, channel, user)
+            handed.append((channel.id, self._submit(channel.id, reacted)))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _submit(self, channel_id: str, event: ChatEvent) -> Awaitable[bool]:
+        """`Engine.submit`, unless the channel lost events to an outage and is not read
+        back yet: then the event is refused too (kuuki.platforms.retry) and read back with
+        the rest."""
+        if self.retrier.owes(channel_id):
+            refused: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            refused.set_exception(IntakeUnavailable(
+                f"channel {channel_id} is still to be read back after an outage"
+            ))
+            return refused
+        return self.engine.submit(event)
 
     def _bot_id(self) -> int | None:
         return self.user.id if self.user is not None else None
 
     def _is_own(self, user_id: int) -> bool:
         return str(user_id) in self.engine.bot_user_ids
+
+    async def kuuki_channel(self, found: Any) -> Channel | None:
+        """The kuuki Channel for a discord.py channel object; None where kuuki must not
+        listen (denied by id, or a thread of a denied channel)."""
+        if str(found.id) in self.engine.settings.channel_deny:
+            return None
+        parent = mapping.parent_of(found)
+        if parent is not None and not self.engine.listening(parent):
+            return None
+        return mapping.channel_of(found)
 
     async def _channel(self, channel_id: int, guild_id: int | None) -> Channel | None:
         """The kuuki Channel for a Discord channel id; None when the settings deny it by id

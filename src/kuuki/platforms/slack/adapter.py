@@ -5,11 +5,14 @@ channel exists), bind the outbox, backfill history, then open the Socket Mode co
 so live events queue behind the history they follow.
 
 Delivery: bolt runs with ``process_before_response=True``, so an envelope is acked only
-after its event has been queued in the engine. An event lost to a dropped socket is
-therefore never acked and comes again after the reconnect; one delivered twice (both
-``message`` and ``app_mention``, or a redelivery) has the same event id and is handled once.
-Anything that cannot be mapped is logged with its kind, acked and skipped: one bad payload
-never stops the adapter.
+once its event is durable in the store (`Engine.handle` returned): the ack point. An event
+lost to a dropped socket or a crash is therefore never acked and comes again; one
+delivered twice (both ``message`` and ``app_mention``, or a redelivery) has the same
+event id and is handled once. When the store cannot take an event in (an outage), the
+listener fails, bolt answers 500 and the envelope stays unacked: Slack delivers it again,
+and the channel is also read back from its history once the store answers (so nothing is
+lost when Slack's retries run out). Anything that cannot be mapped is logged with its
+kind, acked and skipped: one bad payload never stops the adapter.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from ...commands import CommandReply
 from ...domain import User
-from ...errors import ConfigError, KuukiError
+from ...errors import ConfigError, IntakeUnavailable, KuukiError
 from ..network import network_reason
-from .backfill import backfill
+from ..retry import Retrier
+from .backfill import HistoryReader
 from .commands import COMMAND, response_of, run_slash
 from .mapping import MalformedPayload, Mapper, payload_kind
 from .names import Directory
@@ -48,6 +52,12 @@ SLACK_API = "https://slack.com/api/"
 _RECENT = 5_000
 _HANDLED_TYPES = frozenset({"message", "app_mention", "reaction_added"})
 
+
+
+class _StillOwed(IntakeUnavailable):
+    """Refused because the channel's lost events are not read back yet (kuuki.platforms.
+    retry): not a new loss, so it does not start another read-back round (a busy channel
+    would otherwise keep the rounds going); Slack's redelivery brings the event back."""
 
 class SlackAdapter:
     """One workspace connection for one App (see module doc)."""
@@ -79,7 +89,9 @@ class SlackAdapter:
         self._handler: AsyncSocketModeHandler | None = None
         self._mapper: Mapper | None = None
         self._recent: OrderedDict[str, None] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
+        self._history: HistoryReader | None = None
+        self._retrier: Retrier | None = None
         self.skipped = 0
 
     @property
@@ -115,11 +127,21 @@ class SlackAdapter:
         directory = Directory(client, team_id=team_id, bot_user_id=bot_user_id, bot_name=persona)
         self._mapper = Mapper(directory, bot_id=str(bot_id) if bot_id else None)
         self.outbox.bind(client, User(bot_user_id, persona, is_bot=True))
-        await backfill(
-            client, self._mapper, self.app.engine, self.outbox, per_channel=self.backfill_limit
+        self._history = HistoryReader(
+            client, self._mapper, self.app.engine, self.outbox, self.app.store,
+            per_channel=self.backfill_limit,
         )
+        self._retrier = Retrier(self._history.catch_up, name="slack",
+                                start_of=self.app.engine.last_taken)
+        try:
+            await self._history.start()
+        except IntakeUnavailable as exc:
+            log.warning("could not store the history read at start-up (%s); retrying", exc)
+            self._retrier.missed(await self._member_ids(),
+                                 starts=self._history.start_points)
         bolt = AsyncApp(client=client, process_before_response=True, logger=log)
         bolt.use(self._guard)
+        bolt.error(self._on_error)
         for kind in sorted(_HANDLED_TYPES):
             bolt.event(kind)(self._on_event)
         bolt.command(COMMAND)(self._on_command)
@@ -127,7 +149,17 @@ class SlackAdapter:
         await self._handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("connected to Slack team %s as %s", team_id, bot_user_id)
 
+    async def _member_ids(self) -> list[str]:
+        from .backfill import member_channels
+
+        try:
+            return await member_channels(self.mapper.directory.client, self.mapper)
+        except Exception:
+            return []
+
     async def close(self) -> None:
+        if self._retrier is not None:
+            await self._retrier.close()
         handler, self._handler = self._handler, None
         if handler is not None:
             client = handler.client
@@ -177,17 +209,35 @@ class SlackAdapter:
     async def _on_event(self, event: dict[str, Any]) -> None:
         try:
             await self.deliver(event)
+        except _StillOwed:
+            raise  # not acknowledged; Slack delivers it again once the channel is read back
+        except IntakeUnavailable:
+            # Not durable, so not acknowledged: bolt answers 500 and Slack redelivers; the
+            # channel is also read back once the store answers again.
+            if self._retrier is not None and (channel := _channel_of(event)):
+                self._retrier.missed([channel])
+            raise
         except MalformedPayload as exc:
             self._skip(BoltResponse(status=200), exc.kind, exc.reason)
         except Exception:  # one bad event must never stop the adapter
             self.skipped += 1
             log.exception("slack %s event failed", payload_kind(event))
 
+    async def _on_error(self, error: Exception) -> None:
+        """bolt's error handler: one line, not bolt's traceback (the envelope stays unacked)."""
+        if isinstance(error, IntakeUnavailable):
+            log.warning("not acknowledged, Slack will deliver it again: %s", error)
+        else:
+            log.error("slack listener failed: %s: %s", type(error).__name__, error)
+
     async def deliver(self, event: Mapping[str, Any]) -> bool:
         """Map one Events API event and queue it; False when nothing was queued.
 
         Envelopes are dispatched concurrently; a per-channel lock keeps one channel's events
-        in arrival order while a first-time name lookup is in flight.
+        in arrival order while a first-time name lookup is in flight. The event takes its
+        place in line under the lock and is awaited outside it, so a burst in one channel
+        shares the store's group commits. Raises `IntakeUnavailable` when the event could
+        not be made durable: it must not be acknowledged.
         """
         key = _posted_key(event)
         async with self._lock(_channel_of(event)):
@@ -196,17 +246,28 @@ class SlackAdapter:
             mapped = await self.mapper.event(event)
             if mapped is None:
                 return False
-            queued = await self.app.engine.handle(mapped)
-            if key is not None:
-                self._recent[key] = None
-                if len(self._recent) > _RECENT:
-                    self._recent.popitem(last=False)
-            return queued
+            if self._retrier is not None and self._retrier.owes(mapped.channel.id):
+                # lost events here are not read back yet: this one waits with them
+                raise _StillOwed(
+                    f"channel {mapped.channel.id} is still to be read back after an outage"
+                )
+            result = self.app.engine.submit(mapped)
+        queued = await result
+        if key is not None:
+            self._recent[key] = None
+            if len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
+        return queued
 
     def _lock(self, channel: str) -> asyncio.Lock:
         lock = self._locks.get(channel)
         if lock is None:
             lock = self._locks[channel] = asyncio.Lock()
+            if len(self._locks) > _RECENT:  # bounded: drop the oldest lock nobody holds
+                for key, old in list(self._locks.items())[: len(self._locks) - _RECENT]:
+                    if not old.locked():
+                        del self._locks[key]
+        self._locks.move_to_end(channel)
         return lock
 
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:

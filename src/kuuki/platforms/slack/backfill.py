@@ -1,30 +1,62 @@
-"""Start-up backfill: the recent history of every conversation the bot is in, fed to the
-engine as past POSTED events so it does not start blind.
+"""Reading channels' history: the first look at a channel, and catching up after a restart.
 
-The engine cannot yet be told that an event is history, so every backfilled message id is
-registered with the outbox first, which then drops any action about it: recorded, never
-answered. Event ids are the live ones (``slack:<channel>:<ts>``), so a message that also
-arrives live (a redelivery after restart) is handled once.
+At start-up, for every conversation the bot is a member of:
+
+- a channel the store has never seen gets a **first look**: its last ``per_channel``
+  messages are recorded (``backfill``: never judged, never answered), so the bot does not
+  start blind;
+- a channel the store knows is **caught up**: everything after the last message stored,
+  top level and thread replies (threads found in that history, and threads the store saw
+  active in the last day), is handed in as ``catch_up``. That covers what arrived while the
+  bot was down, and what it received but could not store (an outage). The bot's own posts
+  come back with the ``ts`` they answered (the outbox writes it in their metadata) and its
+  reactions as reaction events, so the engine can tell what was already answered; then
+  `Engine.caught_up` lets it answer the rest that is still owed.
+
+Event ids are the live ones (``slack:<channel>:<ts>``), so a message that also arrives
+live (a redelivery after a restart) is handled once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
-from typing import Any
+from collections.abc import Awaitable, Mapping, Sequence
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from ...domain import EventKind
+from ...domain import Channel, ChatEvent, EventKind, Message, User
 from ...engine import Engine
-from .mapping import MalformedPayload, Mapper
+from .emoji import from_slack_name
+from .mapping import MalformedPayload, Mapper, message_id, ts_of
 from .outbox import SlackOutbox
 
 log = logging.getLogger("kuuki.slack")
 
 TYPES_WITH_DMS = "public_channel,private_channel,im"
 TYPES = "public_channel,private_channel"
+CATCH_UP_MAX = 500  # messages read back per channel (the newest, if more were missed)
+THREADS_MAX = 10  # threads per channel whose replies are read back
+ACTIVE_THREADS = timedelta(days=1)
+
+
+class History(Protocol):
+    """What catching up asks the store (kuuki.store.history)."""
+
+    async def channels(self) -> list[Channel]: ...
+
+    async def last_message(self, channel_id: str) -> Message | None: ...
+
+    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
+
+    async def active_threads(
+        self, channel_id: str, since: Any, *, limit: int = 20
+    ) -> list[tuple[str, Any]]: ...
 
 
 async def member_channels(
@@ -55,49 +87,221 @@ async def member_channels(
     return found[:max_channels]
 
 
-async def backfill(
-    client: AsyncWebClient,
-    mapper: Mapper,
-    engine: Engine,
-    outbox: SlackOutbox,
-    *,
-    per_channel: int = 50,
-) -> int:
-    """Feed recent history to the engine; returns how many messages were queued."""
-    if per_channel <= 0:
-        return 0
-    try:
-        channels = await member_channels(client, mapper)
-    except SlackApiError as exc:
-        log.warning("backfill skipped: users.conversations failed: %s", exc.response.get("error"))
-        return 0
-    queued = 0
-    for channel_id in channels:
+class HistoryReader:
+    """Reads channels' history into the engine (see module doc)."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        mapper: Mapper,
+        engine: Engine,
+        outbox: SlackOutbox,
+        store: History | None,
+        *,
+        per_channel: int = 50,
+    ) -> None:
+        self.client = client
+        self.mapper = mapper
+        self.engine = engine
+        self.outbox = outbox
+        self.store = store
+        self.per_channel = per_channel
+        # where the start-up pass read each conversation from (message ids; None: from
+        # the start), for the retrier when the store refused that pass
+        self.start_points: dict[str, str | None] = {}
+
+    async def start(self) -> int:
+        """The start-up pass over every member channel; returns messages handed in.
+
+        Raises what the engine's intake raises (the store is down): the caller retries.
+        """
         try:
-            resp = await client.conversations_history(channel=channel_id, limit=per_channel)
+            channels = await member_channels(self.client, self.mapper)
         except SlackApiError as exc:
-            log.warning("no history for %s: %s", channel_id, exc.response.get("error"))
-            continue
-        rows = [r for r in resp.get("messages") or [] if isinstance(r, dict)]
-        for raw in sorted(rows, key=lambda r: _ts_key(r.get("ts"))):
-            queued += await _feed(mapper, engine, outbox, {**raw, "channel": channel_id})
-    log.info("backfilled %d messages from %d conversations", queued, len(channels))
-    return queued
+            log.warning("history skipped: users.conversations failed: %s",
+                        exc.response.get("error"))
+            return 0
+        # Where reading back starts, taken before recovery stores anything: the recovered
+        # events are handled while the history is read, and reading from after their
+        # messages would skip the bot's answers sent before the crash but never recorded
+        # (they sit between), so those would be sent a second time.
+        since = self.start_points
+        if self.store is not None:
+            for cid in channels:
+                last = await self.store.last_message(cid)
+                since[cid] = last.id if last is not None else None
+            # ...or from just before the oldest message still in the inbox, if earlier: it
+            # may have been answered while its records failed (an outage, then a crash)
+            for event in await self.store.pending_events(platform="slack"):
+                msg, at = event.message, since.get(event.channel.id)
+                if event.kind is not EventKind.POSTED or msg is None or at is None:
+                    continue
+                before = _just_before(ts_of(msg.id))
+                if before is not None and _ts_key(before) < _ts_key(ts_of(at)):
+                    since[event.channel.id] = message_id(event.channel.id, before)
+        recovered = await self.engine.recover("slack")
+        queued = await self.catch_up(channels, since=since)
+        for ch in recovered:
+            if ch.id not in channels:
+                self.engine.caught_up(ch)
+        log.info("read the history of %d conversations: %d messages", len(channels), queued)
+        return queued
+
+    async def catch_up(
+        self, channel_ids: Sequence[str], since: Mapping[str, str | None] | None = None
+    ) -> int:
+        """Read back the given conversations: after ``since``'s message id where given
+        (see `start`, and kuuki.platforms.retry after an outage), else after the last
+        message stored."""
+        known = {c.id for c in await self.store.channels()} if self.store is not None else set()
+        queued = 0
+        for channel_id in channel_ids:
+            if channel_id in known:
+                if since is not None and channel_id in since:
+                    last = since[channel_id]
+                else:
+                    assert self.store is not None
+                    stored = await self.store.last_message(channel_id)
+                    last = stored.id if stored is not None else None
+                queued += await self._catch_up(channel_id, last)
+            elif self.per_channel > 0:
+                queued += await self._first_look(channel_id)
+        return queued
+
+    async def _first_look(self, channel_id: str) -> int:
+        rows = await self._history(channel_id, limit=self.per_channel, oldest=None)
+        rows.sort(key=lambda r: _ts_key(r.get("ts")))
+        events = [e for raw in rows if (e := await self._posted(channel_id, raw)) is not None]
+        # The engine records backfilled events without judging them; the outbox suppression
+        # stays as a second guard for actions a timer might still raise about old messages.
+        self.outbox.suppress([e.message.id for e in events if e.message is not None])
+        return await self._hand_in([dataclasses.replace(e, backfill=True) for e in events])
+
+    async def _catch_up(self, channel_id: str, last: str | None) -> int:
+        assert self.store is not None
+        oldest = ts_of(last) if last is not None else None
+        rows = await self._history(channel_id, limit=CATCH_UP_MAX, oldest=oldest)
+        roots = {str(r["ts"]): oldest for r in rows if _has_replies_after(r, oldest)}
+        now = self.engine.clock.now()
+        for root, latest in await self.store.active_threads(
+            channel_id, now - ACTIVE_THREADS, limit=THREADS_MAX
+        ):
+            since = str(latest.timestamp())
+            if oldest is not None and _ts_key(oldest) < _ts_key(since):
+                since = oldest  # a recovered reply may be stored past an unrecorded answer
+            roots.setdefault(ts_of(root), since)
+        for root, after in list(roots.items())[:THREADS_MAX]:
+            rows += await self._replies(channel_id, root, after)
+        unique = {str(r["ts"]): r for r in rows if isinstance(r.get("ts"), str)}
+        ordered = sorted(unique.values(), key=lambda r: _ts_key(r["ts"]))
+        events: list[ChatEvent] = []
+        for raw in ordered:
+            posted = await self._posted(channel_id, raw)
+            if posted is not None:
+                events.append(dataclasses.replace(posted, catch_up=True))
+            events += self._own_reactions(channel_id, raw, posted)
+        count = await self._hand_in(events)
+        channel = await self.mapper.directory.channel(channel_id)
+        self.engine.caught_up(channel)
+        return count
+
+    async def _hand_in(self, events: list[ChatEvent]) -> int:
+        # Submitted in order, awaited together: one group commit for the lot.
+        results: list[Awaitable[bool]] = [self.engine.submit(e) for e in events]
+        done = await asyncio.gather(*results, return_exceptions=True)
+        failed = [r for r in done if isinstance(r, BaseException)]
+        if failed:
+            raise failed[0]
+        return sum(1 for r in done if r is True)
+
+    async def _posted(self, channel_id: str, raw: dict[str, Any]) -> ChatEvent | None:
+        raw = {**raw, "channel": channel_id}
+        raw.setdefault("type", "message")
+        try:
+            event = await self.mapper.event(raw, include_own=True)
+        except MalformedPayload as exc:
+            log.warning("skipped a slack %s payload from history: %s", exc.kind, exc.reason)
+            return None
+        if event is None or event.kind is not EventKind.POSTED or event.message is None:
+            return None
+        return event
+
+    def _own_reactions(
+        self, channel_id: str, raw: dict[str, Any], posted: ChatEvent | None
+    ) -> list[ChatEvent]:
+        """The bot's reactions on a message, as reaction events: what it answered so."""
+        bot = self.mapper.bot_user_id
+        if posted is None:
+            return []
+        out = []
+        for r in raw.get("reactions") or []:
+            if isinstance(r, dict) and bot in (r.get("users") or []) and r.get("name"):
+                name = str(r["name"])
+                out.append(ChatEvent(
+                    EventKind.REACTION_ADDED, posted.channel,
+                    f"slack:{channel_id}:{raw['ts']}:react:{bot}:{name}:history", posted.at,
+                    target_id=message_id(channel_id, str(raw["ts"])),
+                    user=User(bot, self.mapper.directory.bot_name, is_bot=True),
+                    emoji=from_slack_name(name), catch_up=True,
+                ))
+        return out
+
+    async def _history(
+        self, channel_id: str, *, limit: int, oldest: str | None
+    ) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while len(rows) < limit:
+            kwargs: dict[str, Any] = {
+                "channel": channel_id, "limit": min(200, limit - len(rows)),
+                "include_all_metadata": True,
+            }
+            if oldest is not None:
+                kwargs["oldest"] = oldest
+            if cursor:
+                kwargs["cursor"] = cursor
+            try:
+                resp = await self.client.conversations_history(**kwargs)
+            except SlackApiError as exc:
+                log.warning("no history for %s: %s", channel_id, exc.response.get("error"))
+                break
+            rows += [r for r in resp.get("messages") or [] if isinstance(r, dict)]
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
+            if not resp.get("has_more") or not cursor:
+                break
+        return rows[:limit]
+
+    async def _replies(self, channel_id: str, root: str, after: str | None) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "channel": channel_id, "ts": root, "limit": 200, "include_all_metadata": True,
+        }
+        if after is not None:
+            kwargs["oldest"] = after
+        try:
+            resp = await self.client.conversations_replies(**kwargs)
+        except SlackApiError as exc:
+            log.warning("no replies for %s in %s: %s", root, channel_id,
+                        exc.response.get("error"))
+            return []
+        return [
+            r for r in resp.get("messages") or []
+            if isinstance(r, dict) and (after is None or _ts_key(r.get("ts")) > _ts_key(after))
+        ]
 
 
-async def _feed(mapper: Mapper, engine: Engine, outbox: SlackOutbox, raw: dict[str, Any]) -> int:
-    raw.setdefault("type", "message")
+def _has_replies_after(raw: dict[str, Any], oldest: str | None) -> bool:
+    if not raw.get("reply_count"):
+        return False
+    latest = raw.get("latest_reply")
+    return oldest is None or latest is None or _ts_key(latest) > _ts_key(oldest)
+
+
+def _just_before(ts: str) -> str | None:
+    """The ``ts`` one microsecond before ``ts`` (Slack's ``oldest`` is exclusive)."""
     try:
-        event = await mapper.event(raw, include_own=True)
-    except MalformedPayload as exc:
-        log.warning("skipped backfilled slack %s payload: %s", exc.kind, exc.reason)
-        return 0
-    if event is None or event.kind is not EventKind.POSTED or event.message is None:
-        return 0
-    # The engine records backfilled events without judging them; the outbox suppression
-    # stays as a second guard for actions a timer might still raise about old messages.
-    outbox.suppress([f"{event.channel.id}:{event.message.id}"])
-    return 1 if await engine.handle(dataclasses.replace(event, backfill=True)) else 0
+        return str(Decimal(ts) - Decimal("0.000001"))
+    except ArithmeticError:  # decimal.InvalidOperation: not a ts
+        return None
 
 
 def _ts_key(ts: Any) -> float:

@@ -1,8 +1,10 @@
 """Slack Events API payloads → kuuki ChatEvents.
 
-Message ids are Slack's ``ts`` (unique within a channel). Event ids are built from the
-payload alone, so a redelivery of the same event (a retry, or a replay after a reconnect)
-gets the same id and the engine handles it once:
+Message ids are ``<channel>:<ts>``: Slack's ``ts`` is unique only within a channel, and
+the store, edits, deletes and reactions must never mix two channels' messages up
+(`message_id`, `ts_of`). Event ids are built from the payload alone, so a redelivery of
+the same event (a retry, or a replay after a reconnect) gets the same id and the engine
+handles it once:
 
     posted    slack:<channel>:<ts>                     (``message`` and ``app_mention`` alike)
     edited    slack:<channel>:<ts>:edit:<edited.ts>
@@ -29,6 +31,16 @@ log = logging.getLogger("kuuki.slack")
 
 MAX_TEXT = 40_000  # Slack's own limit for a message; anything longer is not a real message
 POSTED_SUBTYPES = frozenset({"bot_message", "thread_broadcast", "me_message", "file_share"})
+
+
+def message_id(channel_id: str, ts: str) -> str:
+    """kuuki's id for the Slack message ``ts`` of ``channel_id``."""
+    return f"{channel_id}:{ts}"
+
+
+def ts_of(message_id: str) -> str:
+    """Slack's ``ts`` of a kuuki message id (an unscoped ts is returned as it is)."""
+    return message_id.rpartition(":")[2]
 
 
 class MalformedPayload(ValueError):
@@ -116,14 +128,25 @@ class Mapper:
         rendered = await self.directory.render(text)
         body = rendered.text + "".join(_file_notes(ev.get("files")))
         thread_ts = ev.get("thread_ts")
-        thread = thread_ts if isinstance(thread_ts, str) and thread_ts != ts else None
+        thread = (
+            message_id(channel_id, thread_ts)
+            if isinstance(thread_ts, str) and thread_ts != ts
+            else None
+        )
+        reply_to = thread  # in Slack, answering in a thread is replying to its root
+        if own:
+            # What the bot's own post answered, as its outbox wrote it in the metadata
+            # (read back when catching up after a restart: it tells what was answered).
+            answered = _metadata_reply_to(ev.get("metadata"))
+            if answered is not None:
+                reply_to = message_id(channel_id, answered)
         msg = Message(
-            ts,
+            message_id(channel_id, ts),
             channel_id,
             user,
             body,
             at,
-            reply_to=thread,  # in Slack, answering in a thread is replying to its root
+            reply_to=reply_to,
             thread=thread,
             mentions=rendered.mentions,
         )
@@ -169,7 +192,7 @@ class Mapper:
             channel,
             f"slack:{channel_id}:{ts}:edit:{edit_ts}",
             at,
-            target_id=ts,
+            target_id=message_id(channel_id, ts),
             user=user,
             text=rendered.text,
         )
@@ -186,7 +209,8 @@ class Mapper:
         at = slack_time(ev.get("event_ts") or ev.get("ts") or target, kind)
         channel = await self.directory.channel(channel_id)
         return ChatEvent(
-            EventKind.DELETED, channel, f"slack:{channel_id}:{target}:delete", at, target_id=target
+            EventKind.DELETED, channel, f"slack:{channel_id}:{target}:delete", at,
+            target_id=message_id(channel_id, target),
         )
 
     async def reaction(self, ev: Mapping[str, Any]) -> ChatEvent | None:
@@ -209,10 +233,27 @@ class Mapper:
             channel,
             f"slack:{channel_id}:{target}:react:{user_id}:{name}:{event_ts}",
             at,
-            target_id=target,
+            target_id=message_id(channel_id, target),
             user=user,
             emoji=from_slack_name(name),
         )
+
+
+METADATA_TYPE = "kuuki_reply"
+
+
+def reply_metadata(target_ts: str) -> dict[str, Any]:
+    """Slack message metadata the outbox attaches to what the bot posts: the ``ts`` of the
+    message it answers (``conversations.history`` returns it with include_all_metadata)."""
+    return {"event_type": METADATA_TYPE, "event_payload": {"reply_to": target_ts}}
+
+
+def _metadata_reply_to(raw: Any) -> str | None:
+    if not isinstance(raw, Mapping) or raw.get("event_type") != METADATA_TYPE:
+        return None
+    payload = raw.get("event_payload")
+    value = payload.get("reply_to") if isinstance(payload, Mapping) else None
+    return value if isinstance(value, str) and value else None
 
 
 def _file_notes(files: Any) -> list[str]:

@@ -1,10 +1,13 @@
 """Slack ids to names, and Slack markup to readable text.
 
 Users are looked up once with ``users.info`` and channels with ``conversations.info``; the
-answers are cached for the life of the adapter. `Directory.render` turns ``<@U…>``,
+answers are cached for the life of the adapter (bounded), failed user look-ups included,
+so an unknown id costs one call, not one per mention. `Directory.render` turns ``<@U…>``,
 ``<#C…|name>``, ``<!here>`` and ``<https://…|label>`` into what a person would read, so no
-prompt ever sees a raw Slack id. The bot's own ``<@U…>`` becomes ``@<persona name>`` and
-is reported as a platform mention.
+prompt ever sees a raw Slack id; one message looks up at most `LOOKUPS_PER_MESSAGE` users
+(the rest read "@someone"), so a message naming hundreds of strangers cannot hold its
+acknowledgement past Slack's three seconds. The bot's own ``<@U…>`` becomes
+``@<persona name>`` and is reported as a platform mention.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ log = logging.getLogger("kuuki.slack")
 
 _MARKUP = re.compile(r"<([^<>]*)>")
 _CACHE_SIZE = 10_000
+LOOKUPS_PER_MESSAGE = 10
+UNKNOWN_PERSON = "someone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +94,22 @@ class Directory:
             resp = await self.client.users_info(user=user_id)
         except SlackApiError as exc:
             log.warning("users.info %s failed: %s", user_id, exc.response.get("error"))
-            return UserInfo(User(user_id, hint or user_id))
+            # Remembered too: a deleted or foreign user stays unknown, and asking again for
+            # every mention of them is what made one message cost hundreds of calls.
+            missing = UserInfo(User(user_id, hint or UNKNOWN_PERSON))
+            if not fresh:
+                self._users.put(user_id, missing)
+            return missing
         info = user_from_payload(resp.get("user") or {}, fallback=hint or user_id)
         self._users.put(user_id, info)
         return info
+
+    def cached_user(self, user_id: str) -> User | None:
+        """A user already known (or known to be unknown), without asking Slack."""
+        if user_id == self.bot_user_id:
+            return User(user_id, self.bot_name, is_bot=True)
+        found = self._users.get(user_id)
+        return None if found is None else found.user
 
     async def user(self, user_id: str, *, is_bot: bool = False, hint: str | None = None) -> User:
         found = (await self.user_info(user_id, hint=hint)).user
@@ -154,14 +171,15 @@ class Directory:
         mentions: list[str] = []
         out: list[str] = []
         pos = 0
+        lookups = [LOOKUPS_PER_MESSAGE]
         for m in _MARKUP.finditer(text):
             out.append(unescape(text[pos : m.start()]))
-            out.append(await self._token(m.group(1), mentions))
+            out.append(await self._token(m.group(1), mentions, lookups))
             pos = m.end()
         out.append(unescape(text[pos:]))
         return Rendered("".join(out), tuple(dict.fromkeys(mentions)))
 
-    async def _token(self, inner: str, mentions: list[str]) -> str:
+    async def _token(self, inner: str, mentions: list[str], lookups: list[int]) -> str:
         target, _, label = inner.partition("|")
         label = unescape(label)
         if target.startswith("@"):
@@ -169,6 +187,12 @@ class Directory:
             mentions.append(uid)
             if uid == self.bot_user_id:
                 return "@" + self.bot_name
+            known = self.cached_user(uid)
+            if known is not None:
+                return "@" + known.name
+            if lookups[0] <= 0:
+                return "@" + (label or UNKNOWN_PERSON)
+            lookups[0] -= 1
             return "@" + (await self.user(uid, hint=label or None)).name
         if target.startswith("#"):
             if label:

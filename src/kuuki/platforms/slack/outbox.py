@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from ...domain import Action, ActionKind, Channel, Message, User
 from ...safety import defuse_mentions, split_text
 from .emoji import to_slack_name
+from .mapping import message_id, reply_metadata, ts_of
 from .names import escape
 
 log = logging.getLogger("kuuki.slack")
@@ -51,14 +52,14 @@ class SlackOutbox:
         self._client = None
 
     def suppress(self, message_ids: Iterable[str]) -> None:
-        """Never act on these messages (``<channel>:<ts>`` keys): they are backfilled history."""
+        """Never act on these messages (kuuki ids, ``<channel>:<ts>``): backfilled history."""
         for key in message_ids:
             self._suppressed[key] = None
             if len(self._suppressed) > _SUPPRESS_CAPACITY:
                 self._suppressed.popitem(last=False)
 
     def is_suppressed(self, channel_id: str, message_id: str | None) -> bool:
-        return message_id is not None and f"{channel_id}:{message_id}" in self._suppressed
+        return message_id is not None and message_id in self._suppressed
 
     async def send(self, channel: Channel, action: Action) -> Message | None:
         if action.kind is ActionKind.NONE:
@@ -87,7 +88,7 @@ class SlackOutbox:
         name = to_slack_name(action.emoji)
         try:
             await client.reactions_add(
-                channel=channel.id, timestamp=action.target_message_id, name=name
+                channel=channel.id, timestamp=ts_of(action.target_message_id), name=name
             )
         except SlackApiError as exc:
             if exc.response.get("error") != "already_reacted":
@@ -99,19 +100,22 @@ class SlackOutbox:
         # Split what people will read, then escape each part (entities never cut in two).
         parts = split_text(defuse_mentions(text), PART_LIMIT)
         first: Message | None = None
+        answered = ts_of(action.reply_to or action.target_message_id or "") or None
         for part in parts:
             resp = await client.chat_postMessage(
                 channel=channel.id,
                 text=escape(part),
-                thread_ts=action.thread or None,
+                thread_ts=ts_of(action.thread) if action.thread else None,
                 link_names=False,
                 unfurl_links=False,
                 unfurl_media=False,
+                # What this answers, so catching up after a crash can tell it was answered.
+                metadata=reply_metadata(answered) if answered and first is None else None,
             )
             if first is None:
                 ts = str(resp.get("ts") or "")
                 first = Message(
-                    ts,
+                    message_id(channel.id, ts),
                     channel.id,
                     bot,
                     text,

@@ -1,0 +1,217 @@
+"""Catching up on Discord after a restart or an outage: REST history since the last message
+stored.
+
+Discord has no acknowledgement: a message the gateway delivered while the bot was down, or
+that the store could not take in, is simply not delivered again. So whenever the client
+(re)connects with a new session (`on_ready`), and whenever the store answers again after
+refusing events, every channel the store knows is read back from the last message stored
+(``GET /channels/{id}/messages?after=…``, oldest first, at most `CATCH_UP_MAX`) and handed
+in as ``catch_up`` events with their live ids (a message id), so nothing is handled twice.
+Channels the store has never seen are not read: the bot was never there.
+
+What the bot already answered must not be answered again, so its own messages and
+reactions come back too: a reaction of the bot's as a reaction event, and a message of the
+bot's with what it answered. Discord records an explicit reply (a message reference); a
+plain message of the bot's answers the message just before it — the outbox sends a plain
+message only when what it answers is the channel's latest message (kuuki.platforms.
+discord.outbox), so this is the same rule read backwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+import discord
+
+from ...domain import Channel, ChatEvent, EventKind, Message, User
+from . import mapping
+
+if TYPE_CHECKING:
+    from .client import KuukiClient
+
+log = logging.getLogger("kuuki.discord")
+
+CATCH_UP_MAX = 500  # messages read back per channel
+FIRST_LOOK = 50  # a channel the store knows but holds no message of
+
+
+class History(Protocol):
+    async def channels(self) -> list[Channel]: ...
+
+    async def last_message(self, channel_id: str) -> Message | None: ...
+
+    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
+
+
+async def catch_up(
+    client: KuukiClient,
+    store: History,
+    channel_ids: Sequence[str] | None,
+    *,
+    since: Mapping[str, str | None] | None = None,
+) -> int:
+    """Read back the given channels (None: every channel the store knows on Discord);
+    returns how many events were new. Raises `IntakeUnavailable` if the store refuses.
+
+    ``since`` gives, per channel, the id of the message to read after (None: the store
+    had none), where the store's last message at reading time is not the right start: at
+    start-up, the last message stored *before* `Engine.recover` re-queued what a crash
+    left in the inbox (`last_messages`) — recovered events are handled meanwhile and their
+    messages stored, while the bot's answers sent before the crash but never recorded sit
+    between, and reading from after the recovered messages would skip them (the owed
+    answer would be sent a second time); after an outage, the last message taken in
+    before the first refusal (kuuki.platforms.retry)."""
+    if channel_ids is None:
+        ids = [c.id for c in await store.channels() if c.platform == mapping.PLATFORM]
+    else:  # channels that lost events to an outage, known to the store or not
+        ids = list(dict.fromkeys(channel_ids))
+    total = 0
+    for channel_id in ids:
+        found = await _resolve(client, channel_id)
+        if found is None:
+            continue
+        channel = await client.kuuki_channel(found)
+        if channel is None:
+            continue
+        if since is not None and channel.id in since:
+            last = since[channel.id]
+        else:
+            stored = await store.last_message(channel.id)
+            last = stored.id if stored is not None else None
+        total += await _one(client, found, channel, last)
+    return total
+
+
+async def last_messages(store: History) -> dict[str, str | None]:
+    """Where reading back starts, per Discord channel the store knows (see `catch_up`):
+    after its last message stored, or from just before its oldest message still in the
+    inbox when that is earlier. A message taken in but not handled may have been answered
+    while its records failed (a store outage, then a crash); the answer comes after it,
+    possibly before later messages that did reach the store."""
+    channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
+    out: dict[str, str | None] = {}
+    for c in channels:
+        last = await store.last_message(c.id)
+        out[c.id] = last.id if last is not None else None
+    for event in await store.pending_events(platform=mapping.PLATFORM):
+        msg, at = event.message, out.get(event.channel.id)
+        if event.kind is not EventKind.POSTED or msg is None or at is None:
+            continue
+        with contextlib.suppress(ValueError):
+            before = int(msg.id) - 1
+            if before < int(at):
+                out[event.channel.id] = str(before)
+    return out
+
+
+async def _resolve(client: KuukiClient, channel_id: str) -> Any:
+    found = client.get_channel(int(channel_id))
+    if found is not None:
+        return found
+    try:
+        return await client.fetch_channel(int(channel_id))
+    except (discord.HTTPException, ValueError) as exc:
+        log.info("cannot read channel %s back: %s", channel_id, exc)
+        return None
+
+
+async def _one(client: KuukiClient, found: Any, channel: Channel, last: str | None) -> int:
+    try:
+        if last is not None:
+            after = discord.Object(id=int(last))
+            raw = [m async for m in found.history(limit=CATCH_UP_MAX, after=after,
+                                                  oldest_first=True)]
+        else:
+            raw = [m async for m in found.history(limit=FIRST_LOOK)]
+            raw.reverse()
+    except (discord.HTTPException, ValueError) as exc:
+        log.info("cannot read the history of %s: %s", channel.id, exc)
+        return 0
+    events: list[ChatEvent] = []
+    previous = last
+    owed = _Owed(client)
+    for message in raw:
+        if message.type not in mapping.CHAT_TYPES:
+            continue
+        found = _events(client, message, channel, owed.answered_by_plain(previous))
+        owed.saw(found[0], message)
+        events += found
+        previous = str(message.id)
+    results: list[Awaitable[bool]] = [client.engine.submit(e) for e in events]
+    done = await asyncio.gather(*results, return_exceptions=True)
+    client.engine.caught_up(channel)
+    failed = [r for r in done if isinstance(r, BaseException)]
+    if failed:
+        raise failed[0]
+    new = sum(1 for r in done if r is True)
+    if new:
+        log.info("caught up %d events in %s", new, channel.id)
+    return new
+
+
+class _Owed:
+    """What a plain message of the bot answered, read in history order.
+
+    The outbox sends a plain message when what it answers is the latest message it has
+    seen; another message can still reach Discord between that check and the post, so
+    "the message just before" may be one the bot never saw. What the bot answers comes in
+    channel order, though: an addressed message after the bot's last message or reaction
+    is answered before any later one. So a plain message answers the earliest such
+    addressed message still waiting, and only when none waits the message before it.
+    """
+
+    def __init__(self, client: KuukiClient) -> None:
+        self.client = client
+        self.waiting: list[str] = []  # addressed since the bot's last message or reaction
+        self.own: set[str] = set()
+
+    def answered_by_plain(self, previous: str | None) -> str | None:
+        return self.waiting[0] if self.waiting else previous
+
+    def saw(self, event: ChatEvent, message: discord.Message) -> None:
+        msg = event.message
+        if msg is None:
+            return
+        engine = self.client.engine
+        if msg.user.id in engine.bot_user_ids:
+            self.own.add(msg.id)
+            answered = msg.reply_to
+            if answered in self.waiting:  # an explicit reply: what came before it is done
+                del self.waiting[: self.waiting.index(answered) + 1]
+            else:
+                self.waiting.clear()
+            return
+        if any(r.me for r in message.reactions):
+            self.waiting.clear()  # answered by a reaction, and so was all before it
+        elif engine.address.detect(msg, bot_user_ids=engine.bot_user_ids,
+                                   bot_message_ids=self.own):
+            self.waiting.append(msg.id)
+
+
+def _events(
+    client: KuukiClient, message: discord.Message, channel: Channel, previous: str | None
+) -> list[ChatEvent]:
+    bot_id = client.user.id if client.user is not None else None
+    event = mapping.posted(message, channel, bot_id=bot_id)
+    assert event.message is not None
+    own = bot_id is not None and message.author.id == bot_id
+    if own and event.message.reply_to is None and previous is not None:
+        event = replace(event, message=replace(event.message, reply_to=previous))
+    out = [replace(event, catch_up=True)]
+    if bot_id is not None:
+        me = User(str(bot_id), client.user.display_name if client.user else "bot", is_bot=True)
+        for reaction in message.reactions:
+            if reaction.me:
+                emoji = str(reaction.emoji)
+                out.append(ChatEvent(
+                    EventKind.REACTION_ADDED, channel,
+                    f"reaction:{message.id}:{bot_id}:{emoji}", datetime.now(UTC),
+                    target_id=str(message.id), user=me, emoji=emoji, catch_up=True,
+                ))
+    return out

@@ -1,0 +1,133 @@
+"""What catching up after a restart asks the store (issue 11).
+
+After a crash or an outage the platform adapters read what the channels said while the bot
+was away, starting from the last message stored (`last_message`, `active_threads`); the
+engine then answers the addressed messages among them that have no decision yet
+(`decided`) and that the bot did not answer before the crash (`answered`: a message of the
+bot's replying to it, or a reaction of the bot's on it, both of which the catch-up reads
+back from the platform).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from kuuki.domain import Message
+from kuuki.store.records import row_to_message
+from kuuki.store.schema import DecisionRow, MessageRow, ReactionRow, UserRow
+from kuuki.store.types import to_utc
+
+_IN_CHUNK = 500
+
+_SELECT = select(
+    MessageRow,
+    UserRow.name.label("user_name"),
+    UserRow.is_bot.label("user_is_bot"),
+).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
+
+
+def _chunks(ids: Iterable[str]) -> Iterable[list[str]]:
+    items = list(dict.fromkeys(ids))
+    for i in range(0, len(items), _IN_CHUNK):
+        yield items[i : i + _IN_CHUNK]
+
+
+class HistoryMixin:
+    """Catch-up queries of :class:`~kuuki.store.store.Store`."""
+
+    _engine: AsyncEngine
+
+    async def _flush_pending(self) -> None:  # overridden by Store
+        return None
+
+    async def last_message(self, channel_id: str) -> Message | None:
+        """The latest message stored for a channel (deleted ones included), or None."""
+        await self._flush_pending()
+        q = (
+            _SELECT.where(MessageRow.channel_id == channel_id)
+            .order_by(MessageRow.ts.desc(), MessageRow.seq.desc())
+            .limit(1)
+        )
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(q)).first()
+        return None if row is None else row_to_message(row._mapping)
+
+    async def active_threads(
+        self, channel_id: str, since: datetime, *, limit: int = 20
+    ) -> list[tuple[str, datetime]]:
+        """Threads worth reading back: (root id, latest stored message in the thread) for
+        the threads with a message since ``since``, then the latest top-level messages
+        (a thread may have started under one while the bot was away), most recent first,
+        at most ``limit`` in all."""
+        await self._flush_pending()
+        latest = func.max(MessageRow.ts)
+        threads = (
+            select(MessageRow.thread, latest)
+            .where(
+                MessageRow.channel_id == channel_id,
+                MessageRow.thread.is_not(None),
+                MessageRow.ts >= to_utc(since),
+            )
+            .group_by(MessageRow.thread)
+            .order_by(latest.desc())
+            .limit(limit)
+        )
+        tops = (
+            select(MessageRow.id, MessageRow.ts)
+            .where(
+                MessageRow.channel_id == channel_id,
+                MessageRow.thread.is_(None),
+                MessageRow.ts >= to_utc(since),
+            )
+            .order_by(MessageRow.ts.desc())
+            .limit(limit)
+        )
+        async with self._engine.connect() as conn:
+            found = {str(r[0]): to_utc(r[1]) for r in (await conn.execute(threads)).all()}
+            for r in (await conn.execute(tops)).all():
+                found.setdefault(str(r[0]), to_utc(r[1]))
+        ordered = sorted(found.items(), key=lambda kv: kv[1], reverse=True)
+        return ordered[:limit]
+
+    async def decided(self, message_ids: Sequence[str]) -> set[str]:
+        """Those of ``message_ids`` with at least one decision stored."""
+        await self._flush_pending()
+        found: set[str] = set()
+        async with self._engine.connect() as conn:
+            for chunk in _chunks(message_ids):
+                q = select(DecisionRow.message_id).where(DecisionRow.message_id.in_(chunk))
+                found.update(str(r) for r in (await conn.scalars(q)).all())
+        return found
+
+    async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]:
+        """Those of ``message_ids`` the bot answered: one of its messages replies to it,
+        or it reacted to it (``bot_ids``: the bot's user ids on every platform)."""
+        await self._flush_pending()
+        bots = sorted(set(bot_ids))
+        found: set[str] = set()
+        async with self._engine.connect() as conn:
+            for chunk in _chunks(message_ids):
+                replies = select(MessageRow.reply_to).where(
+                    MessageRow.reply_to.in_(chunk), MessageRow.user_id.in_(bots)
+                )
+                reacts = select(ReactionRow.message_id).where(
+                    ReactionRow.message_id.in_(chunk), ReactionRow.user_id.in_(bots)
+                )
+                found.update(str(r) for r in (await conn.scalars(replies)).all())
+                found.update(str(r) for r in (await conn.scalars(reacts)).all())
+        return found
+
+    async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]:
+        """The stored messages among ``message_ids`` (any order)."""
+        await self._flush_pending()
+        out: list[Message] = []
+        async with self._engine.connect() as conn:
+            for chunk in _chunks(message_ids):
+                rows: Any = await conn.execute(_SELECT.where(MessageRow.id.in_(chunk)))
+                out.extend(row_to_message(r._mapping) for r in rows)
+        return out
