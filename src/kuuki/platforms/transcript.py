@@ -14,6 +14,7 @@ line; the reader can also skip bad lines and report them, losing nothing else.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,10 @@ from ..settings import Settings, apply_values, typed_values
 from .expect import Expectation, parse_expectation, unknown_ids
 
 DEFAULT_START = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+# Seconds from the start: at most ~100 years. A bigger number (1e308), NaN or a negative
+# offset is a broken line, not a time; it must not reach datetime arithmetic (which
+# raises OverflowError/ValueError deep in replay instead of naming the line).
+MAX_OFFSET_S = 100 * 365.25 * 86400
 # A setup line's keys and the setting each one sets.
 SETUP_KEYS = {
     "bot": "persona.name",
@@ -57,7 +62,18 @@ def _parse_time(value: Any, start: datetime, where: tuple[str, int]) -> datetime
     if isinstance(value, bool):
         raise TranscriptError(*where, "field t: expected ISO 8601 time or seconds")
     if isinstance(value, int | float):
-        return start + timedelta(seconds=float(value))
+        seconds = float(value)
+        if not math.isfinite(seconds):
+            raise TranscriptError(*where, f"field t: {value!r} is not a number of seconds")
+        if not 0 <= seconds <= MAX_OFFSET_S:
+            raise TranscriptError(
+                *where, f"field t: {value!r} seconds is out of range (0 to {MAX_OFFSET_S:.0f})"
+            )
+        try:
+            return start + timedelta(seconds=seconds)
+        except OverflowError as exc:
+            raise TranscriptError(*where, f"field t: {value!r} seconds is past the year 9999") \
+                from exc
     if isinstance(value, str):
         try:
             t = datetime.fromisoformat(value)
@@ -98,6 +114,8 @@ class TranscriptReader:
             raise TranscriptError(
                 *where, f"not valid JSON: {exc.msg} (column {exc.colno})"
             ) from exc
+        except RecursionError as exc:  # the decoder recurses once per level of nesting
+            raise TranscriptError(*where, "not valid JSON: nested too deeply") from exc
         if not isinstance(obj, dict):
             raise TranscriptError(*where, "expected a JSON object")
         return obj
