@@ -168,3 +168,41 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
         assert await store.forgotten_users() != {}
     finally:
         await store.close()
+
+
+async def test_forget_me_on_the_platform_holds_through_the_next_flushes(
+    tmp_path: Path, url: str
+) -> None:
+    from kuuki.commands import run_command
+
+    h = await make(tmp_path, s=_s(), store_url=url)
+    try:
+        h.llm.route("memory_summary",
+                    summary_answer("Alice dreams of zanzibar.", history="zanzibar",
+                                   recent_events="quokka"),
+                    summary_answer("Bob wants ramen.", history="Lunch plans.",
+                                   recent_events="ramen"))
+        await h.say(ALICE, "I dream of zanzibar")
+        await h.say(BOB, "ramen later?")
+        await h.say(ALICE, "a quokka, maybe")  # the summary is written here
+        await h.say(ALICE, "zanzibar has quokkas?")  # held only in memory: profile, queue
+        assert h.memory.profiles.get("alice") is not None
+        reply = await run_command(h.app.engine, GENERAL, ALICE, "forget-me", memory=h.memory)
+        assert reply.text.startswith("Done: I forgot what I remembered about you (")
+        assert "/kuuki remember-me" in reply.text
+        await h.say(BOB, "ramen at noon")
+        await h.say(ALICE, "zanzibar!")
+        await h.say(BOB, "ramen it is")
+        await h.say(BOB, "see you")
+        await h.advance(16 * 60)  # maintenance: profiles flushed
+        assert h.memory.profiles.get("alice") is None
+    finally:
+        await h.app.close()
+    assert await cells_with(url, *SECRET) == []
+    store = await Store.open(url)
+    try:
+        summary = await store.get_memory("channel", GENERAL.id, "long_term")
+        assert summary is not None and summary.content == "Lunch plans."
+        assert await store.get_memory("user", "bob", "profile") is not None
+    finally:
+        await store.close()

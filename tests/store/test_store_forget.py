@@ -3,6 +3,7 @@ write path from bringing any of it back (issue 11), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -45,8 +46,10 @@ async def seed(store: Store) -> None:
         (msg("m4", "my quokka plushie says hi", user=ANN, channel=DM.id, minutes=3), None),
         (msg("m5", "anyone up for lunch?", user=BOB, minutes=4), None),
     ])
-    await store.save_decisions([decision(ann_q), decision(msg("m5", "anyone up for lunch?",
-                                                                  user=BOB, minutes=4))])
+    about_bob = decision(msg("m5", "anyone up for lunch?", user=BOB, minutes=4))
+    about_bob.trace.add("talking to someone else", -15, "Ann")
+    about_bob.trace.step("asked of Ann, not of Annabel")
+    await store.save_decisions([decision(ann_q), about_bob])
     await store.add_reaction("m5", ANN.id, "👍", T0)
     await store.add_reaction("m1", BOB.id, "🌴", T0)
     # An event of hers still in the inbox (taken in, not yet handled) keeps its text there.
@@ -93,7 +96,13 @@ async def test_forgetting_leaves_no_word_of_theirs_anywhere(store: Store) -> Non
     left = await store.recent_messages(GENERAL.id, limit=10)
     assert [m.id for m in left] == ["m2", "m5"]
     assert await store.reactions("m5") == [] and await store.reactions("m1") == []
-    assert [d["message_id"] for d in await store.decisions_for("m5")] == ["m5"]
+    [about_bob] = await store.decisions_for("m5")
+    assert about_bob["trace"]["steps"][-1] == "asked of (someone forgotten), not of Annabel"
+    assert about_bob["trace"]["contributions"][-1]["detail"] == "(someone forgotten)"
+    # Her name as a word is nowhere (the DM channel was named after her too).
+    word = re.compile(r"(?<!\w)Ann(?!\w)", re.I)
+    assert [c for c in await every_value(store)
+            if word.search(c[2]) and c[0] != "forgotten_users"] == []
     assert [f.content for f in await store.facts()] == ["Bob likes lunch at noon"]
     bob = await store.get_memory("user", BOB.id, "profile")
     assert bob is not None and bob.content == {"displayName": "Bob", "lastConversationSummary": {

@@ -4,7 +4,8 @@
 messages, the bot's messages that answered them (a reply to one of theirs, or in a thread
 they started: an answer often quotes the question), the decisions about those messages
 (their traces quote the text), reactions by them or on those messages, inbox payloads of
-their events, their user row, the name of a direct-message channel they spoke in (it is
+their events, their name and id in the traces of the decisions made while they were
+around, their user row, the name of a direct-message channel they spoke in (it is
 named after them), their profile, every fact they are a source of, and every
 summary that may contain their words: each memory document sourced from them, each channel
 and thread summary of a channel they spoke in, and the workspace summaries of the
@@ -22,6 +23,7 @@ the tombstones (`kuuki.memory.service`). `unforget_user` lifts the tombstone.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -92,6 +94,28 @@ def _names(payload: Any, uid: str) -> bool:
     return any(isinstance(u, dict) and u.get("id") == uid for u in users)
 
 
+FORGOTTEN_NAME = "(someone forgotten)"
+
+
+def _name_pattern(names: set[str]) -> re.Pattern[str] | None:
+    # Whole words only, and no one-letter names: "Al" must not eat "Also".
+    usable = sorted((n for n in names if len(n.strip()) >= 2), key=len, reverse=True)
+    if not usable:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in usable) + r")(?!\w)")
+
+
+def _unname(value: Any, pattern: re.Pattern[str]) -> Any:
+    """``value`` (text or a JSON document) with every name in ``pattern`` replaced."""
+    if isinstance(value, str):
+        return pattern.sub(FORGOTTEN_NAME, value)
+    if isinstance(value, list):
+        return [_unname(v, pattern) for v in value]
+    if isinstance(value, dict):
+        return {k: _unname(v, pattern) for k, v in value.items()}
+    return value
+
+
 def _without_notes_from(content: Any, channels: set[str]) -> dict[str, Any] | None:
     """Another person's profile without its "last conversation" notes from ``channels``
     (written by reflection on talks that may quote the forgotten person); None when it
@@ -148,6 +172,11 @@ class ForgetMixin:
             answers = await self._bot_answers(conn, mine)
             gone = mine + answers
             decisions = await self._erase_messages(conn, uid, gone)
+            user = (await conn.execute(
+                select(UserRow.name, UserRow.first_seen).where(UserRow.id == uid)
+            )).first()
+            if user is not None:
+                await self._unname_decisions(conn, {uid, str(user[0])}, channels, user[1])
             await self._scrub_inbox(conn, uid)
             await conn.execute(delete(UserRow).where(UserRow.id == uid))
             memories = await self._drop_memories(conn, uid, channels)
@@ -181,6 +210,29 @@ class ForgetMixin:
             decisions += result.rowcount
             await conn.execute(delete(MessageRow).where(MessageRow.id.in_(chunk)))
         return int(decisions)
+
+    @staticmethod
+    async def _unname_decisions(
+        conn: AsyncConnection, names: set[str], channels: set[str], since: datetime
+    ) -> None:
+        # Decisions about other people's messages name the people around in their trace
+        # ("asked of Alice", "3 replies to Alice in 10 min").
+        pattern = _name_pattern(names)
+        if pattern is None or not channels:
+            return
+        for chunk in _chunks(channels):
+            rows = (await conn.execute(
+                select(DecisionRow.id, DecisionRow.reason, DecisionRow.trace).where(
+                    DecisionRow.channel_id.in_(chunk), DecisionRow.decided_at >= to_utc(since)
+                )
+            )).all()
+            for row_id, reason, trace in rows:
+                new_reason, new_trace = _unname(reason, pattern), _unname(trace, pattern)
+                if new_reason != reason or new_trace != trace:
+                    await conn.execute(
+                        update(DecisionRow).where(DecisionRow.id == row_id)
+                        .values(reason=new_reason, trace=new_trace)
+                    )
 
     @staticmethod
     async def _scrub_inbox(conn: AsyncConnection, uid: str) -> None:
