@@ -1,57 +1,26 @@
 """`kuuki memory forget` against a live bot (issue 11): the operator forgets a person from
 another process while the bot runs on the same store; the bot's next flushes bring nothing
 back, and afterwards no word of theirs is anywhere in the store. SQLite, and PostgreSQL when
-KUUKI_TEST_POSTGRES_URL is set."""
+KUUKI_TEST_POSTGRES_URL is set (`store_url`, tests/conftest.py)."""
 
 from __future__ import annotations
 
 import io
-import os
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-from sqlalchemy import select, text
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import select
 
 from kuuki.domain import Channel, Visibility
 from kuuki.memory.cli import run_memory_forget
 from kuuki.settings import Settings
-from kuuki.store import Store, normalise_url
+from kuuki.store import Store
 from kuuki.store.schema import Base
 
 from .conftest import ALICE, BOB, GENERAL, fact, make, reflection_answer, settings, summary_answer
 
 SECRET = ("zanzibar", "quokka")  # only Alice says these; the scripted model repeats them
 DM = Channel("dm-1", "dm:Alice", Visibility.DM)
-PG_ENV = "KUUKI_TEST_POSTGRES_URL"
-
-
-async def _drop_all(url: str) -> None:
-    engine = create_async_engine(normalise_url(url))
-    try:
-        async with engine.begin() as conn:
-            q = text("select tablename from pg_tables where schemaname = current_schema()")
-            for name in list((await conn.execute(q)).scalars()):
-                await conn.execute(text(f'DROP TABLE IF EXISTS "{name}" CASCADE'))
-    finally:
-        await engine.dispose()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
-        return
-    pg = os.environ.get(PG_ENV)
-    if not pg:
-        pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
-    await _drop_all(pg)
-    yield pg
-    await _drop_all(pg)
-
-
 async def cells_with(url: str, *needles: str) -> list[tuple[str, str, str]]:
     """(table, column, value) of every cell, in every table, that contains a needle."""
     found: list[tuple[str, str, str]] = []
@@ -76,8 +45,9 @@ def _s() -> Settings:
 
 
 async def test_forget_from_another_process_holds_against_the_running_bot(
-    tmp_path: Path, url: str
+    tmp_path: Path, store_url: str
 ) -> None:
+    url = store_url
     s = _s()
     h = await make(tmp_path, s=s, store_url=url)
     try:
@@ -171,8 +141,9 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
 
 
 async def test_forget_me_on_the_platform_holds_through_the_next_flushes(
-    tmp_path: Path, url: str
+    tmp_path: Path, store_url: str
 ) -> None:
+    url = store_url
     from kuuki.commands import run_command
 
     h = await make(tmp_path, s=_s(), store_url=url)
