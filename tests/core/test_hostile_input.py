@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from kuuki.cli import main
-from kuuki.platforms.discord import discord  # imported there without the audioop warning
 
 GOOD = '{"id": "m1", "t": 0, "channel": "general", "user": "alice", "text": "hello there"}'
 LAST = '{"id": "m3", "t": 20, "channel": "general", "user": "bob", "text": "anyone around?"}'
@@ -106,6 +105,8 @@ def test_run_with_no_network_is_one_line(
     # The documented seams, pointed at a host name that never resolves (RFC 2606 .invalid):
     # what `kuuki run` meets on a machine with no network or no DNS.
     if platform == "discord":
+        from kuuki.platforms.discord import discord  # imported there without audioop's warning
+
         monkeypatch.setattr(discord.http.Route, "BASE", "https://kuuki-test.invalid/api/v10")
         monkeypatch.setenv("DISCORD_TOKEN", GOOD_SHAPE)
     else:
