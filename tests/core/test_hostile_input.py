@@ -51,16 +51,29 @@ def test_a_hostile_transcript_line_is_a_bad_line_error(
     assert {json.loads(line)["after"] for line in captured.out.splitlines()} == {"m1", "m3"}
 
 
-def test_a_time_past_the_year_9999_names_the_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("first", "second", "problem"),
+    [
+        ('"9999-12-31T23:59:00+00:00"', None,
+         "field t: 9999-12-31T23:59:00+00:00 is outside 1970-8999"),
+        ('"0001-01-01T00:00:00"', None, "field t: 0001-01-01T00:00:00+00:00 is outside 1970-8999"),
+        ('"8999-12-31T00:00:00+00:00"', "1e9", "field t: 9031-09-09T01:46:40+00:00 is outside"),
+        ("0", "1" + "0" * 400, "field t: a number far too large for seconds"),
+    ],
+    ids=["end-of-time", "start-of-time", "offset-past-the-end", "huge-integer"],
+)
+def test_a_time_at_the_edge_of_the_calendar_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: str, second: str | None,
+    problem: str,
 ) -> None:
-    path = tmp_path / "late.jsonl"
-    first = '{"id": "m1", "t": "9999-12-31T23:00:00+00:00", "user": "alice", "text": "hi"}'
-    path.write_text("\n".join([first, _line("1e9")]) + "\n", encoding="utf-8")
+    path = tmp_path / "edge.jsonl"
+    lines = ['{"id": "m1", "t": ' + first + ', "user": "alice", "text": "Kuu, hi?"}']
+    if second is not None:
+        lines.append(_line(second))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["replay", str(path), "--llm", "none"]) == 2
-    assert capsys.readouterr().err == (
-        f"kuuki: {path}:2: field t: 1000000000.0 seconds is past the year 9999\n"
-    )
+    err = capsys.readouterr().err
+    assert err.startswith(f"kuuki: {path}:{len(lines)}: {problem}") and len(err.splitlines()) == 1
 
 
 @pytest.mark.parametrize(
