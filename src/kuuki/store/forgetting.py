@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from kuuki.store.engine import insert_stmt
@@ -76,8 +76,21 @@ class Forgotten:
         return self.messages + self.bot_answers + self.decisions + self.memories + self.facts
 
 
+async def _hold(conn: AsyncConnection) -> None:
+    """Make the tombstones read by a writing transaction hold until it commits.
+
+    SQLite transactions begin IMMEDIATE (kuuki.store.engine): one writer at a time already.
+    On PostgreSQL a SHARE lock on the table waits for a forget under way to commit (its
+    tombstone insert holds ROW EXCLUSIVE) and makes a forget wait for this transaction, so
+    the forget's deletes see what it wrote. Writers do not block each other (SHARE does not
+    conflict with SHARE)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(text("LOCK TABLE forgotten_users IN SHARE MODE"))
+
+
 async def tombstones(conn: AsyncConnection) -> set[str]:
     """The ids of everyone forgotten (a small table; read inside the writing transaction)."""
+    await _hold(conn)
     return {str(u) for u in (await conn.scalars(select(ForgottenUserRow.user_id))).all()}
 
 
@@ -334,5 +347,6 @@ class ForgetMixin:
         ids = list(dict.fromkeys(user_ids))
         if not ids:
             return False
+        await _hold(conn)
         q = select(ForgottenUserRow.user_id).where(ForgottenUserRow.user_id.in_(ids)).limit(1)
         return (await conn.scalar(q)) is not None
