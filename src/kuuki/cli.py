@@ -110,7 +110,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    from .memory.cli import run_memory_forget, run_memory_list, run_memory_show
+    from .memory.cli import (
+        run_memory_forget,
+        run_memory_list,
+        run_memory_show,
+        run_memory_unforget,
+    )
 
     overrides = {"KUUKI_STORE_URL": path_or_url(args.store)} if args.store else None
     settings = _settings(args, overrides)
@@ -122,6 +127,8 @@ def cmd_memory(args: argparse.Namespace) -> int:
         return asyncio.run(
             run_memory_show(settings, sys.stdout, user=args.user, channel=args.channel)
         )
+    if args.what == "unforget":
+        return asyncio.run(run_memory_unforget(settings, args.user, sys.stdout))
     return asyncio.run(run_memory_forget(settings, args.user, sys.stdout))
 
 
@@ -340,15 +347,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pg.set_defaults(fn=cmd_playground)
 
-    mem = sub.add_parser("memory", help="what the bot remembers: list, show, forget")
+    mem = sub.add_parser("memory", help="what the bot remembers: list, show, forget, unforget")
     msub = mem.add_subparsers(dest="what", required=True, metavar="ACTION")
     ml = msub.add_parser("list", help="per channel, who and what is remembered")
     ms = msub.add_parser("show", help="everything remembered about a person or a channel")
     ms.add_argument("--user", metavar="ID", help="the person's user id (or name)")
     ms.add_argument("--channel", metavar="NAME", help="the channel's name or id")
-    mf = msub.add_parser("forget", help="forget what was learned from a person")
+    mf = msub.add_parser(
+        "forget", help="erase a person's messages and what was learned from them, and learn "
+        "nothing about them again (also in a running bot) until `unforget`")
     mf.add_argument("--user", required=True, metavar="ID", help="the person's user id")
-    for mp in (ml, ms, mf):
+    mu = msub.add_parser("unforget", help="let the bot learn about a forgotten person again")
+    mu.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    for mp in (ml, ms, mf, mu):
         mp.add_argument("--store", metavar="PATH",
                         help="the SQLite file (or database URL) to read (default: configured)")
         mp.set_defaults(fn=cmd_memory)

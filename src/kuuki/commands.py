@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from .domain import Channel, User
 from .engine import Engine
 
-COMMANDS = ("status", "why", "quiet", "memory", "forget-me")
+COMMANDS = ("status", "why", "quiet", "memory", "forget-me", "remember-me")
 MAX_QUIET_MINUTES = 7 * 24 * 60
 
 
@@ -20,6 +20,8 @@ class MemoryAdmin(Protocol):
     async def describe_user(self, user_id: str) -> str: ...
 
     async def forget_user(self, user_id: str) -> int: ...
+
+    async def unforget_user(self, user_id: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +53,18 @@ async def run_command(
             return CommandReply("I keep no long-term memories about you here.")
         return CommandReply(await memory.describe_user(user.id))
     if name == "forget-me":
-        count = 0
-        if memory is not None:
-            count += await memory.forget_user(user.id)
-        store: Any = engine.store
-        if store is not None and hasattr(store, "forget_user"):
-            count += await store.forget_user(user.id)
-        return CommandReply(f"Done: I forgot what I remembered about you ({count} items).")
+        if memory is None:
+            return CommandReply("I keep no long-term memories about you here.")
+        # Everything of theirs, in the store and in the running bot (kuuki.memory.forgetting).
+        count = await memory.forget_user(user.id)
+        return CommandReply(
+            f"Done: I forgot what I remembered about you ({count} items), and I will not "
+            "learn about you again. `/kuuki remember-me` lets me remember you from now on."
+        )
+    if name == "remember-me":
+        if memory is None or not await memory.unforget_user(user.id):
+            return CommandReply("You were not forgotten: nothing to change.")
+        return CommandReply("OK: from now on I may remember what you tell me here.")
     return CommandReply(
         f"Unknown command {name!r}. Try one of: {', '.join(COMMANDS)}.", ok=False
     )

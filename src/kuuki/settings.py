@@ -329,6 +329,12 @@ def _read_toml(path: Path) -> list[Raw]:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            str(path), f"line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
+            "save the file as UTF-8"
+        ) from exc
     except OSError as exc:
         raise ConfigError(str(path), f"cannot be read: {exc.strerror}") from exc
     source = f"from {path}"

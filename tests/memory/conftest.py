@@ -116,13 +116,14 @@ class Harness:
 async def make(
     tmp_path: Path, llm: RoutedLLM | None = None, *, s: Settings | None = None,
     clock: VirtualClock | None = None, name: str = "store.sqlite3", dump: Any = None,
+    store_url: str | None = None,
 ) -> Harness:
     clock = clock or VirtualClock()
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     llm = llm or RoutedLLM()
     app = await build_app(
         s or settings(), clock=clock, outbox=outbox, llm=llm, judge_llm=None,
-        store_url=f"sqlite:///{tmp_path / name}", judge=AddressedOnlyJudge(),
+        store_url=store_url or f"sqlite:///{tmp_path / name}", judge=AddressedOnlyJudge(),
         embedder=FakeEmbedder(), dump=dump,
     )
     h = Harness(app, clock, outbox, llm)

@@ -5,7 +5,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kuuki.memory.cli import run_memory_forget, run_memory_list, run_memory_show
+from kuuki.memory.cli import (
+    run_memory_forget,
+    run_memory_list,
+    run_memory_show,
+    run_memory_unforget,
+)
 
 from .conftest import (
     ALICE,
@@ -162,7 +167,11 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
     assert "2 people known:" in listed and "Bob (stranger, 1 message) [id bob], 1 fact" in listed
     out = io.StringIO()
     await run_memory_forget(cli_settings, "bob", out)
-    assert "Forgot" in out.getvalue() and "bob" in out.getvalue()
+    assert out.getvalue() == (
+        "Forgot bob: erased 1 message, 0 answers of the bot's, 1 decision, 1 memory, 1 fact.\n"
+        "Nothing about bob will be learned again; to lift this: "
+        "kuuki memory unforget --user bob\n"
+    )
     out = io.StringIO()
     await run_memory_show(cli_settings, out, user="bob")
     assert out.getvalue() == "Nothing is remembered about bob. `kuuki memory list` shows who is.\n"
@@ -175,9 +184,27 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
         prompt = h2.llm.prompts("reply")[-1]
         assert "bakes sourdough every weekend" not in prompt and "baker" not in prompt
         assert [f.content for f in await h2.app.store.facts()] == ["Alice runs marathons."]
-        assert "Relationship: stranger (1 messages" in prompt  # a fresh profile
+        # Forgotten until lifted: no profile again, his new message not kept.
+        assert "Relationship:" not in prompt
+        await h2.advance(16 * 60)
+        assert h2.memory.profiles.get("bob") is None
+        kept = await h2.app.store.recent_messages("general")
+        assert [(m.user.id, m.text) for m in kept] == [("alice", "I run marathons")]
     finally:
         await h2.app.close()
+    out = io.StringIO()
+    await run_memory_unforget(cli_settings, "bob", out)
+    assert out.getvalue().startswith("bob is no longer forgotten")
+    h3 = await make(tmp_path, s=s)  # type: ignore[arg-type]
+    h3.n = 200
+    try:
+        h3.llm.route("reply", "ok")
+        await h3.say(BOB, "Kuu, I'm back")
+        assert h3.memory.profiles.get("bob") is not None
+        assert [m.text for m in await h3.app.store.recent_messages("general")
+                if m.user.id == "bob"] == ["Kuu, I'm back"]
+    finally:
+        await h3.app.close()
 
 
 async def test_the_bots_name_is_not_a_topic() -> None:

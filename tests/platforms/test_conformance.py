@@ -190,6 +190,8 @@ async def test_slash_commands_and_quiet_permission(
     # The memory layer answers (a stranger: nothing remembered yet).
     assert "I don't remember anything about you." in await driver.slash("alice", "memory")
     assert "Done: I forgot" in await driver.slash("alice", "forget-me")
+    assert "from now on I may remember" in await driver.slash("alice", "remember-me")
+    assert "You were not forgotten" in await driver.slash("alice", "remember-me")
     assert await driver.slash("alice", "why")
 
     refused = await driver.slash("alice", "quiet", "30")

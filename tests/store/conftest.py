@@ -1,78 +1,12 @@
-"""Store fixtures, parametrised over SQLite (temp file) and PostgreSQL.
-
-PostgreSQL cases use ``KUUKI_TEST_POSTGRES_URL`` (see ``.ci/postgres.sh``); when it is unset
-or the server does not answer they skip with the reason. Every PostgreSQL case starts from
-an empty schema, so the tests must not run in parallel against the same database.
-"""
+"""Store fixtures: a `Store` on each database `store_url` (tests/conftest.py) names."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
-from kuuki.store import Store, normalise_url
-
-PG_ENV = "KUUKI_TEST_POSTGRES_URL"
-
-_pg_problem: dict[str, str | None] = {}
-
-
-async def _probe_pg(url: str) -> str | None:
-    """None if ``url`` answers ``select 1`` within a few seconds, else why not."""
-    if url in _pg_problem:
-        return _pg_problem[url]
-    try:
-        engine = create_async_engine(normalise_url(url), connect_args={"timeout": 5})
-        try:
-            async with asyncio.timeout(8), engine.connect() as conn:
-                await conn.execute(text("select 1"))
-            problem = None
-        finally:
-            await engine.dispose()
-    except Exception as exc:  # any failure means "skip", with the reason
-        problem = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:300]
-        if (pw := normalise_url(url).password) is not None:
-            problem = problem.replace(str(pw), "***")
-    _pg_problem[url] = problem
-    return problem
-
-
-async def reset_pg(url: str) -> None:
-    """Drop every table in the test database's current schema."""
-    engine = create_async_engine(normalise_url(url))
-    try:
-        async with engine.begin() as conn:
-            names = (
-                await conn.execute(
-                    text("select tablename from pg_tables where schemaname = current_schema()")
-                )
-            ).scalars()
-            for name in list(names):
-                await conn.execute(text(f'DROP TABLE IF EXISTS "{name}" CASCADE'))
-    finally:
-        await engine.dispose()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[str]:
-    """URL of an empty database of each kind."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/kuuki.db"
-        return
-    url = os.environ.get(PG_ENV)
-    if not url:
-        pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
-    problem = await _probe_pg(url)
-    if problem is not None:
-        pytest.skip(f"PostgreSQL not available: {problem}")
-    await reset_pg(url)
-    yield url
-    await reset_pg(url)
+from kuuki.store import Store
 
 
 @pytest.fixture

@@ -83,7 +83,7 @@ async def test_facts_with_embeddings_and_ledger(store: Store) -> None:
     assert await store.proactive_count(GENERAL.id, T0, fact_id=other) == 0
 
 
-async def test_forget_user(store: Store) -> None:
+async def test_forget_user_drops_what_is_theirs_or_quotes_them(store: Store) -> None:
     await store.set_memory("user", ANN.id, "profile", {"likes": ["tea"]})
     await store.set_memory("user", ANN.id, "short_term", ["x"])
     await store.set_memory("channel", "c1", "summary", "ann talked", source_user_ids=[ANN.id])
@@ -91,18 +91,19 @@ async def test_forget_user(store: Store) -> None:
     await store.set_memory("user", BOB.id, "profile", {"likes": ["ann-related"]})
     await store.set_memory("channel", "c3", "summary", "nobody", source_user_ids=[])
     ann_fact = await store.add_fact("ann only", source_channel_id="c1", source_user_ids=[ANN.id])
-    both = await store.add_fact("both", source_channel_id="c1", source_user_ids=[BOB.id, ANN.id])
+    await store.add_fact("both", source_channel_id="c1", source_user_ids=[BOB.id, ANN.id])
     bob = await store.add_fact("bob only", source_channel_id="c1", source_user_ids=[BOB.id])
     await store.record_proactive(ann_fact, "c1", T0)
 
-    assert await store.forget_user(ANN.id) == 4  # 2 user memories, c1 summary, ann's fact
+    gone = await store.forget_user(ANN.id)
+    # her 2 user memories, the c1 and the shared c2 summary; her fact and the shared one
+    assert (gone.memories, gone.facts, gone.messages, gone.total) == (4, 2, 0, 6)
     assert await store.memories("user", ANN.id) == []
     assert await store.get_memory("channel", "c1", "summary") is None
-    c2 = await store.get_memory("channel", "c2", "summary")
-    assert c2 is not None and c2.source_user_ids == (BOB.id,)
+    assert await store.get_memory("channel", "c2", "summary") is None
     assert await store.get_memory("user", BOB.id, "profile") is not None
     assert await store.get_memory("channel", "c3", "summary") is not None
-    facts = {f.id: f for f in await store.facts()}
-    assert set(facts) == {both, bob} and facts[both].source_user_ids == (BOB.id,)
+    assert [f.id for f in await store.facts()] == [bob]
     assert await store.proactive_count("c1", T0) == 0  # ledger rows went with the fact
-    assert await store.forget_user(ANN.id) == 0
+    assert (await store.forget_user(ANN.id)).total == 0
+    assert set(await store.forgotten_users()) == {ANN.id}

@@ -40,7 +40,7 @@ class MemoryStorePort(Protocol):
         source_channel_id: str | None = None,
         source_user_ids: Sequence[str] = (),
         at: datetime | None = None,
-    ) -> None: ...
+    ) -> bool | None: ...
 
     async def memories(
         self, scope: str, scope_id: str | None = None, *, kind: str | None = None
@@ -99,7 +99,7 @@ class MemoryBook:
             and tuple(old.source_user_ids) == tuple(source_user_ids)
         ):
             return False
-        await self.store.set_memory(
+        stored = await self.store.set_memory(
             scope,
             scope_id,
             kind,
@@ -110,6 +110,8 @@ class MemoryBook:
             source_user_ids=source_user_ids,
             at=at,
         )
+        if stored is False:  # refused: it came from a forgotten person
+            return False
         self._docs[(scope, scope_id, kind)] = MemoryRecord(
             scope=scope,
             scope_id=scope_id,
@@ -151,16 +153,3 @@ class MemoryBook:
         ]
         found.sort(key=lambda r: r.updated_at)
         return found[-limit:]
-
-    def drop_cached(self, user_id: str) -> None:
-        """After the store forgot a user: drop documents that no longer exist or changed."""
-        for key, rec in list(self._docs.items()):
-            if user_id in rec.source_user_ids:
-                rest = tuple(u for u in rec.source_user_ids if u != user_id)
-                if rest:
-                    self._docs[key] = MemoryRecord(
-                        rec.scope, rec.scope_id, rec.kind, rec.content, rec.visibility,
-                        rec.source_channel_id, rest, rec.workspace, rec.updated_at,
-                    )
-                else:
-                    del self._docs[key]

@@ -71,14 +71,6 @@ class ChannelContext:
             self.active_user_ids.pop(0)
             self.active_users.pop(0)
 
-    def forget_user(self, user_id: str) -> bool:
-        if user_id not in self.active_user_ids:
-            return False
-        i = self.active_user_ids.index(user_id)
-        del self.active_user_ids[i]
-        del self.active_users[i]
-        return True
-
     def view(self, language: str) -> ChannelContextView | None:
         if self.empty:
             return None

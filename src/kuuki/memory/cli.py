@@ -1,4 +1,4 @@
-"""`kuuki memory list|show|forget`: what the bot remembers, for the operator.
+"""`kuuki memory list|show|forget|unforget`: what the bot remembers, for the operator.
 
 Each opens the configured store (or `--store`), loads the memory layer without any model
 (nothing here needs an LLM or embeddings), and prints plain text written for the person
@@ -12,6 +12,7 @@ from typing import TextIO
 from ..clock import RealClock
 from ..errors import KuukiError
 from ..settings import Settings
+from ..wording import plural
 from .report import render_channel, render_overview, render_person
 from .service import MemoryService
 
@@ -69,11 +70,38 @@ async def run_memory_show(
 
 
 async def run_memory_forget(settings: Settings, user: str, out: TextIO) -> int:
-    """Forget what the bot learned from ``user`` and say how much that was."""
+    """Forget ``user`` (kuuki.store.forgetting) and say what that removed.
+
+    Safe while the bot runs on the same store: the tombstone this leaves makes the store
+    refuse anything of theirs the bot still holds, and the bot purges its memory when it
+    next reads the tombstones (kuuki.memory.forgetting).
+    """
     store, service = await _open(settings)
     try:
-        removed = await service.forget_user(user)
+        gone = await service.forget(user)
     finally:
         await _close(store, service)
-    out.write(f"Forgot {removed} remembered {'item' if removed == 1 else 'items'} about {user}.\n")
+    parts = [
+        plural(gone.messages, "message"), plural(gone.bot_answers, "answer") + " of the bot's",
+        plural(gone.decisions, "decision"), plural(gone.memories, "memory", "memories"),
+        plural(gone.facts, "fact"),
+    ]
+    out.write(f"Forgot {user}: erased {', '.join(parts)}.\n")
+    out.write(f"Nothing about {user} will be learned again; to lift this: "
+              f"kuuki memory unforget --user {user}\n")
+    return 0
+
+
+async def run_memory_unforget(settings: Settings, user: str, out: TextIO) -> int:
+    """Lift ``user``'s tombstone: the bot may learn about them again from now on."""
+    store, service = await _open(settings)
+    try:
+        lifted = await service.unforget_user(user)
+    finally:
+        await _close(store, service)
+    if lifted:
+        out.write(f"{user} is no longer forgotten: the bot may learn about them again "
+                  "(what was erased stays erased).\n")
+    else:
+        out.write(f"{user} was not forgotten: nothing changed.\n")
     return 0

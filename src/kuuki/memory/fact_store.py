@@ -143,6 +143,8 @@ class FactMemory:
                 workspace=channel.workspace,
                 at=at,
             )
+            if not fact_id:  # refused: a source was forgotten meanwhile
+                continue
             index.add(
                 FactRecord(
                     id=fact_id,

@@ -206,6 +206,17 @@ class Profiles:
             del self._pending[key]
         return self._profiles.pop(user_id, None) is not None
 
+    def drop_summaries(self, channel_ids: set[str]) -> int:
+        """Drop everyone's "last conversation" note from these channels (a forgotten person
+        spoke there, and the note may quote them); returns how many profiles changed."""
+        changed = 0
+        for p in self._profiles.values():
+            if channel_ids & set(p.summaries):
+                p.summaries = {c: e for c, e in p.summaries.items() if c not in channel_ids}
+                self._dirty.add(p.user_id)
+                changed += 1
+        return changed
+
     def visible(self, user_id: str, target: Channel) -> ProfileFacts | None:
         """The profile as a prompt for ``target`` may show it."""
         p = self._profiles.get(user_id)

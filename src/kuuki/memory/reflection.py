@@ -71,6 +71,8 @@ class BacklogPort(Protocol):
 
     async def mark_reflected(self, message_ids: Sequence[str]) -> None: ...
 
+    async def forgotten_users(self) -> dict[str, datetime]: ...
+
 
 class Reflector:
     """Schedules and runs reflection per channel."""
@@ -187,6 +189,14 @@ class Reflector:
                                        check.reason(), completion_text(completion)))
         if not check.ok:
             self._record(channel, now, False, f"{why}: rejected: {check.reason()}", trace)
+            return 0
+        # Someone in the batch forgotten while the model read it (from another process,
+        # kuuki.store.forgetting): what it learned may quote them. Their messages are gone
+        # from the store; the rest is reflected on next time.
+        gone = set(await self.backlog.forgotten_users())
+        if any(m.user.id in gone for m in humans):
+            self._record(channel, now, False, f"{why}: discarded: someone in it was forgotten",
+                         trace)
             return 0
         ids_by_name = _speakers(humans)
         new_facts = [f for f in (_fact(item, ids_by_name) for item in data["facts"]) if f]

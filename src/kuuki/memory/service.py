@@ -21,11 +21,13 @@ from ..llm.base import LLM
 from ..llm.record import PromptDump
 from ..prompts import Prompts
 from ..settings import Settings
+from ..store.forgetting import Forgotten
 from ..store.memory_extra import proactive_ledger
 from ..wording import plural
 from .book import MemoryBook
 from .buffer import prune_buffers
 from .fact_store import FactMemory
+from .forgetting import Forgetting
 from .jobs import Jobs, ModelCalls
 from .privacy import ChannelRegistry
 from .proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
@@ -129,6 +131,10 @@ class MemoryService:
             summaries_enabled=s.CHANNEL_CONTEXT_ENABLED and llm is not None,
             half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
         )
+        self.forgotten = Forgetting(
+            store, clock, profiles=self.profiles, book=self.book, summarizer=self.summarizer,
+            facts=self.facts, proactive=self.proactive,
+        )
         self.engine: EngineView | None = None
         self._maintenance: TimerHandle | None = None
         self._active_since_maintenance = False
@@ -151,6 +157,7 @@ class MemoryService:
             last = await self.store.recent_messages(ch.id, limit=1)
             if last:
                 self.proactive.seen_before(ch.id, last[-1].ts)
+        await self.forgotten.load()
         await self.book.load()
         await self.profiles.load()
         count = await self.facts.load()
@@ -181,8 +188,10 @@ class MemoryService:
         if self._closed:
             return
         self.registry.add(channel)
-        if msg.deleted:
-            return
+        if self.forgotten.due():  # another process may have forgotten someone
+            self.jobs.spawn("forgotten", self.check_forgotten)
+        if msg.deleted or msg.user.id in self.forgotten:
+            return  # forgotten means not learned about again (kuuki.memory.forgetting)
         s = self.settings
         human = not from_bot and not msg.user.is_bot
         if human and s.USER_PROFILE_ENABLED:
@@ -204,6 +213,7 @@ class MemoryService:
     async def maintain(self) -> None:
         """The periodic task: prune buffers, persist profiles, forget decayed facts."""
         active, self._active_since_maintenance = self._active_since_maintenance, False
+        await self.check_forgotten()  # before profiles are written back
         now = self.clock.now()
         if self.engine is not None:
             prune_buffers((st.buffer for st in self.engine.channels.values()), now)
@@ -240,6 +250,10 @@ class MemoryService:
         self.reflector.cancel_timers()
         self.proactive.cancel_timers()
         await self.jobs.close()
+        try:
+            await self.check_forgotten()  # before profiles are written back
+        except Exception as exc:  # the store refuses their rows anyway
+            log.warning("could not read who is forgotten: %s", exc)
         await self.profiles.flush(self.clock.now())
 
     # --- what a person may look at ----------------------------------------------------------
@@ -309,26 +323,18 @@ class MemoryService:
         ch = self.registry.get(channel_id)
         return f"#{ch.name}" if ch is not None else f"#{channel_id}"
 
-    async def forget_user(self, user_id: str) -> int:
-        """Forget what was learned from a user; returns how many items were removed."""
-        # In-memory state first, so a flush running meanwhile cannot write it back.
-        had_profile = self.profiles.forget(user_id)
-        removed = int(await self.store.forget_user(user_id))
-        self.book.drop_cached(user_id)
-        await self._scrub_contexts(user_id)
-        await self.facts.load()
-        self.proactive.forget_cache()
-        return removed if removed else int(had_profile)
+    async def check_forgotten(self) -> list[str]:
+        """Read the store's tombstones; purge from memory whoever was forgotten elsewhere."""
+        return await self.forgotten.check(self.engine)
 
-    async def _scrub_contexts(self, user_id: str) -> None:
-        self.summarizer.reload()
-        for ch in self.registry.all():
-            ctx = self.summarizer.context(ch.id)
-            rec = self.book.get("channel", ch.id, "context")
-            if ctx is None or rec is None or not ctx.forget_user(user_id):
-                continue
-            await self.book.put(
-                "channel", ch.id, "context", ctx.to_json(), visibility=rec.visibility,
-                workspace=rec.workspace, source_channel_id=rec.source_channel_id,
-                source_user_ids=list(ctx.active_user_ids), at=self.clock.now(),
-            )
+    async def forget(self, user_id: str) -> Forgotten:
+        """Forget a person everywhere (kuuki.store.forgetting); what was removed, by kind."""
+        return await self.forgotten.forget(user_id, self.engine)
+
+    async def forget_user(self, user_id: str) -> int:
+        """`MemoryAdmin`: forget a person; how many items were removed."""
+        return (await self.forget(user_id)).total
+
+    async def unforget_user(self, user_id: str) -> bool:
+        """Lift a person's tombstone: the bot may learn about them again from now on."""
+        return await self.forgotten.unforget(user_id)

@@ -123,6 +123,7 @@ class Summarizer:
         self._channels: dict[str, _ChannelState] = {}
         self._contexts: dict[str, ChannelContext] = {}
         self._workspace_timers: dict[str, TimerHandle] = {}
+        self._epoch = 0
         self.on_change: Callable[[Channel], None] | None = None
 
     def context(self, channel_id: str) -> ChannelContext | None:
@@ -135,7 +136,15 @@ class Summarizer:
         return ctx
 
     def reload(self) -> None:
+        """Drop cached contexts (the store changed them); a summary being written from the
+        old ones is discarded when it comes back (someone was forgotten meanwhile)."""
         self._contexts.clear()
+        self._epoch += 1
+
+    def drop_user(self, user_id: str) -> None:
+        """A forgotten person's messages leave every summary queue (kuuki.memory.forgetting)."""
+        for st in self._channels.values():
+            st.pending = [m for m in st.pending if m.user.id != user_id]
 
     def waiting(self, channel_id: str) -> int:
         """Messages seen in a channel that the next summary will take in."""
@@ -201,6 +210,7 @@ class Summarizer:
         assert self.llm is not None
         batch = list(st.pending)
         now = self.clock.now()
+        epoch = self._epoch
         trace = trace_for("summary", channel.id, now)
         previous = self.context(channel.id)
         threads: dict[str, list[Message]] = {}
@@ -252,6 +262,11 @@ class Summarizer:
         if not check.ok:
             self._record("summary", channel, now, False, f"rejected: {check.reason()}", trace)
             return False
+        if epoch != self._epoch:  # written from what was just forgotten; the rest is kept
+            st.again = True
+            self._record("summary", channel, now, False,
+                         "discarded: memory was reloaded while it was written", trace)
+            return False
         ctx = previous or ChannelContext(channel.id)
         for m in batch:
             if not m.user.is_bot:
@@ -262,7 +277,13 @@ class Summarizer:
         ctx.last_updated = now
         ctx.message_count_since_update = 0
         self._contexts[channel.id] = ctx
-        sources = list(ctx.active_user_ids)
+        # Everyone whose words ever went into the channel's summaries, not only who is
+        # active now: forgetting a person must find every summary that may quote them.
+        before = self.book.get("channel", channel.id, "context")
+        sources = list(dict.fromkeys([
+            *(before.source_user_ids if before is not None else ()), *ctx.active_user_ids,
+            *(m.user.id for m in batch if not m.user.is_bot),
+        ]))
         changed = await self._put(channel, "channel", channel.id, "context", ctx.to_json(),
                                   sources, now)
         for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
@@ -310,6 +331,7 @@ class Summarizer:
         """Regenerate the workspace memories from its public channels' memories."""
         assert self.llm is not None
         now = self.clock.now()
+        epoch = self._epoch
         channels = []
         sources: list[str] = []
         for ch in self.book.registry.all():
@@ -362,6 +384,11 @@ class Summarizer:
         if not check.ok:
             self.jobs.record(JobRecord("workspace", label, now, False,
                                        f"rejected: {check.reason()}", trace))
+            return False
+        if epoch != self._epoch:
+            self.jobs.record(JobRecord("workspace", label, now, False,
+                                       "discarded: memory was reloaded while it was written",
+                                       trace))
             return False
         users = list(dict.fromkeys(sources))
         for kind, key in (("long_term", "history"), ("short_term", "recent_events")):

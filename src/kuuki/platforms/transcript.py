@@ -7,13 +7,15 @@ Optional keys: reply_to, thread, mentions, bot, kind (edit|delete|reaction) with
 (and emoji), channel_visibility. An optional first line {"setup": {...}} sets the persona;
 expectation lines ({"after": "m7", "expect": {...}}, or "from"/"to"; see `expect`) are
 read into `Transcript.expectations` for `kuuki replay --check`, tests and benchmarks. `t`
-is ISO 8601 or seconds from the start. A bad line raises TranscriptError naming file and
-line; the reader can also skip bad lines and report them, losing nothing else.
+is ISO 8601 (from 1970 to 8999) or seconds from the start (0 to 100 years). A bad line
+raises TranscriptError naming file and line; the reader can also skip bad lines and report
+them, losing nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,6 +28,12 @@ from ..settings import Settings, apply_values, typed_values
 from .expect import Expectation, parse_expectation, unknown_ids
 
 DEFAULT_START = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+# Seconds from the start: at most ~100 years. A bigger number (1e308), NaN or a negative
+# offset is a broken line, not a time; it must not reach datetime arithmetic (which
+# raises OverflowError/ValueError deep in replay instead of naming the line).
+MAX_OFFSET_S = 100 * 365.25 * 86400
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 # A setup line's keys and the setting each one sets.
 SETUP_KEYS = {
     "bot": "persona.name",
@@ -57,14 +65,35 @@ def _parse_time(value: Any, start: datetime, where: tuple[str, int]) -> datetime
     if isinstance(value, bool):
         raise TranscriptError(*where, "field t: expected ISO 8601 time or seconds")
     if isinstance(value, int | float):
-        return start + timedelta(seconds=float(value))
+        try:
+            seconds = float(value)
+        except OverflowError as exc:  # an integer of hundreds of digits (not even printable)
+            raise TranscriptError(*where, "field t: a number far too large for seconds") \
+                from exc
+        if not math.isfinite(seconds):
+            raise TranscriptError(*where, f"field t: {value!r} is not a number of seconds")
+        if not 0 <= seconds <= MAX_OFFSET_S:
+            raise TranscriptError(
+                *where, f"field t: {value!r} seconds is out of range (0 to {MAX_OFFSET_S:.0f})"
+            )
+        return _in_range(start + timedelta(seconds=seconds), where)
     if isinstance(value, str):
         try:
             t = datetime.fromisoformat(value)
         except ValueError as exc:
             raise TranscriptError(*where, f"field t: not an ISO 8601 time: {value!r}") from exc
-        return t if t.tzinfo else t.replace(tzinfo=UTC)
+        return _in_range(t if t.tzinfo else t.replace(tzinfo=UTC), where)
     raise TranscriptError(*where, "field t: expected ISO 8601 time or seconds")
+
+
+def _in_range(t: datetime, where: tuple[str, int]) -> datetime:
+    # The virtual clock runs on past the last line and timers add hours to it: a time at
+    # the edge of datetime's range overflows in the middle of a replay.
+    if not EARLIEST <= t < LATEST:
+        raise TranscriptError(
+            *where, f"field t: {t.isoformat()} is outside {EARLIEST.year}-{LATEST.year - 1}"
+        )
+    return t
 
 
 def _str_field(obj: dict[str, Any], key: str, where: tuple[str, int], required: bool) -> str | None:
@@ -98,6 +127,8 @@ class TranscriptReader:
             raise TranscriptError(
                 *where, f"not valid JSON: {exc.msg} (column {exc.colno})"
             ) from exc
+        except RecursionError as exc:  # the decoder recurses once per level of nesting
+            raise TranscriptError(*where, "not valid JSON: nested too deeply") from exc
         if not isinstance(obj, dict):
             raise TranscriptError(*where, "expected a JSON object")
         return obj

@@ -1,4 +1,4 @@
-"""Memories, facts, the proactive ledger, and forgetting a user.
+"""Memories, facts and the proactive ledger (forgetting a person: ``forgetting.py``).
 
 Split out of ``store.py`` to keep one concept per module; :class:`MemoryStoreMixin` is mixed
 into :class:`~kuuki.store.store.Store` and relies only on its engine.
@@ -9,14 +9,13 @@ it may be used must fail closed rather than leak into other channels.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import String, cast, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from kuuki.domain import Visibility
@@ -29,7 +28,7 @@ from kuuki.store.records import (
     row_to_memory,
 )
 from kuuki.store.schema import MEMORY_SCOPES, FactRow, MemoryRow, ProactiveLedgerRow
-from kuuki.store.types import clean_text, to_utc
+from kuuki.store.types import to_utc
 
 
 def _check_scope(scope: str) -> None:
@@ -45,6 +44,10 @@ class MemoryStoreMixin:
     async def _flush_pending(self) -> None:  # overridden by Store
         return None
 
+    @staticmethod
+    async def _refused(conn: AsyncConnection, user_ids: Iterable[str]) -> bool:
+        raise NotImplementedError  # kuuki.store.forgetting.ForgetMixin
+
     # --- memories ---------------------------------------------------------------------------
 
     async def set_memory(
@@ -59,8 +62,10 @@ class MemoryStoreMixin:
         source_channel_id: str | None = None,
         source_user_ids: Sequence[str] = (),
         at: datetime | None = None,
-    ) -> None:
-        """Create or replace the memory document for (scope, scope_id, kind)."""
+    ) -> bool:
+        """Create or replace the memory document for (scope, scope_id, kind); False, and
+        nothing written, when it is about or from a forgotten person
+        (kuuki.store.forgetting)."""
         _check_scope(scope)
         values = {
             "scope": scope,
@@ -74,6 +79,9 @@ class MemoryStoreMixin:
             "updated_at": to_utc(at or datetime.now(UTC)),
         }
         async with self._engine.begin() as conn:
+            about = [scope_id] if scope == "user" else []
+            if await self._refused(conn, [*about, *source_user_ids]):
+                return False
             stmt = insert_stmt(conn.dialect.name, MemoryRow).values(**values)
             keys = ("scope", "scope_id", "kind")
             stmt = stmt.on_conflict_do_update(
@@ -81,6 +89,7 @@ class MemoryStoreMixin:
                 set_={k: stmt.excluded[k] for k in values if k not in keys},
             )
             await conn.execute(stmt)
+        return True
 
     async def get_memory(self, scope: str, scope_id: str, kind: str) -> MemoryRecord | None:
         _check_scope(scope)
@@ -138,7 +147,8 @@ class MemoryStoreMixin:
         workspace: str = "default",
         at: datetime | None = None,
     ) -> int:
-        """Store a fact and return its id."""
+        """Store a fact and return its id; 0 (nothing stored) when one of its sources is a
+        forgotten person (kuuki.store.forgetting)."""
         values = {
             "content": content,
             "source_channel_id": source_channel_id,
@@ -153,6 +163,8 @@ class MemoryStoreMixin:
             "last_used_at": None,
         }
         async with self._engine.begin() as conn:
+            if await self._refused(conn, source_user_ids):
+                return 0
             stmt = insert_stmt(conn.dialect.name, FactRow).values(**values)
             fact_id = await conn.scalar(stmt.returning(FactRow.id))
         assert fact_id is not None
@@ -196,52 +208,3 @@ class MemoryStoreMixin:
             q = q.where(ProactiveLedgerRow.fact_id == fact_id)
         async with self._engine.connect() as conn:
             return int(await conn.scalar(q) or 0)
-
-    # --- forgetting -------------------------------------------------------------------------
-
-    async def forget_user(self, user_id: str) -> int:
-        """Forget what was learned from ``user_id``; return how many rows were deleted.
-
-        Deletes the user's own ``user``-scope memories (profile included), and every memory
-        or fact whose only source is this user. Memories and facts that other users also
-        contributed to are kept, but this user's id is removed from their sources. Stored
-        messages are chat history and are not touched.
-        """
-        await self._flush_pending()
-        uid = clean_text(user_id)
-        async with self._engine.begin() as conn:
-            result = await conn.execute(
-                delete(MemoryRow).where(MemoryRow.scope == "user", MemoryRow.scope_id == uid)
-            )
-            removed = result.rowcount
-            removed += await self._forget_sources(conn, MemoryRow, uid)
-            removed += await self._forget_sources(conn, FactRow, uid)
-        return int(removed)
-
-    @staticmethod
-    async def _forget_sources(
-        conn: AsyncConnection, model: type[MemoryRow] | type[FactRow], uid: str
-    ) -> int:
-        # JSON containment differs between SQLite and PostgreSQL, so prefilter with a text
-        # match on the serialised list (cheap, may over-match) and decide exactly in Python.
-        needle = json.dumps(uid, ensure_ascii=False)[1:-1]
-        rows = await conn.execute(
-            select(model.id, model.source_user_ids).where(
-                cast(model.source_user_ids, String).contains(needle, autoescape=True)
-            )
-        )
-        drop: list[int] = []
-        for row_id, sources in rows:
-            sources = list(sources or ())
-            if uid not in sources:
-                continue
-            rest = [s for s in sources if s != uid]
-            if rest:
-                await conn.execute(
-                    update(model).where(model.id == row_id).values(source_user_ids=rest)
-                )
-            else:
-                drop.append(row_id)
-        if drop:
-            await conn.execute(delete(model).where(model.id.in_(drop)))
-        return len(drop)

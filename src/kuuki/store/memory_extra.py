@@ -15,6 +15,7 @@ from typing import Protocol
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from kuuki.store.forgetting import tombstones
 from kuuki.store.schema import FactRow, ProactiveLedgerRow
 from kuuki.store.types import to_utc
 
@@ -35,13 +36,15 @@ async def update_fact(
     confidence: float,
     created_at: datetime,
 ) -> None:
-    """Rewrite the mergeable fields of a fact (a near-duplicate was learned again)."""
+    """Rewrite the mergeable fields of a fact (a near-duplicate was learned again). A
+    forgotten person is never added to its sources (kuuki.store.forgetting)."""
     async with store.engine.begin() as conn:
+        gone = await tombstones(conn)
         await conn.execute(
             update(FactRow)
             .where(FactRow.id == fact_id)
             .values(
-                source_user_ids=list(source_user_ids),
+                source_user_ids=[u for u in source_user_ids if u not in gone],
                 keywords=list(keywords),
                 confidence=float(confidence),
                 created_at=to_utc(created_at),

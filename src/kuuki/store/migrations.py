@@ -350,3 +350,17 @@ def m005_slack_scoped_ids(conn: Connection) -> None:
             f"UPDATE decisions SET {column} = channel_id || ':' || {column} "
             f"WHERE channel_id IN {slack} AND {column} IS NOT NULL AND {column} {unscoped}"
         ))
+
+
+@migration
+def m006_forgotten_users(conn: Connection) -> None:
+    # "Forget me" must survive a running bot's next flush: a tombstone per person that
+    # every write path consults (issue 11).
+    md = MetaData()
+    Table(
+        "forgotten_users",
+        md,
+        Column("user_id", SafeString, primary_key=True),
+        Column("forgotten_at", UTCDateTime, nullable=False),
+    )
+    md.create_all(conn)

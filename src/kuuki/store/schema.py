@@ -221,3 +221,13 @@ class ProactiveLedgerRow(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     __table_args__ = (Index("ix_proactive_ledger_channel_at", "channel_id", "at"),)
+
+
+class ForgottenUserRow(Base):
+    """A person the bot was told to forget (kuuki.store.forgetting): while the row exists
+    the store refuses to keep anything of theirs, so a running bot cannot write it back."""
+
+    __tablename__ = "forgotten_users"
+
+    user_id: Mapped[str] = mapped_column(SafeString, primary_key=True)
+    forgotten_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -10,6 +10,7 @@ catching up after a restart asks (``history.py``) and memories/facts (``memories
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,7 @@ from kuuki.errors import StoreError
 from kuuki.store import fastwrite, migrations
 from kuuki.store.engine import create_engine, insert_ignore, insert_stmt
 from kuuki.store.events import EventStoreMixin
+from kuuki.store.forgetting import ForgetMixin
 from kuuki.store.history import HistoryMixin
 from kuuki.store.memories import MemoryStoreMixin
 from kuuki.store.records import (
@@ -63,7 +65,7 @@ _MESSAGE_SELECT = select(
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
-class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
+class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
     """Persistent chat state on SQLite or PostgreSQL. Create with :meth:`Store.open`."""
 
     def __init__(
@@ -88,6 +90,7 @@ class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
         self._event_cache_size = event_cache_size
         self._batch = (batch_size, batch_delay)
         self._plan: dict[str, fastwrite.Prepared] | None = None
+        self._unkept: OrderedDict[str, None] = OrderedDict()  # see ForgetMixin
         self._closed = False
 
     @classmethod
@@ -202,6 +205,8 @@ class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
 
     async def upsert_user(self, u: User, seen_at: datetime) -> None:
         async with self._engine.begin() as conn:
+            if await self._refused(conn, [u.id]):
+                return
             await self._upsert_users(
                 conn, [{"id": u.id, "name": u.name, "is_bot": u.is_bot, "seen": to_utc(seen_at)}]
             )
@@ -251,9 +256,12 @@ class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
         if not rows:
             return 0
         async with self._engine.begin() as conn:
+            rows, _ = await self._keep_remembered(conn, rows, [])
             return await self._write_messages(conn, rows)
 
     async def _write_messages(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> int:
+        if not rows:
+            return 0
         channels = {r["channel_id"] for r in rows} - self._known_channels
         if channels:
             await self._placeholder_channels(conn, channels)
@@ -296,6 +304,7 @@ class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
         if self.dialect == "sqlite":
             return await self._write_batch_sqlite(messages, decisions, events, handled)
         async with self._engine.begin() as conn:
+            messages, decisions = await self._keep_remembered(conn, messages, decisions)
             if messages:
                 inserted = await self._write_messages(conn, messages)
             if decisions:
@@ -343,6 +352,7 @@ class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
         """:meth:`_write_batch` on SQLite: the same rows, as plain tuples, in one hop to the
         connection's thread (see ``fastwrite.py``)."""
         async with self._engine.begin() as conn:
+            messages, decisions = await self._keep_remembered(conn, messages, decisions)
             plan = self._sqlite_plan(conn.dialect)
             channels = {r["channel_id"] for r in messages} - self._known_channels
             if channels:
@@ -460,6 +470,8 @@ class Store(EventStoreMixin, HistoryMixin, MemoryStoreMixin):
     async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: datetime) -> None:
         """Record a reaction; repeating the same (message, user, emoji) is a no-op."""
         async with self._engine.begin() as conn:
+            if await self._refused(conn, [user_id]):
+                return
             await conn.execute(
                 insert_ignore(conn.dialect.name, ReactionRow, ["message_id", "user_id", "emoji"]),
                 {"message_id": message_id, "user_id": user_id, "emoji": emoji, "ts": to_utc(at)},

@@ -36,7 +36,8 @@ def kuuki_group(
     memory: Any = None,
     resolve: ChannelResolver = interaction_channel,
 ) -> app_commands.Group:
-    """The `/kuuki` command group: status, why, quiet <minutes>, memory, forget-me."""
+    """The `/kuuki` command group: status, why, quiet <minutes>, memory, forget-me,
+    remember-me."""
     group = app_commands.Group(name="kuuki", description="Ask kuuki about itself in this channel")
 
     async def answer(
@@ -86,5 +87,9 @@ def kuuki_group(
     @group.command(name="forget-me", description="Forget what I remember about you")
     async def forget_me(interaction: discord.Interaction[Any]) -> None:
         await answer(interaction, "forget-me")
+
+    @group.command(name="remember-me", description="Let me remember you again after forget-me")
+    async def remember_me(interaction: discord.Interaction[Any]) -> None:
+        await answer(interaction, "remember-me")
 
     return group

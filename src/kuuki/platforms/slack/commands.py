@@ -19,7 +19,8 @@ from .names import Directory, escape
 
 COMMAND = "/kuuki"
 USAGE = (
-    "Usage: /kuuki status | why | quiet <minutes> (0 ends it) | memory | forget-me\n"
+    "Usage: /kuuki status | why | quiet <minutes> (0 ends it) | memory | forget-me | "
+    "remember-me\n"
     f"Commands: {', '.join(COMMANDS)}"
 )
 
