@@ -67,3 +67,20 @@ def test_probabilities_are_a_distribution() -> None:
     model = DisentanglerModel.init(8, rng, np.zeros(f, np.float32), np.ones(f, np.float32))
     p = model.probabilities(rng.standard_normal((7, f)).astype(np.float32))
     assert p.shape == (7,) and p.sum() == pytest.approx(1.0) and (p > 0).all()
+
+
+def test_unaddressed_lines_lean_towards_joining_a_conversation() -> None:
+    model = shipped_model()
+    turns = [Turn("alice", "my wifi keeps dropping", 0.0), Turn("bob", "which card?", 1.0)]
+
+    def probs(weight: float, text: str) -> np.ndarray:
+        dis = Disentangler(model, dim=8, new_weight=weight)
+        for t in turns:
+            dis.step(t)
+        return dis.score(Turn("carol", text, 2.0))[1]
+
+    plain, lower = probs(1.0, "lol"), probs(0.5, "lol")
+    odds = (lower[0] / lower[1:].sum()) / (plain[0] / plain[1:].sum())
+    assert odds == pytest.approx(0.5, rel=1e-4)
+    # a line that names someone keeps the model's own odds
+    assert np.allclose(probs(1.0, "alice: try iwconfig"), probs(0.5, "alice: try iwconfig"))
