@@ -135,6 +135,7 @@ class ChannelState:
         self.cs_last_minute = np.zeros(cap, np.float64)
         self.cs_id = np.zeros(cap, np.int64)
         self.cs_speakers: list[dict[int, int]] = [{} for _ in range(cap)]
+        self.cs_nspk = np.zeros(cap, np.float64)  # len(cs_speakers[slot]), kept as an array
         self.cs_root_spk = np.full(cap, -1, np.int64)  # who opened the conversation
         # speakers the conversation's messages addressed (leading name or mention)
         # (one shared empty frozenset until a conversation addresses someone: 512 empty sets
@@ -335,7 +336,7 @@ class ChannelState:
         x[_F["log_mine_in_conv"]] = np.log1p(mine)
         addressed = self.cs_addressed
         x[_F["conv_addressed_me"]] = [me in addressed[s] for s in sll]
-        x[_F["log_conv_speakers"]] = np.log1p([len(who[s]) for s in sll])
+        x[_F["log_conv_speakers"]] = np.log1p(self.cs_nspk[sl])
         if lead >= 0:
             x[_F["lead_in_conv"]] = [lead in who[s] for s in sll]
         if my_last >= self.offset:
@@ -414,6 +415,7 @@ class ChannelState:
         self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
         who = self.cs_speakers[slot]
         who[me] = who.get(me, 0) + 1
+        self.cs_nspk[slot] = len(who)
         if named:
             self.cs_addressed[slot] = self.cs_addressed[slot] | named
         self.cslot[r] = slot
