@@ -30,7 +30,7 @@ SECOND_PARENT = 0.4
 # the whole conversation its exact match. A message that names someone keeps the model's
 # own odds: "Yamada-san, did you buy the new game?" opens a conversation. Chosen on dev
 # (docs/benchmarks.md): 0.5 gave exact-match F 43.9 -> 45.8 at link F 74.2 -> 74.3.
-NEW_CONVERSATION_WEIGHT = 0.5
+NEW_CONVERSATION_WEIGHT = 0.55
 _ADDRESSES = FEATURE_NAMES.index("i_addresses")
 _UNRESOLVED = FEATURE_NAMES.index("lead_unresolved")
 

@@ -31,7 +31,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "prev_nonsystem", "j_q_answered", "cos_conv_last", "lead_unresolved", "j_leads_other",
     "latest_to_me", "max_cos_conv", "log_shared", "cos_parent_j", "log_conv_speakers", "sim",
     "sim_rel", "max_sim_conv", "conv_addressed_me", "i_root_of_conv", "lead_root_of_conv",
-    "log_mine_in_conv", "max_overlap_conv", "far", "log_pace", "log_gap_rel", "log_idle_rel",
+    "log_mine_in_conv", "max_overlap_conv", "log_pace", "log_gap_rel", "log_idle_rel",
 )
 # fmt: on
 N_FEATURES = len(FEATURE_NAMES)
@@ -41,8 +41,6 @@ N_FEATURES = len(FEATURE_NAMES)
 _MAX_PAIRS = 20_000
 # Floor of the pace (minutes per message) so a burst in one minute does not divide by 0.
 _MIN_PACE = 0.05
-# Candidates beyond the window (ChannelState._far); a switch for comparing.
-FAR_CANDIDATES = True
 _F = {name: k for k, name in enumerate(FEATURE_NAMES)}
 _ROW_ARRAYS = (
     "spk",
@@ -169,9 +167,6 @@ class ChannelState:
         cand = np.arange(i - 1, lo - 1, -1, dtype=np.int64)  # newest first
         me, lead, named, q_i, words = self._analyse(turn)
         my_last = self._last_by_speaker.get(me, -1)
-        far = self._far(i, lo, me, lead, my_last) if FAR_CANDIDATES else []
-        if far:
-            cand = np.concatenate([cand, np.array(far, np.int64)])
         rows = cand - self.offset
         k = len(cand)
         # filled feature-major (contiguous rows are cheap to write), returned transposed
@@ -201,8 +196,6 @@ class ChannelState:
         gap = np.maximum(turn.minute - self.minute[rows], 0.0)
         d = (i - cand).astype(np.float32)
         x[_F["log_dist"]] = np.log1p(d)
-        if far:
-            x[_F["far"], k - len(far) :] = 1.0
         x[_F["dist1"], 0] = 1.0
         x[_F["dist2"], 1:2] = 1.0
         x[_F["dist_le5"], :5] = 1.0
@@ -285,18 +278,6 @@ class ChannelState:
             x, rows, me, lead, my_last, vec, i, turn.minute, cos, sim, bool(words), pace
         )
         return cand_all, xt.T
-
-    def _far(self, i: int, lo: int, me: int, lead: int, my_last: int) -> list[int]:
-        """Candidates beyond the window: the speaker's own last message and that of the
-        person they address, up to ``2 * window`` back (rows that compaction always keeps,
-        so decisions never depend on when it ran). Ubuntu users re-ask a question nobody
-        answered long after; the annotators link the two, and the window cannot."""
-        floor = max(i - 2 * self.window, self.offset)
-        out = []
-        for j in (my_last, self._last_by_speaker.get(lead, -1) if lead >= 0 else -1):
-            if floor <= j < lo and j not in out and not self.system[j - self.offset]:
-                out.append(j)
-        return out
 
     def _conv_features(
         self,
