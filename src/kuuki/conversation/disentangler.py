@@ -25,11 +25,11 @@ DEFAULT_WINDOW = 50
 SECOND_PARENT = 0.4
 # For a message that addresses nobody, the "starts a new conversation" probability is
 # scaled by this and the rest renormalised. Wrongly starting a conversation is the
-# commonest conversation-level error (dev: 116 messages, against 30 wrongly attached; most
+# commonest conversation-level error (dev: 116 messages, against 30 wrongly attached; many
 # are unaddressed lines such as "lol" or "then it's in /"), and one such split costs
 # the whole conversation its exact match. A message that names someone keeps the model's
 # own odds: "Yamada-san, did you buy the new game?" opens a conversation. Chosen on dev
-# (docs/benchmarks.md): 0.5 gave exact-match F 43.9 -> 45.8 at link F 74.2 -> 74.3.
+# (docs/decisions.md): 0.55 gave exact-match F 44.0 -> 45.1 at link F 74.2 -> 74.6.
 NEW_CONVERSATION_WEIGHT = 0.55
 _ADDRESSES = FEATURE_NAMES.index("i_addresses")
 _UNRESOLVED = FEATURE_NAMES.index("lead_unresolved")
