@@ -97,3 +97,20 @@ def test_rows_grow_as_the_channel_talks_and_decide_as_if_allocated_at_once(
     monkeypatch.setattr(features, "_FIRST_ROWS", 10_000)  # all rows up front
     at_once, _ = run()
     assert grown == at_once
+
+
+def test_unaddressed_lines_lean_towards_joining_a_conversation() -> None:
+    model = shipped_model()
+    turns = [Turn("alice", "my wifi keeps dropping", 0.0), Turn("bob", "which card?", 1.0)]
+
+    def probs(weight: float, text: str) -> np.ndarray:
+        dis = Disentangler(model, dim=8, new_weight=weight)
+        for t in turns:
+            dis.step(t)
+        return dis.score(Turn("carol", text, 2.0))[1]
+
+    plain, lower = probs(1.0, "lol"), probs(0.5, "lol")
+    odds = (lower[0] / lower[1:].sum()) / (plain[0] / plain[1:].sum())
+    assert odds == pytest.approx(0.5, rel=1e-4)
+    # a line that names someone keeps the model's own odds
+    assert np.allclose(probs(1.0, "alice: try iwconfig"), probs(0.5, "alice: try iwconfig"))

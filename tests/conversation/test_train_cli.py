@@ -11,7 +11,14 @@ from kuuki.conversation import cli
 from kuuki.conversation.cli import baseline_predictor, evaluate, model_predictor
 from kuuki.conversation.features import N_FEATURES
 from kuuki.conversation.model import DisentanglerModel, shipped_model
-from kuuki.conversation.train import collect, fit, load_split, train
+from kuuki.conversation.train import (
+    collect,
+    fit,
+    load_split,
+    spread_minutes,
+    train,
+    training_minutes,
+)
 
 from .conftest import BigramEmbedder
 
@@ -113,3 +120,29 @@ def test_train_runs_both_rounds_and_writes_weights(irc_data: Path, tmp_path: Pat
     assert loaded.w1.shape == (N_FEATURES, 8)  # two members side by side
     assert np.array_equal(loaded.w1, model.w1)
     assert "round 2" in log.getvalue()
+
+
+def test_spread_minutes_gives_each_minute_sorted_seconds() -> None:
+    rng = np.random.default_rng(0)
+    out = spread_minutes([5.0, 5.0, 5.0, 7.0, 9.0, 9.0], rng)
+    assert out == sorted(out)
+    assert [int(m) for m in out] == [5, 5, 5, 7, 9, 9]  # never leaves its minute
+    assert len({m - int(m) for m in out}) == 6 and out[0] != 5.0
+
+
+def test_training_minutes_spreads_only_some_minute_only_files(irc_data: Path) -> None:
+    files = load_split(irc_data / "train", None, cache_dir=None, limit=6)
+    whole = training_minutes(files, seed=0, spread=0.0)
+    assert all(m == int(m) for f in files for m in whole[f.name])
+    spread = training_minutes(files, seed=0, spread=1.0)
+    assert all(any(m != int(m) for m in spread[f.name]) for f in files)
+    assert training_minutes(files, seed=0) == training_minutes(files, seed=0)
+
+
+def test_conversation_targets_cover_the_gold_conversation(irc_data: Path, tmp_path: Path) -> None:
+    split = _small_split(irc_data, tmp_path, "train")
+    ex = collect(load_split(split, BigramEmbedder(), cache_dir=None), None)
+    # the gold parents are always conversation targets, and some messages have more
+    assert not (ex.gold & ~ex.conv).any()
+    assert (ex.conv.sum(axis=1) > ex.gold.sum(axis=1)).any()
+    assert not (ex.conv & ~ex.valid).any()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kuuki.conversation.features import ChannelState, Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelState, Turn
 from kuuki.conversation.ircdata import IrcLine
 from kuuki.conversation.model import DisentanglerModel
 
@@ -23,6 +23,16 @@ DEFAULT_WINDOW = 50
 # Adding a link helps link F when it is right more often than F/2 (~0.39 here); 0.4 was
 # chosen on training files, not on dev. Conversation structure uses the first parent only.
 SECOND_PARENT = 0.4
+# For a message that addresses nobody, the "starts a new conversation" probability is
+# scaled by this and the rest renormalised. Wrongly starting a conversation is the
+# commonest conversation-level error (dev: 116 messages, against 30 wrongly attached; many
+# are unaddressed lines such as "lol" or "then it's in /"), and one such split costs
+# the whole conversation its exact match. A message that names someone keeps the model's
+# own odds: "Yamada-san, did you buy the new game?" opens a conversation. Chosen on dev
+# (docs/decisions.md): 0.55 gave exact-match F 44.0 -> 45.1 at link F 74.2 -> 74.6.
+NEW_CONVERSATION_WEIGHT = 0.55
+_ADDRESSES = FEATURE_NAMES.index("i_addresses")
+_UNRESOLVED = FEATURE_NAMES.index("lead_unresolved")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +60,22 @@ class Disentangler:
         window: int = DEFAULT_WINDOW,
         dim: int = 512,
         second_parent: float = SECOND_PARENT,
+        new_weight: float = NEW_CONVERSATION_WEIGHT,
     ) -> None:
         self.model = model
         self.second_parent = second_parent
+        self.new_weight = new_weight
         self.state = ChannelState(window=window, dim=dim, proj=model.projection(dim))
 
     def score(self, turn: Turn) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Candidate indices (self first) and their link probabilities, state unchanged."""
         cand, x = self.state.features(turn)
-        return cand, self.model.probabilities(x)
+        probs = self.model.probabilities(x)
+        addressed = x[0, _ADDRESSES] > 0 or x[0, _UNRESOLVED] > 0
+        if self.new_weight != 1.0 and len(cand) > 1 and not (addressed or turn.system):
+            probs[0] *= self.new_weight
+            probs /= probs.sum()
+        return cand, probs
 
     def step(self, turn: Turn, *, forced_parent: int | None = None) -> Link:
         """Link ``turn`` to its best parent (or to ``forced_parent``) and record it."""
@@ -151,12 +168,14 @@ def disentangle_links(
     *,
     window: int = DEFAULT_WINDOW,
     second_parent: float = SECOND_PARENT,
+    new_weight: float = NEW_CONVERSATION_WEIGHT,
 ) -> list[list[int]]:
     """Parents of every line (the best one first, maybe a second), processed online."""
     dis = Disentangler(
         model,
         window=window,
         second_parent=second_parent,
+        new_weight=new_weight,
         dim=vectors.shape[1] if vectors is not None else 512,
     )
     minutes = irc_minutes(lines)

@@ -30,7 +30,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "log_len_i", "log_len_j", "greeting_i", "log_gap_prev", "i_new_speaker", "max_cos",
     "prev_nonsystem", "j_q_answered", "cos_conv_last", "lead_unresolved", "j_leads_other",
     "latest_to_me", "max_cos_conv", "log_shared", "cos_parent_j", "log_conv_speakers", "sim",
-    "sim_rel", "max_sim_conv",
+    "sim_rel", "max_sim_conv", "conv_addressed_me", "i_root_of_conv", "lead_root_of_conv",
+    "log_mine_in_conv", "max_overlap_conv", "log_pace", "log_gap_rel", "log_idle_rel",
 )
 # fmt: on
 N_FEATURES = len(FEATURE_NAMES)
@@ -42,8 +43,13 @@ _MAX_PAIRS = 20_000
 # thousands of quiet channels must not hold half a megabyte of empty rows for each
 # (issue 11's soak; a full state is ~0.55 MB at 128 dimensions).
 _FIRST_ROWS = 32
-_FILL = {"spk": -1, "lead": -1, "parent_spk": -1, "parent_row": -1}
-_SLOT_ARRAYS = ("cs_vec", "cs_norm", "cs_size", "cs_last", "cs_last_minute", "cs_id")
+_FILL = {"spk": -1, "lead": -1, "parent_spk": -1, "parent_row": -1, "cs_root_spk": -1}
+_SLOT_ARRAYS = (
+    "cs_vec", "cs_norm", "cs_size", "cs_last", "cs_last_minute", "cs_id", "cs_nspk",
+    "cs_root_spk",
+)
+# Floor of the pace (minutes per message) so a burst in one minute does not divide by 0.
+_MIN_PACE = 0.05
 _F = {name: k for k, name in enumerate(FEATURE_NAMES)}
 _ROW_ARRAYS = (
     "spk",
@@ -63,6 +69,8 @@ _ROW_ARRAYS = (
     "cslot",
     "parent_row",
 )
+
+
 @dataclass(slots=True)
 class Turn:
     """One message as the disentangler sees it: platform-neutral and index-free."""
@@ -135,6 +143,12 @@ class ChannelState:
         self.cs_last_minute = np.zeros(cap, np.float64)
         self.cs_id = np.zeros(cap, np.int64)
         self.cs_speakers: list[dict[int, int]] = [{} for _ in range(cap)]
+        self.cs_nspk = np.zeros(cap, np.float64)  # len(cs_speakers[slot]), kept as an array
+        self.cs_root_spk = np.full(cap, -1, np.int64)  # who opened the conversation
+        # speakers the conversation's messages addressed (leading name or mention)
+        # (one shared empty frozenset until a conversation addresses someone: 512 empty sets
+        # a channel would be ~11 MB over the ingest benchmark's 100 channels)
+        self.cs_addressed: list[frozenset[int]] = [frozenset()] * cap
         self._free = list(range(cap - 1, -1, -1))
         self._zero = np.zeros(self.dim, np.float32)
 
@@ -161,11 +175,12 @@ class ChannelState:
         i = self.n
         lo = max(self.offset, i - self.window)
         cand = np.arange(i - 1, lo - 1, -1, dtype=np.int64)  # newest first
+        me, lead, named, q_i, words = self._analyse(turn)
+        my_last = self._last_by_speaker.get(me, -1)
         rows = cand - self.offset
         k = len(cand)
         # filled feature-major (contiguous rows are cheap to write), returned transposed
         xt = np.zeros((N_FEATURES, k + 1), np.float32)
-        me, lead, named, q_i, words = self._analyse(turn)
         vec = turn.vector if turn.vector is not None else self._zero
 
         # message-level features go on every row (the MLP crosses them with is_self)
@@ -177,7 +192,6 @@ class ChannelState:
         xt[_F["url_i"]] = float(cues.has_url(turn.text))
         xt[_F["log_len_i"]] = np.log1p(len(turn.text.split()))
         xt[_F["greeting_i"]] = float((not turn.system) and cues.is_greeting(turn.text))
-        my_last = self._last_by_speaker.get(me, -1)
         xt[_F["i_new_speaker"]] = float(my_last < lo)
         unresolved = lead < 0 and cues.leading_addressee(turn.text) is not None
         xt[_F["lead_unresolved"]] = float(unresolved)
@@ -190,13 +204,22 @@ class ChannelState:
 
         spk = self.spk[rows]
         gap = np.maximum(turn.minute - self.minute[rows], 0.0)
-        d = np.arange(1, k + 1, dtype=np.float32)
+        d = (i - cand).astype(np.float32)
         x[_F["log_dist"]] = np.log1p(d)
         x[_F["dist1"], 0] = 1.0
         x[_F["dist2"], 1:2] = 1.0
         x[_F["dist_le5"], :5] = 1.0
         x[_F["log_gap"]] = np.log1p(gap)
-        x[_F["gap0"]] = gap == 0
+        # the channel's pace: minutes per message over the window. Ten quiet minutes are
+        # a long pause in a busy channel and nothing in a slow one (other logs, small
+        # servers); gaps are also given in units of that pace.
+        in_window = i - lo
+        pace = max((turn.minute - self.minute[lo - self.offset]) / in_window, _MIN_PACE)
+        xt[_F["log_pace"]] = np.log(pace)
+        x[_F["log_gap_rel"]] = np.log1p(gap / pace)
+        # "within a minute": on minute-only logs (the training data) exactly gap == 0, and
+        # the same meaning with seconds (other logs, platforms), where gap == 0 hardly occurs
+        x[_F["gap0"]] = gap < 1.0
         xt[_F["log_gap_prev"]] = np.log1p(gap[0])
         x[_F["same_speaker"]] = spk == me
         if lead >= 0:
@@ -243,8 +266,8 @@ class ChannelState:
         nonsys = np.flatnonzero(~sys_j)
         if len(nonsys):
             x[_F["prev_nonsystem"], nonsys[0]] = 1.0
-        if my_last >= lo:
-            x[_F["j_is_my_last"], i - 1 - my_last] = 1.0
+        if my_last >= self.offset:
+            x[_F["j_is_my_last"]] = cand == my_last
         if turn.reply_to is not None and lo <= turn.reply_to < i:
             x[_F["reply_to"], i - 1 - turn.reply_to] = 1.0
         if words:
@@ -261,7 +284,9 @@ class ChannelState:
         hist = self._pair_hist.get(me)
         if hist:
             x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
-        self._conv_features(x, rows, me, lead, my_last, vec, i, turn.minute, cos, sim)
+        self._conv_features(
+            x, rows, me, lead, my_last, vec, i, turn.minute, cos, sim, bool(words), pace
+        )
         return cand_all, xt.T
 
     def _conv_features(
@@ -276,20 +301,33 @@ class ChannelState:
         minute: float,
         cos: FloatArray,
         sim: FloatArray,
+        has_words: bool,
+        pace: float,
     ) -> None:
         sl = self.cslot[rows]
         # the best match among each candidate conversation's messages in the window: a
         # (k, k) same-conversation mask is cheaper than grouping for k <= window
         same = sl[:, None] == sl[None, :]
-        x[_F["max_cos_conv"]] = np.where(same, cos, np.float32(-1e9)).max(axis=1)
-        x[_F["max_sim_conv"]] = np.where(same, sim, np.float32(-1e9)).max(axis=1)
+        lowest = np.float32(-1e9)
+        x[_F["max_cos_conv"]] = np.where(same, cos, lowest).max(axis=1)
+        x[_F["max_sim_conv"]] = np.where(same, sim, lowest).max(axis=1)
+        if has_words:
+            x[_F["max_overlap_conv"]] = np.where(same, x[_F["overlap"]], lowest).max(axis=1)
+        root = self.cs_root_spk[sl]
+        x[_F["i_root_of_conv"]] = root == me
+        if lead >= 0:
+            x[_F["lead_root_of_conv"]] = root == lead
         x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
         x[_F["j_conv_latest"]] = ~self.sup_conv[rows]
         x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
         who = self.cs_speakers
         sll = sl.tolist()
-        x[_F["i_in_conv"]] = [me in who[s] for s in sll]
-        x[_F["log_conv_speakers"]] = np.log1p([len(who[s]) for s in sll])
+        mine = [who[s].get(me, 0) for s in sll]
+        x[_F["i_in_conv"]] = np.greater(mine, 0)
+        x[_F["log_mine_in_conv"]] = np.log1p(mine)
+        addressed = self.cs_addressed
+        x[_F["conv_addressed_me"]] = [me in addressed[s] for s in sll]
+        x[_F["log_conv_speakers"]] = np.log1p(self.cs_nspk[sl])
         if lead >= 0:
             x[_F["lead_in_conv"]] = [lead in who[s] for s in sll]
         if my_last >= self.offset:
@@ -297,7 +335,9 @@ class ChannelState:
         last = self.cs_last[sl]
         x[_F["log_since_conv"]] = np.log1p(i - last)
         x[_F["cos_conv_last"]] = self.emb[last - self.offset] @ vec
-        x[_F["log_conv_idle"]] = np.log1p(np.maximum(minute - self.cs_last_minute[sl], 0.0))
+        idle = np.maximum(minute - self.cs_last_minute[sl], 0.0)
+        x[_F["log_conv_idle"]] = np.log1p(idle)
+        x[_F["log_idle_rel"]] = np.log1p(idle / pace)
 
     # -- updates --------------------------------------------------------------------
 
@@ -362,11 +402,16 @@ class ChannelState:
             self.cs_vec[slot] = vec
             self.cs_size[slot] = 1
             self.cs_speakers[slot] = {}
+            self.cs_root_spk[slot] = me
+            self.cs_addressed[slot] = frozenset()
         self.cs_last[slot] = i
         self.cs_last_minute[slot] = turn.minute
         self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
         who = self.cs_speakers[slot]
         who[me] = who.get(me, 0) + 1
+        self.cs_nspk[slot] = len(who)
+        if named:
+            self.cs_addressed[slot] = self.cs_addressed[slot] | named
         self.cslot[r] = slot
         self.n = i + 1
         return int(self.cs_id[slot])
@@ -405,6 +450,7 @@ class ChannelState:
             grown[:old] = arr
             setattr(self, name, grown)
         self.cs_speakers.extend({} for _ in range(new - old))
+        self.cs_addressed.extend([frozenset()] * (new - old))
         self._free = list(range(new - 1, old - 1, -1)) + self._free
         self._cap = new
 

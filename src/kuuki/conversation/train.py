@@ -34,6 +34,7 @@ from kuuki.conversation.ircdata import (
     read_ascii,
     split_files,
 )
+from kuuki.conversation.metrics import clusters
 from kuuki.conversation.model import DisentanglerModel
 from kuuki.conversation.similarity import fit_projection, listwise, reply_pairs
 from kuuki.embed import Embedder
@@ -80,6 +81,45 @@ class Examples:
     x: FloatArray  # (M, C, F) candidate features, zero padded
     valid: npt.NDArray[np.bool_]  # (M, C)
     gold: npt.NDArray[np.bool_]  # (M, C)
+    # (M, C) candidates in the message's gold conversation: its gold parents, and every
+    # other earlier message of that conversation (self when it starts one)
+    conv: npt.NDArray[np.bool_]
+
+
+def spread_minutes(minutes: Sequence[float], rng: np.random.Generator) -> list[float]:
+    """Times with seconds for a minute-only log: each minute's lines get sorted uniform
+    offsets within it (seeded), as a live platform's clock would give them."""
+    out = list(minutes)
+    k = 0
+    while k < len(out):
+        end = k
+        while end < len(out) and out[end] == out[k]:
+            end += 1
+        offsets = np.sort(rng.random(end - k))
+        for j in range(k, end):
+            out[j] += float(offsets[j - k])
+        k = end
+    return out
+
+
+def training_minutes(
+    files: Sequence[LogFile], seed: int, spread: float = 0.5
+) -> dict[str, list[float]]:
+    """Each file's line times for training: a ``spread`` share of the minute-only files
+    (chosen with ``seed``) get seconds (:func:`spread_minutes`), the rest stay whole.
+
+    The Ubuntu training logs give minutes only, while platforms and other logs give
+    seconds; a model that saw only whole minutes reads a few seconds' gap as nothing it
+    knows. Half and half keeps it at home on both.
+    """
+    rng = np.random.default_rng(seed)
+    out = {}
+    for f in files:
+        minutes = irc_minutes(f.lines)
+        whole = all(m == int(m) for m in minutes)
+        pick = rng.random() < spread
+        out[f.name] = spread_minutes(minutes, rng) if whole and pick else minutes
+    return out
 
 
 def collect(
@@ -87,6 +127,7 @@ def collect(
     model: DisentanglerModel | None,
     window: int = DEFAULT_WINDOW,
     proj: FloatArray | None = None,
+    times: dict[str, list[float]] | None = None,
 ) -> Examples:
     """Feature tensors of every annotated message whose gold parent is in the window.
 
@@ -96,9 +137,11 @@ def collect(
     """
     xs: list[FloatArray] = []
     golds: list[npt.NDArray[np.bool_]] = []
+    convs: list[npt.NDArray[np.bool_]] = []
     for f in files:
+        conv_of = {m: c for c, members in enumerate(clusters(f.gold, 0)) for m in members}
         state = ChannelState(window=window, dim=f.vectors.shape[1], proj=proj)
-        minutes = irc_minutes(f.lines)
+        minutes = times[f.name] if times is not None else irc_minutes(f.lines)
         start = f.annotated_from
         for k, ln in enumerate(f.lines):
             turn = irc_turn(ln, minutes[k], f.vectors[k])
@@ -109,6 +152,10 @@ def collect(
                 if mask.any():
                     xs.append(x)
                     golds.append(mask)
+                    mine = conv_of[k]
+                    same = np.array([conv_of.get(int(c), -1) == mine for c in cand[1:]])
+                    same = np.concatenate([[k in gold], same]) if len(same) else mask[:1]
+                    convs.append(same | mask)
             if model is not None:
                 parent = int(cand[int(np.argmax(model.scores(x)))])
             elif gold is not None:
@@ -116,15 +163,19 @@ def collect(
             else:
                 parent = _context_parent(x, cand)
             state.commit(turn, parent)
-    c = window + 1
+    c = max((len(x) for x in xs), default=window + 1)
     m = len(xs)
     out = Examples(
-        np.zeros((m, c, N_FEATURES), np.float32), np.zeros((m, c), bool), np.zeros((m, c), bool)
+        np.zeros((m, c, N_FEATURES), np.float32),
+        np.zeros((m, c), bool),
+        np.zeros((m, c), bool),
+        np.zeros((m, c), bool),
     )
-    for r, (x, g) in enumerate(zip(xs, golds, strict=True)):
+    for r, (x, g, v) in enumerate(zip(xs, golds, convs, strict=True)):
         out.x[r, : len(x)] = x
         out.valid[r, : len(x)] = True
         out.gold[r, : len(x)] = g
+        out.conv[r, : len(x)] = v
     return out
 
 
@@ -143,9 +194,16 @@ def fit(
     batch: int = 256,
     l2: float = 1e-5,
     seed: int = 0,
+    conv_weight: float = 0.0,
     log: Callable[[str], None] | None = None,
 ) -> DisentanglerModel:
-    """Adam on the listwise loss; deterministic for a given seed and data."""
+    """Adam on the listwise loss; deterministic for a given seed and data.
+
+    With ``conv_weight`` the loss adds that much of the same listwise loss over the
+    message's gold *conversation* (any earlier message of it, or itself when it starts
+    one): a parent in the right conversation keeps the conversation whole even when it
+    is not the annotated parent, and that is what conversation-level scores count.
+    """
     rng = np.random.default_rng(seed)
     rows = ex.x[ex.valid]
     mean = rows.mean(axis=0, dtype=np.float64).astype(np.float32)
@@ -166,7 +224,8 @@ def fit(
         for s in range(0, n, batch):
             idx = order[s : s + batch]
             z, valid, gold = z_all[idx], ex.valid[idx], ex.gold[idx]
-            loss, grads = _loss_grad(model, z, valid, gold)
+            conv = ex.conv[idx] if conv_weight > 0 else None
+            loss, grads = _loss_grad(model, z, valid, gold, conv, conv_weight)
             total += loss * len(idx)
             step += 1
             for k, p in params.items():
@@ -191,6 +250,8 @@ def _loss_grad(
     z: FloatArray,
     valid: npt.NDArray[np.bool_],
     gold: npt.NDArray[np.bool_],
+    conv: npt.NDArray[np.bool_] | None = None,
+    conv_weight: float = 0.0,
 ) -> tuple[float, dict[str, FloatArray]]:
     b, c, f = z.shape
     z2 = z.reshape(b * c, f)  # plain 2-D matrix products: BLAS does the work
@@ -198,7 +259,12 @@ def _loss_grad(
     s = (z2 @ model.w + h @ model.v).reshape(b, c)
     p, q, nll = listwise(s, valid, gold)
     loss = float(nll.mean())
-    ds = ((p - q) / b).astype(np.float32).reshape(b * c)  # d loss / d score
+    dscore = p - q
+    if conv is not None:
+        _, qc, nll_c = listwise(s, valid, conv)
+        loss += conv_weight * float(nll_c.mean())
+        dscore = dscore + conv_weight * (p - qc)
+    ds = (dscore / b).astype(np.float32).reshape(b * c)  # d loss / d score
     dpre = np.outer(ds, model.v) * (1.0 - h * h)
     grads = {"w": z2.T @ ds, "v": h.T @ ds, "w1": z2.T @ dpre, "b1": dpre.sum(axis=0)}
     return loss, grads
@@ -211,10 +277,14 @@ def fit_ensemble(
     seed: int,
     hidden: int,
     epochs: int,
+    conv_weight: float = 0.0,
     log: Callable[[str], None] | None = None,
 ) -> DisentanglerModel:
     """``members`` models from consecutive seeds, averaged into one (see ``average``)."""
-    models = [fit(ex, hidden=hidden, epochs=epochs, seed=seed + k, log=log) for k in range(members)]
+    models = [
+        fit(ex, hidden=hidden, epochs=epochs, seed=seed + k, conv_weight=conv_weight, log=log)
+        for k in range(members)
+    ]
     return DisentanglerModel.average(models)
 
 
@@ -228,6 +298,8 @@ def train(
     epochs: int = 20,
     members: int = 3,
     window: int = DEFAULT_WINDOW,
+    spread: float = 0.5,
+    conv_weight: float = 0.0,
     limit: int | None = None,
     out: TextIO = sys.stderr,
 ) -> DisentanglerModel:
@@ -244,20 +316,36 @@ def train(
     files = load_split(data_dir / "train", embedder, limit=limit)
     log(f"{len(files)} train files, {sum(len(f.lines) for f in files)} lines")
     proj = fit_projection(*reply_pairs(files, window), seed=seed, log=log)
-    first = collect(files, None, window, proj)
+    times = training_minutes(files, seed, spread)
+    first = collect(files, None, window, proj, times)
     log(f"round 1: {len(first.x)} examples (gold structure)")
-    model_a = fit_ensemble(first, members=members, seed=seed, hidden=hidden, epochs=epochs, log=log)
+    model_a = fit_ensemble(
+        first,
+        members=members,
+        seed=seed,
+        hidden=hidden,
+        epochs=epochs,
+        conv_weight=conv_weight,
+        log=log,
+    )
     model_a.proj = proj
-    second = collect(files, model_a, window, proj)
+    second = collect(files, model_a, window, proj, times)
     log(f"round 2: {len(second.x)} examples (model A's structure)")
     both = Examples(
         np.concatenate([first.x, second.x]),
         np.concatenate([first.valid, second.valid]),
         np.concatenate([first.gold, second.gold]),
+        np.concatenate([first.conv, second.conv]),
     )
     del first, second
     model = fit_ensemble(
-        both, members=members, seed=seed + 100, hidden=hidden, epochs=epochs, log=log
+        both,
+        members=members,
+        seed=seed + 100,
+        hidden=hidden,
+        epochs=epochs,
+        conv_weight=conv_weight,
+        log=log,
     )
     model.proj = proj
     out_path.parent.mkdir(parents=True, exist_ok=True)
