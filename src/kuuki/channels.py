@@ -90,6 +90,10 @@ class ChannelState:
     bot_turns_since_human: int = 0
     last_human: Message | None = None
     pending: PendingJudgment | None = None
+    # Mention bursts: when each person last had a ping answered in words, and the ping
+    # held until their burst settles (answered as one; kuuki.engine).
+    pings: dict[str, datetime] = field(default_factory=dict)
+    held: dict[str, PendingJudgment] = field(default_factory=dict)
     rechecks: dict[str, TimerHandle] = field(default_factory=dict)
     missed: list[Message] = field(default_factory=list)  # addressed, seen while catching up
     busy: int = 0  # events and timer work in progress
@@ -113,6 +117,7 @@ class ChannelState:
             self.busy == 0
             and self.queue.empty()
             and self.pending is None
+            and not self.held
             and not self.rechecks
             and not self.missed
             and (quiet is None or quiet <= now)

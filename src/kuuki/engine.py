@@ -49,7 +49,7 @@ from .domain import (
     Visibility,
 )
 from .intake import Inbox, Intake
-from .judge.addressing import AddressDetector
+from .judge.addressing import AddressDetector, Addressing
 from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
 from .memory.buffer import ChannelBuffer
 from .respond import Responder
@@ -60,6 +60,8 @@ log = logging.getLogger("kuuki.engine")
 
 DecisionListener = Callable[[Decision], Awaitable[None] | None]
 PREPARE_BATCH = 64
+PING_BURST_GAP = timedelta(seconds=20)  # a ping this soon after the person's last one
+PING_SETTLE_S = 8.0  # quiet from that person before the burst is answered
 SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
@@ -463,9 +465,7 @@ class Engine:
         if catch_up:
             # Missed while the bot was away: owed an answer only if it addressed the bot,
             # and only once the whole catch-up is recorded (the `caught_up` marker).
-            if not blocked and self.address.detect(
-                msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
-            ):
+            if not blocked and self._addressing(state, msg):
                 state.missed.append(msg)
             return
         if blocked:
@@ -477,9 +477,7 @@ class Engine:
         if not msg.user.is_bot:
             state.last_human = msg
         await self._supersede(state)
-        addressing = self.address.detect(
-            msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
-        )
+        addressing = self._addressing(state, msg)
         trace.features["addressed"] = addressing.kind or None
         trace.features["conversation"] = conversation_id
         now = self.clock.now()
@@ -487,6 +485,9 @@ class Engine:
             trace.step(f"quiet in this channel until {state.bot.quiet_until.isoformat()}")
             verdict = Verdict(ActionKind.NONE, Stage.FILTERED, 0, "asked to be quiet here")
             await self._decide_done(state, msg, verdict, None, trace)
+            return
+        if addressing and self._in_ping_burst(state, msg):
+            await self._hold_ping(state, msg, trace)
             return
         situation = self._situation(state, msg, conversation_id, addressing)
         verdict = await self._judge(situation, trace)
@@ -503,6 +504,15 @@ class Engine:
             return
         await self.act(state, msg, verdict, trace)
         self._schedule_recheck(state, msg, verdict)
+
+    def _addressing(self, state: ChannelState, msg: Message) -> Addressing:
+        return self.address.detect(
+            msg,
+            bot_user_ids=self.bot_user_ids,
+            bot_message_ids=state.bot_message_ids,
+            dm=state.channel.visibility is Visibility.DM,
+            recent=state.buffer.recent() if msg.thread else (),
+        )
 
     def _situation(
         self, state: ChannelState, msg: Message, conversation_id: str | None, addressing: Any
@@ -551,9 +561,7 @@ class Engine:
     ) -> Verdict:
         """Judge `msg` once more from a timer, with the channel as it is now."""
         conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
-        addressing = self.address.detect(
-            msg, bot_user_ids=self.bot_user_ids, bot_message_ids=state.bot_message_ids
-        )
+        addressing = self._addressing(state, msg)
         situation = self._situation(state, msg, conversation_id, addressing)
         situation.extra[flag] = True
         verdict = await self._judge(situation, trace)
@@ -569,6 +577,45 @@ class Engine:
             self._schedule_recheck(state, msg, verdict)
 
         await self._timer_work(work)
+
+    def _in_ping_burst(self, state: ChannelState, msg: Message) -> bool:
+        """A person pinging again within PING_BURST_GAP of a ping the bot answered in words
+        (or while one of theirs is held) is in a burst: a person answers the burst, not
+        each ping of it. A ping after a failed send or a fallback reaction is a fair
+        repeat and is answered at once."""
+        if msg.user.is_bot:
+            return False
+        if msg.user.id in state.held:
+            return True
+        last = state.pings.get(msg.user.id)
+        return last is not None and timedelta(0) <= msg.ts - last <= PING_BURST_GAP
+
+    async def _hold_ping(self, state: ChannelState, msg: Message, trace: DecisionTrace) -> None:
+        """Hold a ping of a burst until the person stops; the newest one is answered then,
+        with the whole burst in view. A held ping is superseded only by the same person's
+        next ping, never by other people's talk."""
+        user = msg.user.id
+        old = state.held.pop(user, None)
+        if old is not None:
+            old.handle.cancel()
+            old.trace.step("part of a burst of pings: answered together with the newer one")
+            verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, "ping burst: answered later")
+            await self._decide_done(state, old.message, verdict, None, old.trace)
+        trace.step(f"another ping within {PING_BURST_GAP.total_seconds():.0f} s: waiting "
+                   f"{PING_SETTLE_S:.0f} s for the burst to end")
+
+        async def settled() -> None:
+            async def work() -> None:
+                held = state.held.get(user)
+                if held is None or held.message.id != msg.id:
+                    return
+                del state.held[user]
+                await self._judge_again(state, msg, trace, "settled")
+
+            await self._timer_work(work)
+
+        handle = self.clock.call_later(PING_SETTLE_S, settled)
+        state.held[user] = PendingJudgment(msg, trace, handle)
 
     def _schedule_recheck(self, state: ChannelState, msg: Message, verdict: Verdict) -> None:
         if verdict.recheck_s is None or verdict.recheck_s <= 0:
@@ -800,6 +847,11 @@ class Engine:
                     await self.store.add_reaction(
                         msg.id, self.settings.persona.name, action.emoji or "", now
                     )
+            if posted is not None and verdict.stage is Stage.ADDRESSED and not msg.user.is_bot:
+                state.pings[msg.user.id] = msg.ts  # answered in words: see _in_ping_burst
+                if len(state.pings) > 64:  # bounded: forget pings answered long ago
+                    cutoff = msg.ts - PING_BURST_GAP
+                    state.pings = {u: t for u, t in state.pings.items() if t >= cutoff}
             if posted is not None:
                 self._mark_seen(f"msg:{posted.channel_id}:{posted.id}")
                 await self._record(state, posted, own=True)

@@ -66,8 +66,10 @@ async def test_unanswered_question_scores_on_recheck(room: Room, clock: VirtualC
 async def test_answered_question_is_left_alone_on_recheck(room: Room, clock: VirtualClock) -> None:
     m = room.add(msg("m1", 0, "alice", "does anyone know where the VPN config lives?"))
     room.add(msg("m2", 30, "bob", "on the wiki", reply_to="m1"))
-    v = await judge(clock).judge(room.situation(m, at=180, recheck=True), trace(m))
-    assert v.action is ActionKind.NONE and v.reason == "answered by someone else"
+    t = trace(m)
+    v = await judge(clock).judge(room.situation(m, at=180, recheck=True), t)
+    assert v.action is ActionKind.NONE and v.reason == "answered by bob"
+    assert t.features["answered_by"] == "m2"
 
 
 async def test_question_to_someone_else_gets_no_bonus(room: Room, clock: VirtualClock) -> None:

@@ -134,6 +134,11 @@ class HybridJudge:
         if early is not None:
             self._timed(start, trace)
             return early
+        if p.settled and not s.addressing:
+            early = self._answered(s, view, trace)
+            if early is not None:
+                self._timed(start, trace)
+                return early
         unanswered = True if p.recheck and not s.addressing else None
         state = self.classifier.classify(view.conversation())
         r = self.scorer.score(s, view, trace, state, unanswered=unanswered)
@@ -173,13 +178,32 @@ class HybridJudge:
             ):
                 trace.step("recheck: the bot has spoken in this conversation since")
                 return Verdict(ActionKind.NONE, Stage.LOCAL, 0, "already answered by the bot")
+        answered = self._answered(s, view, trace)
+        if answered is not None:
+            return answered
         age = (s.now - msg.ts).total_seconds()
         open_ = view.unanswered(s.now, min(age, RECHECK_S) - 1, bot_ids)
         trace.features["unanswered"] = open_
         if open_ is False:
-            trace.step("recheck: someone answered the question")
-            return Verdict(ActionKind.NONE, Stage.LOCAL, 0, "answered by someone else")
+            # Not "answered by someone else": nobody's answer was found above. The tracker
+            # no longer counts it as a question to the room (said to someone, or its model
+            # placed a later line as the answer).
+            trace.step("recheck: the tracker lists no open question to the room here")
+            return Verdict(ActionKind.NONE, Stage.LOCAL, 0, "no open question to the room")
         return None
+
+    @staticmethod
+    def _answered(s: Situation, view: ChannelView, trace: DecisionTrace) -> Verdict | None:
+        """Silent when a person has already answered the message: the bot does not answer
+        what someone else just did."""
+        bot_ids = s.bot.user_ids if s.bot else frozenset()
+        by = view.answered_by(bot_ids)
+        if by is None:
+            trace.features["answered_by"] = None
+            return None
+        trace.features["answered_by"] = by.id
+        trace.step(f"{by.user.name} already answered it ({by.id})")
+        return Verdict(ActionKind.NONE, Stage.LOCAL, 0, f"answered by {by.user.name}")
 
     def _first_pass(self, s: Situation, r: LocalResult, trace: DecisionTrace) -> Verdict:
         if r.score <= self.low and not r.open_question and self.mode != "llm":

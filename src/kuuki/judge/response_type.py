@@ -16,6 +16,7 @@ from ..respond import pick_emoji
 from ..settings import Persona
 from .rules import LocalResult
 
+IMPLICIT = frozenset({"dm", "thread"})
 REPLY_AT = 80
 ACK_AT = 60
 _BY_NAME = {"react": ActionKind.REACT, "ack": ActionKind.ACK, "reply": ActionKind.REPLY}
@@ -53,6 +54,10 @@ def _base_form(r: LocalResult, score: float, *, diversity: bool, suggested: str 
         return Form(ActionKind.REPLY, None, "response diversity off")
     if suggested in _BY_NAME:
         return Form(_BY_NAME[suggested], None, f"the LLM judge chose {suggested}")
+    if r.addressed in IMPLICIT and not r.question and r.short:
+        # Said where the bot is the listener (a DM, its own thread) but not a call for an
+        # answer: "bringing Codenames", "完璧、助かった〜" get the nod a person would give.
+        return Form(ActionKind.ACK, None, f"addressed ({r.addressed}): a short remark")
     if r.addressed:
         return Form(ActionKind.REPLY, None, f"addressed ({r.addressed})")
     if score >= REPLY_AT:

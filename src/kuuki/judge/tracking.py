@@ -24,6 +24,8 @@ log = logging.getLogger("kuuki.judge")
 FALLBACK_WINDOW = timedelta(minutes=10)
 # Lines by one author this close together are read as one message.
 BURST_GAP = timedelta(seconds=45)
+# Two people taking turns: the other one's next line answers what was just said.
+EXCHANGE_GAP = timedelta(minutes=2)
 
 
 def _call(tracker: Any, name: str, *args: Any) -> Any:
@@ -156,6 +158,34 @@ class ChannelView:
             if isinstance(found, list):
                 return any(getattr(m, "id", None) in ids for m in found)
         return self._unanswered_fallback(bot_ids)
+
+    def answered_by(self, bot_ids: frozenset[str]) -> Message | None:
+        """The first later message by another person that answers this one (its burst):
+        a reply to it, or — with a tracker — a message placed in its conversation; without
+        one, any later message by someone else (errs towards "answered": the bot must not
+        talk over people). None when nobody has."""
+        ids = {m.id for m in self.burst()}
+        msg = self.s.message
+        after = False
+        partner: str | None = None  # the person the author was just talking with
+        for m in self.recent:
+            if m.id == msg.id:
+                after = True
+                continue
+            if m.user.is_bot or m.user.id in bot_ids:
+                continue
+            if not after:
+                if m.user.id != msg.user.id and msg.ts - m.ts <= EXCHANGE_GAP:
+                    partner = m.user.id
+                continue
+            if m.id in ids or m.user.id == msg.user.id:
+                continue
+            if m.reply_to in ids or self.tracker is None or m.user.id == partner:
+                return m
+            cid = self.conversation_id
+            if cid is not None and self.conversation_of(m.id) == cid:
+                return m
+        return None
 
     def _unanswered_fallback(self, bot_ids: frozenset[str]) -> bool:
         # Without structure, any later message by someone else counts as an answer: in a
