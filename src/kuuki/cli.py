@@ -76,7 +76,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "judge":
         from .judge.bench import run_bench_judge
 
-        run_bench_judge(Path(args.dir), sys.stdout)
+        run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
         return 0
     elif args.what == "facts":
         from .memory.bench import run_bench_facts
@@ -274,8 +274,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the irc-disentanglement data (default: %(default)s)")
     dis.set_defaults(fn=cmd_bench)
 
-    jb = bsub.add_parser("judge", help="LLM calls per 100 ambient messages, local-stage latency")
+    jb = bsub.add_parser(
+        "judge", help="LLM calls per 100 ambient messages, local-stage latency, and (IRC logs "
+        "with gold links) replies to already-answered messages and unanswered questions "
+        "picked up"
+    )
     jb.add_argument("dir", metavar="DIR", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
+    jb.add_argument("--budget", type=int, default=0, metavar="N",
+                    help="per-channel LLM call budget (default 0: off, to measure the judge "
+                    "itself)")
     jb.set_defaults(fn=cmd_bench)
     fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
     fb.set_defaults(fn=cmd_bench)

@@ -96,7 +96,7 @@ class HybridJudge:
         self.ledger = TriggerLedger()
         self.policy = InterventionPolicy(settings.EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES)
         self.cache = VerdictCache()
-        self.budget = CallBudget()
+        self.budget = CallBudget(settings.judge_call_budget)
         self.scorer = RuleScorer(settings, self.ledger)
         self.classifier = StateClassifier(embedder)
         lang = settings.persona.default_language

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +27,14 @@ FALLBACK_WINDOW = timedelta(minutes=10)
 BURST_GAP = timedelta(seconds=45)
 # Two people taking turns: the other one's next line answers what was just said.
 EXCHANGE_GAP = timedelta(minutes=2)
+# An unaddressed line this soon after a question that opens like an answer answers it.
+ANSWER_WINDOW = timedelta(seconds=90)
+_ANSWER_START = re.compile(
+    r"(no|nope|yes|yeah|yep|yup|sure|nah|because|you (can|can't|cannot|need|should|have to)"
+    r"|try|it's|it is|that's|use)\b[ ,.!]"
+    r"|(はい|いいえ|いや|うん|ううん|そうです|違います|できます|できません)[、。,! ！]",
+    re.IGNORECASE,
+)
 
 
 def _call(tracker: Any, name: str, *args: Any) -> Any:
@@ -185,6 +194,11 @@ class ChannelView:
             cid = self.conversation_id
             if cid is not None and self.conversation_of(m.id) == cid:
                 return m
+            if m.ts - msg.ts <= ANSWER_WINDOW and _answer_shaped(m):
+                # "no, nobody's going to…", "yes, run…", said to nobody in particular just
+                # after the question: an answer the tracker could not place. Erring this
+                # way keeps the bot from answering what a person just did.
+                return m
         return None
 
     def _unanswered_fallback(self, bot_ids: frozenset[str]) -> bool:
@@ -230,6 +244,11 @@ class ChannelView:
             if m.user.id not in seen:
                 seen.append(m.user.id)
         return seen
+
+
+def _answer_shaped(m: Message) -> bool:
+    # Not cues.leading_addressee: "no, …" reads like "nick, …" to it.
+    return not m.mentions and m.reply_to is None and _ANSWER_START.match(m.text.strip()) is not None
 
 
 def format_log(messages: Sequence[Message]) -> str:
