@@ -181,7 +181,7 @@ async def build_app(
     )
     settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
     if judge is None:
-        from .judge.hybrid import build_judge
+        from .decide.build import build_judge
 
         judge = build_judge(
             settings, j_llm, clock, embedder=embedder, dump=dump,

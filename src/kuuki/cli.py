@@ -74,7 +74,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run_bench(Path(args.data), sys.stdout)
         return 0
     elif args.what == "judge":
-        from .judge.bench import run_bench_judge
+        from .decide.bench import run_bench_judge
 
         run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
         return 0

@@ -2,16 +2,15 @@
 
     0 intake     the event is durable (the store's inbox) before `handle` returns, so an
                  adapter acknowledges only what a crash cannot lose (kuuki.intake)
-    1 filter     own messages, other bots (loop guard), allow/deny lists, DM policy
-    2 record     store + short-term buffer; edits, deletes and reactions update both
+    1-2 record   store + short-term buffer; edits, deletes and reactions update both
     3 structure  the channel's ConversationTracker places the message in a conversation
     4 remember   memory hooks (counters, background jobs — never on the reply path)
-    5 decide     addressed → speak now; else the Judge
-    6 act        none | react | ack | reply, sent through the Outbox; the bot's own
-                 message joins store, buffer and tracker
-    7 explain    a Decision with its DecisionTrace, stored and announced to listeners
+    5 decide     the decision pipeline (kuuki.decide): an ordered list of stages built once
+                 at start-up; the engine runs it and knows none of its rules
+    6-7 act      carry out the verdict and explain it (kuuki.acting)
 
-Channels run in parallel; within a channel events are handled in order. An event id is
+Channels run in parallel; within a channel, events, timers (a settled burst, a re-check)
+and proactive talk are handled in order, on the channel's one queue. An event id is
 handled once however often it is delivered, across restarts: handling ends by marking it
 handled in the same transaction as what it wrote, and what a crash interrupted is handled
 again by `recover`. Events that arrive after the fact (recovered, or read back from a
@@ -25,18 +24,29 @@ bounded (kuuki.channels). The engine knows no platform or vendor names.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
-from .channels import CaughtUp, ChannelState, ChannelTable, PendingJudgment, stop
+from .acting import Acting, DecisionListener
+from .channels import (
+    CaughtUp,
+    ChannelState,
+    ChannelTable,
+    PendingJudgment,
+    Proposed,
+    QueueItem,
+    Timer,
+    stop,
+)
 from .clock import Clock
+from .decide.gates import allowed, listening
+from .decide.pipeline import Pipeline, build_pipeline
+from .decide.types import Case, Pass, Proposal
 from .domain import (
-    Action,
     ActionKind,
     Channel,
     ChatEvent,
@@ -46,100 +56,24 @@ from .domain import (
     Message,
     Stage,
     User,
-    Visibility,
 )
 from .intake import Inbox, Intake
-from .judge.addressing import AddressDetector, Addressing
 from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
 from .memory.buffer import ChannelBuffer
+from .ports import MemoryHook, MessageStore, Outbox, Tracker, Usage, Writer
 from .respond import Responder
 from .safety import clean_incoming
 from .settings import Settings
 
+__all__ = ["DecisionListener", "Engine", "MemoryHook", "MessageStore", "Outbox", "Tracker"]
+
 log = logging.getLogger("kuuki.engine")
 
-DecisionListener = Callable[[Decision], Awaitable[None] | None]
 PREPARE_BATCH = 64
-PING_BURST_GAP = timedelta(seconds=20)  # a ping this soon after the person's last one
-PING_SETTLE_S = 8.0  # quiet from that person before the burst is answered
 SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
-class Outbox(Protocol):
-    """Where actions go: a platform adapter, the terminal, the replay printer.
-
-    `send` performs the action in `channel` and returns the bot's posted Message for reply
-    and ack (so it joins the timeline), None for reactions. It may raise; the engine
-    records the failure in the decision's trace. `typing` shows a typing indicator while
-    the body runs (a no-op where the platform has none).
-    """
-
-    async def send(self, channel: Channel, action: Action) -> Message | None: ...
-
-    def typing(self, channel: Channel) -> contextlib.AbstractAsyncContextManager[None]: ...
-
-
-class Tracker(Protocol):
-    def observe(self, msg: Message) -> Any: ...
-
-    def conversation_of(self, message_id: str) -> str | None: ...
-
-    def edit(self, message_id: str, text: str) -> None: ...
-
-    def delete(self, message_id: str) -> None: ...
-
-
-class MessageStore(Protocol):
-    async def upsert_channel(self, ch: Channel) -> None: ...
-
-    async def recent_messages(
-        self, channel_id: str, *, limit: int = 50, since: Any = None
-    ) -> list[Message]: ...
-
-    async def edit_message(self, message_id: str, text: str) -> bool: ...
-
-    async def delete_message(self, message_id: str) -> bool: ...
-
-    async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: Any) -> None: ...
-
-    async def decided(self, message_ids: Sequence[str]) -> set[str]: ...
-
-    async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]: ...
-
-
-class Writer(Protocol):
-    """Write-behind for the hot path: messages, decisions, and inbox events handled.
-
-    `handled` marks an inbox event done in the same transaction as everything queued
-    before it, so a crash never separates what handling wrote from the mark.
-    """
-
-    async def add_message(self, m: Message, *, conversation_id: str | None = None) -> None: ...
-
-    async def add_decision(self, d: Decision) -> None: ...
-
-    async def handled(self, event_id: str) -> None: ...
-
-    async def flush(self) -> Any: ...
-
-
-class MemoryHook(Protocol):
-    """Step 4: sees every recorded message; must return quickly (schedule, don't work)."""
-
-    async def observe(self, channel: Channel, msg: Message, *, from_bot: bool) -> None: ...
-
-
-@dataclass(slots=True)
-class Usage:
-    """LLM use per UTC day, for `/kuuki status`."""
-
-    day: str = ""
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class Engine:
+class Engine(Acting):
     def __init__(
         self,
         settings: Settings,
@@ -149,7 +83,7 @@ class Engine:
         writer: Writer | None,
         outbox: Outbox,
         responder: Responder,
-        judge: Judge | None = None,
+        judge: Pipeline | Judge | None = None,
         tracker_factory: Callable[[Channel], Tracker | None] | None = None,
         memory_hooks: Sequence[MemoryHook] = (),
         bot_user_ids: Sequence[str] = (),
@@ -163,14 +97,19 @@ class Engine:
         self.writer = writer
         self.outbox = outbox
         self.responder = responder
-        self.judge: Judge = judge or AddressedOnlyJudge()
+        # The decision pipeline, built once by the composition root (kuuki.app); a bare
+        # Judge (tests, plugins) runs behind the pipeline's gates.
+        self.pipeline: Pipeline = (
+            judge
+            if isinstance(judge, Pipeline)
+            else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
+        )
         self.tracker_factory = tracker_factory
         self.memory_hooks = list(memory_hooks)
         # Warms per-message caches (sentence embeddings) before steps 3-5; implementations
         # batch the requests of all channel workers that are ready at the same moment.
         self.prepare = prepare
         self.bot_user_ids: set[str] = set(bot_user_ids) | {settings.persona.name}
-        self.address = AddressDetector(settings.persona.names)
         self.channels = ChannelTable(
             max_live=settings.max_live_channels,
             idle=timedelta(minutes=settings.channel_idle_minutes),
@@ -254,10 +193,7 @@ class Engine:
     def _enqueue(self, item: ChatEvent, channel: Channel | None = None) -> None:
         state = self._open(channel or item.channel)
         self.channels.touch(state, self.clock.now())
-        state.busy += 1
-        self._inflight += 1
-        self._idle.clear()
-        state.queue.put_nowait(item)
+        self._put(state, item)
 
     async def recover(self, platform: str | None = None) -> list[Channel]:
         """Queue the events a crash left taken in but not handled (those of ``platform``'s
@@ -278,11 +214,7 @@ class Engine:
 
     def caught_up(self, channel: Channel) -> None:
         """Everything missed in ``channel`` has been handed in: answer what is owed."""
-        self._inflight += 1
-        self._idle.clear()
-        state = self._open(channel)
-        state.busy += 1
-        state.queue.put_nowait(CaughtUp())
+        self._put(self._open(channel), CaughtUp())
 
     async def idle(self) -> None:
         """Wait until every queued event has been handled and every action sent."""
@@ -334,6 +266,12 @@ class Engine:
         )
         return state
 
+    def _put(self, state: ChannelState, item: QueueItem) -> None:
+        state.busy += 1
+        self._inflight += 1
+        self._idle.clear()
+        state.queue.put_nowait(item)
+
     async def _rebuild(self, state: ChannelState) -> None:
         """After a restart or an eviction: refill buffer and tracker from the store."""
         if self.store is None:
@@ -360,7 +298,7 @@ class Engine:
         while True:
             batch = [await state.queue.get()]
             # Take what else is already waiting, so per-message preparation (embeddings)
-            # runs once for the lot; the events are still handled one by one, in order.
+            # runs once for the lot; the items are still handled one by one, in order.
             while len(batch) < PREPARE_BATCH and not state.queue.empty():
                 batch.append(state.queue.get_nowait())
             await self._prepare([e for e in batch if isinstance(e, ChatEvent)])
@@ -368,14 +306,18 @@ class Engine:
                 try:
                     if isinstance(item, CaughtUp):
                         await self._answer_missed(state)
+                    elif isinstance(item, Timer):
+                        await self._on_timer(state, item)
+                    elif isinstance(item, Proposed):
+                        await self._on_proposed(state, item)
                     else:
                         await self._process(state, item)
-                except Exception:  # the queue must survive anything one event does
-                    what = item.event_id if isinstance(item, ChatEvent) else "catch-up"
-                    log.exception("event %s in channel %s failed", what, state.channel.id)
+                except Exception:  # the queue must survive anything one item does
+                    log.exception("%s in channel %s failed", _what(item), state.channel.id)
                 finally:
                     if isinstance(item, ChatEvent):
                         await self._handled(item)
+                    _finish(item)
                     state.queue.task_done()
                     state.busy -= 1
                     self._inflight -= 1
@@ -452,170 +394,90 @@ class Engine:
         self, state: ChannelState, raw: Message, *, backfill: bool = False, catch_up: bool = False
     ) -> None:
         msg = replace(raw, text=clean_incoming(raw.text))
-        trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
-        own = self._is_own(msg.user)
-        # 1 filter -------------------------------------------------------------------------
-        blocked = self._filter(state, msg)
-        if blocked == "denied":
+        if not allowed(self.settings, state.channel):
             return  # a denied channel leaves nothing behind, not even in the store
-        # 2 record ---------------------------------------------------------------------------
-        conversation_id = await self._record(state, msg, own=own)
-        if own or backfill:
+        own = self._is_own(msg.user)
+        await self._record(state, msg, own=own)  # steps 1-4
+        if backfill:
             return
+        case = self._case(state, msg, Pass.CAUGHT_UP if catch_up else Pass.FIRST)
         if catch_up:
             # Missed while the bot was away: owed an answer only if it addressed the bot,
             # and only once the whole catch-up is recorded (the `caught_up` marker).
-            if not blocked and self._addressing(state, msg):
+            if case.addressing and not msg.user.is_bot and not own:
                 state.missed.append(msg)
             return
-        if blocked:
-            trace.step(f"filtered: {blocked}")
-            verdict = Verdict(ActionKind.NONE, Stage.FILTERED, 0, blocked)
-            await self._decide_done(state, msg, verdict, None, trace)
-            return
-        # 5 decide -----------------------------------------------------------------------------
-        if not msg.user.is_bot:
-            state.last_human = msg
-        await self._supersede(state)
-        addressing = self._addressing(state, msg)
-        trace.features["addressed"] = addressing.kind or None
-        trace.features["conversation"] = conversation_id
-        now = self.clock.now()
-        if state.bot.quiet_until is not None and now < state.bot.quiet_until and not addressing:
-            trace.step(f"quiet in this channel until {state.bot.quiet_until.isoformat()}")
-            verdict = Verdict(ActionKind.NONE, Stage.FILTERED, 0, "asked to be quiet here")
-            await self._decide_done(state, msg, verdict, None, trace)
-            return
-        if addressing and self._in_ping_burst(state, msg):
-            await self._hold_ping(state, msg, trace)
-            return
-        situation = self._situation(state, msg, conversation_id, addressing)
-        verdict = await self._judge(situation, trace)
-        if verdict.defer_s is not None and verdict.defer_s > 0 and not addressing:
-            trace.step(f"waiting {verdict.defer_s:.0f} s for the burst to settle")
-            handle = self.clock.call_later(
-                verdict.defer_s, lambda: self._settled(state, msg, trace)
+        if not own:
+            if not msg.user.is_bot:
+                state.last_human = msg
+            await self._supersede(
+                state, "channel", "superseded by a newer message before the burst settled"
             )
-            state.pending = PendingJudgment(msg, trace, handle)
-            # judge change (issue 4): an open question keeps its recheck timer even when a
-            # newer message supersedes the debounced judgment, so "nobody answered it" is
-            # still noticed in a busy channel.
-            self._schedule_recheck(state, msg, verdict)
-            return
-        await self.act(state, msg, verdict, trace)
-        self._schedule_recheck(state, msg, verdict)
+        verdict = await self.pipeline.decide(case)  # 5 decide
+        await self._carry_out(state, case, verdict)
 
-    def _addressing(self, state: ChannelState, msg: Message) -> Addressing:
-        return self.address.detect(
+    def _case(
+        self,
+        state: ChannelState,
+        msg: Message,
+        passing: Pass,
+        trace: DecisionTrace | None = None,
+        proposal: Proposal | None = None,
+    ) -> Case:
+        now = self.clock.now()
+        trace = trace or DecisionTrace(msg.id, state.channel.id, now)
+        addressing = self.pipeline.detector.detect(
             msg,
             bot_user_ids=self.bot_user_ids,
             bot_message_ids=state.bot_message_ids,
-            dm=state.channel.visibility is Visibility.DM,
+            dm=state.channel.visibility.value == "dm",
             recent=state.buffer.recent() if msg.thread else (),
         )
-
-    def _situation(
-        self, state: ChannelState, msg: Message, conversation_id: str | None, addressing: Any
-    ) -> Situation:
-        return Situation(
+        if passing is Pass.PROACTIVE:
+            addressing = replace(addressing, kind="")
+        conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
+        trace.features["addressed"] = addressing.kind or None
+        trace.features["conversation"] = conversation_id
+        situation = Situation(
             message=msg,
             channel=state.channel,
             addressing=addressing,
             recent=state.buffer.recent(),
-            now=self.clock.now(),
+            now=now,
             conversation_id=conversation_id,
             tracker=state.tracker,
             bot=state.bot,
         )
+        return Case(situation, passing, trace, state.bot_message_ids, proposal)
 
-    async def _judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
-        try:
-            return await self.judge.judge(situation, trace)
-        except Exception as exc:
-            trace.error(f"judge failed: {type(exc).__name__}: {exc}")
-            return Verdict(ActionKind.NONE, Stage.ERROR, 0, "judge failed: stay silent")
+    async def _carry_out(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
+        if not verdict.log:
+            return
+        if verdict.defer_s is not None and verdict.defer_s > 0:
+            await self._defer(state, case, verdict)
+        else:
+            await self.act(state, case, verdict)
+        self._schedule_recheck(state, case.message, verdict)
 
-    async def _supersede(self, state: ChannelState) -> None:
-        pending, state.pending = state.pending, None
+    async def _defer(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
+        """Judge ``case`` again after ``defer_s`` unless a newer deferral with the same key
+        supersedes it first (the debounce's key is also superseded by any new message)."""
+        key, delay = verdict.defer_key, verdict.defer_s or 0.0
+        await self._supersede(state, key, "superseded by a newer message of the burst")
+        case.trace.step(f"waiting {delay:.0f} s for the burst to settle")
+        item = Timer(Pass.SETTLED, case.message, case.trace, key)
+        handle = self.clock.call_later(delay, self._fire(state, item))
+        state.pending[key] = PendingJudgment(case.message, case.trace, handle)
+
+    async def _supersede(self, state: ChannelState, key: str, why: str) -> None:
+        pending = state.pending.pop(key, None)
         if pending is None:
             return
         pending.handle.cancel()
-        pending.trace.step("superseded by a newer message before the burst settled")
+        pending.trace.step(why)
+        case = self._case(state, pending.message, Pass.SETTLED, pending.trace)
         verdict = Verdict(ActionKind.NONE, Stage.LOCAL, pending.trace.score, "superseded")
-        await self._decide_done(state, pending.message, verdict, None, pending.trace)
-
-    async def _timer_work(self, work: Callable[[], Awaitable[None]]) -> None:
-        self._inflight += 1
-        self._idle.clear()
-        try:
-            await work()
-        except Exception:
-            log.exception("timer work failed")
-        finally:
-            self._inflight -= 1
-            if self._inflight == 0:
-                self._idle.set()
-
-    async def _judge_again(
-        self, state: ChannelState, msg: Message, trace: DecisionTrace, flag: str
-    ) -> Verdict:
-        """Judge `msg` once more from a timer, with the channel as it is now."""
-        conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
-        addressing = self._addressing(state, msg)
-        situation = self._situation(state, msg, conversation_id, addressing)
-        situation.extra[flag] = True
-        verdict = await self._judge(situation, trace)
-        await self.act(state, msg, verdict, trace)
-        return verdict
-
-    async def _settled(self, state: ChannelState, msg: Message, trace: DecisionTrace) -> None:
-        async def work() -> None:
-            if state.pending is None or state.pending.message.id != msg.id:
-                return
-            state.pending = None
-            verdict = await self._judge_again(state, msg, trace, "settled")
-            self._schedule_recheck(state, msg, verdict)
-
-        await self._timer_work(work)
-
-    def _in_ping_burst(self, state: ChannelState, msg: Message) -> bool:
-        """A person pinging again within PING_BURST_GAP of a ping the bot answered in words
-        (or while one of theirs is held) is in a burst: a person answers the burst, not
-        each ping of it. A ping after a failed send or a fallback reaction is a fair
-        repeat and is answered at once."""
-        if msg.user.is_bot:
-            return False
-        if msg.user.id in state.held:
-            return True
-        last = state.pings.get(msg.user.id)
-        return last is not None and timedelta(0) <= msg.ts - last <= PING_BURST_GAP
-
-    async def _hold_ping(self, state: ChannelState, msg: Message, trace: DecisionTrace) -> None:
-        """Hold a ping of a burst until the person stops; the newest one is answered then,
-        with the whole burst in view. A held ping is superseded only by the same person's
-        next ping, never by other people's talk."""
-        user = msg.user.id
-        old = state.held.pop(user, None)
-        if old is not None:
-            old.handle.cancel()
-            old.trace.step("part of a burst of pings: answered together with the newer one")
-            verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, "ping burst: answered later")
-            await self._decide_done(state, old.message, verdict, None, old.trace)
-        trace.step(f"another ping within {PING_BURST_GAP.total_seconds():.0f} s: waiting "
-                   f"{PING_SETTLE_S:.0f} s for the burst to end")
-
-        async def settled() -> None:
-            async def work() -> None:
-                held = state.held.get(user)
-                if held is None or held.message.id != msg.id:
-                    return
-                del state.held[user]
-                await self._judge_again(state, msg, trace, "settled")
-
-            await self._timer_work(work)
-
-        handle = self.clock.call_later(PING_SETTLE_S, settled)
-        state.held[user] = PendingJudgment(msg, trace, handle)
+        await self._decide_done(state, case, verdict, None)
 
     def _schedule_recheck(self, state: ChannelState, msg: Message, verdict: Verdict) -> None:
         if verdict.recheck_s is None or verdict.recheck_s <= 0:
@@ -623,18 +485,62 @@ class Engine:
         old = state.rechecks.pop(msg.id, None)
         if old is not None:
             old.cancel()
-        delay = verdict.recheck_s
+        item = Timer(Pass.RECHECK, msg)
+        state.rechecks[msg.id] = self.clock.call_later(verdict.recheck_s, self._fire(state, item))
 
-        async def recheck() -> None:
-            async def work() -> None:
-                state.rechecks.pop(msg.id, None)
-                trace = DecisionTrace(msg.id, state.channel.id, self.clock.now())
-                trace.step(f"re-judged after {delay:.0f} s")
-                await self._judge_again(state, msg, trace, "recheck")
+    def _fire(self, state: ChannelState, item: Timer) -> Callable[[], Awaitable[None]]:
+        """A timer's callback: put ``item`` on the channel's queue and wait until it was
+        handled (so a virtual clock runs the work at the time it was due)."""
 
-            await self._timer_work(work)
+        async def fire() -> None:
+            if self._closed or self.channels.get(state.channel.id) is not state:
+                return
+            item.done = asyncio.get_running_loop().create_future()
+            self._put(state, item)
+            await item.done
 
-        state.rechecks[msg.id] = self.clock.call_later(delay, recheck)
+        return fire
+
+    async def _on_timer(self, state: ChannelState, item: Timer) -> None:
+        msg = item.message
+        if item.passing is Pass.SETTLED:
+            pending = state.pending.get(item.key or "")
+            if pending is None or pending.message.id != msg.id:
+                return  # superseded meanwhile
+            del state.pending[item.key or ""]
+            case = self._case(state, msg, Pass.SETTLED, item.trace)
+        else:
+            if state.rechecks.pop(msg.id, None) is None:
+                return
+            case = self._case(state, msg, Pass.RECHECK)
+            age = (self.clock.now() - msg.ts).total_seconds()
+            case.trace.step(f"re-judged after {age:.0f} s")
+        verdict = await self.pipeline.decide(case)
+        await self._carry_out(state, case, verdict)
+
+    # -- proactive talk ---------------------------------------------------------------------
+
+    async def propose(
+        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
+    ) -> Decision | None:
+        """Offer proactive talk about ``wake`` in ``channel`` (the memory layer does): it
+        goes on the channel's queue and through the same pipeline (quiet, the intervention
+        interval, …). Returns the decision, or None when the channel is not live."""
+        state = self.channels.get(channel.id)
+        if state is None or self._closed:
+            return None
+        done: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
+        self._put(state, Proposed(wake, Proposal(topic, score, reason), done))
+        return await done
+
+    async def _on_proposed(self, state: ChannelState, item: Proposed) -> None:
+        trigger = state.last_human or item.message
+        case = self._case(state, trigger, Pass.PROACTIVE, proposal=item.proposal)
+        case.trace.step(item.proposal.reason)
+        verdict = await self.pipeline.decide(case)
+        decision = await self.act(state, case, verdict) if verdict.log else None
+        if not item.done.done():
+            item.done.set_result(decision)
 
     # -- catching up ----------------------------------------------------------------------
 
@@ -654,10 +560,9 @@ class Engine:
         for msg in missed:
             if msg.id in decided:
                 continue  # decided before the restart; the decision stands
-            now = self.clock.now()
-            trace = DecisionTrace(msg.id, state.channel.id, now)
-            trace.step("missed while the bot was away (restart or outage); caught up")
-            age = now - msg.ts
+            case = self._case(state, msg, Pass.CAUGHT_UP)
+            case.trace.step("missed while the bot was away (restart or outage); caught up")
+            age = self.clock.now() - msg.ts
             if msg.id in answered:
                 reason = "addressed; answered before the restart"
             elif age > window:
@@ -667,10 +572,10 @@ class Engine:
                     f"{self.settings.catch_up_minutes:g} min)"
                 )
             else:
-                await self._judge_again(state, msg, trace, "caught_up")
+                await self._carry_out(state, case, await self.pipeline.decide(case))
                 continue
             verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
-            await self._decide_done(state, msg, verdict, None, trace)
+            await self._decide_done(state, case, verdict, None)
 
     # -- commands (used by platform slash commands) ----------------------------------------
 
@@ -681,17 +586,8 @@ class Engine:
         state.bot.quiet_until = until
         return until
 
-    def _allowed(self, channel: Channel) -> bool:
-        s = self.settings
-        keys = set(channel.names)
-        if s.channel_allow and not keys & set(s.channel_allow):
-            return False
-        return not keys & set(s.channel_deny)
-
     def listening(self, channel: Channel) -> bool:
-        if not self._allowed(channel):
-            return False
-        return not (channel.visibility is Visibility.DM and not self.settings.dms_enabled)
+        return listening(self.settings, channel)
 
     def status(self, channel: Channel) -> dict[str, Any]:
         state = self.channels.get(channel.id)
@@ -711,27 +607,7 @@ class Engine:
         if self.usage.day != day:
             self.usage = Usage(day=day)
 
-    def _filter(self, state: ChannelState, msg: Message) -> str:
-        ch = state.channel
-        if not self._allowed(ch):
-            return "denied"
-        if self._is_own(msg.user):
-            return "own message"
-        if ch.visibility is Visibility.DM and not self.settings.dms_enabled:
-            return "DMs are off"
-        if msg.user.is_bot:
-            if state.bot_turns_since_human >= 2:
-                return "loop guard: two bot turns since the last human message"
-            return ""
-        if not msg.text.strip():
-            return "empty message"
-        return ""
-
     async def _record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None:
-        if msg.user.is_bot or own:
-            state.bot_turns_since_human += 1
-        else:
-            state.bot_turns_since_human = 0
         if own:
             state.bot_message_ids.add(msg.id)
         state.buffer.add(msg)
@@ -751,151 +627,16 @@ class Engine:
                 log.warning("memory hook %s failed on %s: %s", type(hook).__name__, msg.id, exc)
         return conversation_id
 
-    async def act(
-        self,
-        state: ChannelState,
-        msg: Message,
-        verdict: Verdict,
-        trace: DecisionTrace,
-        *,
-        task: str | None = None,
-        extra: dict[str, str] | None = None,
-    ) -> Decision:
-        """Step 6 and 7 for a verdict about `msg` (also used by timers of the judge).
 
-        `task` and `extra` choose another prompt than reply/ack (the memory layer's
-        proactive talk passes ``task="proactive"`` with the remembered topic).
-        """
-        action: Action | None = None
-        if verdict.action is not ActionKind.NONE:
-            latest = state.last_human
-            conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
-            try:
-                async with self.outbox.typing(state.channel):
-                    response = await self.responder.act(
-                        verdict.action,
-                        state.channel,
-                        msg,
-                        conversation,
-                        other,
-                        trace,
-                        emoji=verdict.emoji,
-                        task=task,
-                        extra=extra,
-                        addressed=verdict.stage is Stage.ADDRESSED,
-                    )
-                action = response.action
-                if response.fallback:
-                    # The headline says what finally happened, not only why it was tried.
-                    verdict = replace(verdict, reason=f"{verdict.reason} → {response.fallback}")
-            except Exception as exc:
-                # Not a model failure (those end in the responder's fallback): a bug. The
-                # person who addressed the bot still gets the documented fallback.
-                trace.error(f"generation failed: {type(exc).__name__}: {exc}")
-                fallback = self.responder.fallback(
-                    state.channel, msg, trace, "failed", addressed=verdict.stage is Stage.ADDRESSED
-                )
-                action = fallback.action if fallback.action.kind is not ActionKind.NONE else None
-                verdict = replace(verdict, reason=f"{verdict.reason} → {fallback.fallback}")
-            if (
-                action is not None
-                and verdict.stage is not Stage.ADDRESSED
-                and state.last_human is not latest
-                and self._same_conversation(state, msg, state.last_human)
-            ):
-                trace.step("dropped: the conversation moved on while the reply was written")
-                verdict = Verdict(
-                    ActionKind.NONE, verdict.stage, verdict.score, "conversation moved on"
-                )
-                action = None
-        return await self._decide_done(state, msg, verdict, action, trace)
+def _what(item: QueueItem) -> str:
+    if isinstance(item, ChatEvent):
+        return f"event {item.event_id}"
+    if isinstance(item, Timer | Proposed):
+        return f"{type(item).__name__.lower()} for {item.message.id}"
+    return "catch-up"
 
-    def _same_conversation(self, state: ChannelState, a: Message, b: Message | None) -> bool:
-        if b is None:
-            return False
-        if state.tracker is None:
-            return True
-        ca, cb = state.tracker.conversation_of(a.id), state.tracker.conversation_of(b.id)
-        return ca is None or ca == cb
 
-    async def _decide_done(
-        self,
-        state: ChannelState,
-        msg: Message,
-        verdict: Verdict,
-        action: Action | None,
-        trace: DecisionTrace,
-    ) -> Decision:
-        action = action or Action.none(state.channel.id, msg.id)
-        if action.kind is not ActionKind.NONE:
-            try:
-                posted = await self.outbox.send(state.channel, action)
-            except Exception as exc:
-                trace.error(f"send failed: {type(exc).__name__}: {exc}")
-                posted = None
-            now = self.clock.now()
-            state.bot.last_action_at = now
-            if action.kind in (ActionKind.REPLY, ActionKind.ACK):
-                state.bot.last_reply_at = now
-                state.bot.last_reply_conversation = verdict.conversation_id or (
-                    state.tracker.conversation_of(msg.id) if state.tracker else None
-                )
-                state.note_intervention(now, state.bot.last_reply_conversation)
-            if posted is None and action.kind is ActionKind.REACT and self.store is not None:
-                # Remembered so that catching up after a crash knows this was answered.
-                with contextlib.suppress(Exception):
-                    await self.store.add_reaction(
-                        msg.id, self.settings.persona.name, action.emoji or "", now
-                    )
-            if posted is not None and verdict.stage is Stage.ADDRESSED and not msg.user.is_bot:
-                state.pings[msg.user.id] = msg.ts  # answered in words: see _in_ping_burst
-                if len(state.pings) > 64:  # bounded: forget pings answered long ago
-                    cutoff = msg.ts - PING_BURST_GAP
-                    state.pings = {u: t for u, t in state.pings.items() if t >= cutoff}
-            if posted is not None:
-                self._mark_seen(f"msg:{posted.channel_id}:{posted.id}")
-                await self._record(state, posted, own=True)
-        self._roll_usage()
-        for call in trace.llm_calls:
-            if call.outcome != "skipped":
-                self.usage.calls += 1
-                self.usage.prompt_tokens += call.prompt_tokens
-                self.usage.completion_tokens += call.completion_tokens
-        decision = Decision(
-            message_id=msg.id,
-            channel_id=state.channel.id,
-            action=action,
-            stage=verdict.stage,
-            score=verdict.score,
-            reason=verdict.reason,
-            decided_at=self.clock.now(),
-            trace=trace,
-            decided=verdict.action if verdict.action is not action.kind else None,
-        )
-        if self.writer is not None:
-            await self.writer.add_decision(decision)
-        for listener in self._listeners:
-            try:
-                result = listener(decision)
-                if result is not None:
-                    await result
-            except Exception:
-                log.exception("decision listener failed")
-        return decision
-
-    def _split_conversation(
-        self, state: ChannelState, msg: Message, conversation_id: str | None
-    ) -> tuple[list[Message], list[Message]]:
-        """The target conversation in full, and the channel's other recent messages."""
-        recent = state.buffer.recent()
-        tracker = state.tracker
-        if tracker is None:
-            return recent[-10:], []
-        target = conversation_id or tracker.conversation_of(msg.id)
-        if target is None:
-            return recent[-10:], []
-        mine = [m for m in recent if tracker.conversation_of(m.id) == target]
-        other = [m for m in recent if tracker.conversation_of(m.id) != target]
-        if msg not in mine:
-            mine.append(msg)
-        return mine[-20:], other[-10:]
+def _finish(item: QueueItem) -> None:
+    """Release whoever waits for a timer or a proposal (even when handling failed)."""
+    if isinstance(item, Timer | Proposed) and item.done is not None and not item.done.done():
+        item.done.set_result(None)

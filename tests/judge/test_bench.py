@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from kuuki.judge.bench import irc_to_transcript, run_bench_judge
+from kuuki.decide.bench import irc_to_transcript, run_bench_judge
 from kuuki.platforms.transcript import parse_lines
 
 IRC = """[03:41] <alice> hi, how do I install the nvidia driver on ubuntu?
@@ -44,6 +44,7 @@ def test_gold_figures_count_replies_to_answered_messages_and_open_questions(
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
+    from kuuki.decide.bench_gold import gold_figures
     from kuuki.domain import (
         Action,
         ActionKind,
@@ -54,7 +55,6 @@ def test_gold_figures_count_replies_to_answered_messages_and_open_questions(
         Stage,
         User,
     )
-    from kuuki.judge.bench_gold import gold_figures
 
     t0 = datetime(2026, 1, 5, tzinfo=UTC)
     ch = Channel("ubuntu", "ubuntu")

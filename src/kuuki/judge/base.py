@@ -24,6 +24,14 @@ class Verdict:
     # Act on this verdict now, and judge the message again after this many seconds
     # (an open question that may go unanswered).
     recheck_s: float | None = None
+    # A deferral's key: a newer deferral with the same key supersedes it. ``"channel"``
+    # (the debounce) is also superseded by any newer message of the channel.
+    defer_key: str = "channel"
+    # Another prompt than reply/ack (``"proactive"``, with ``topic``).
+    task: str | None = None
+    topic: str | None = None
+    # False: no decision is stored (the bot's own message).
+    log: bool = True
 
 
 @dataclass(slots=True)
@@ -55,7 +63,6 @@ class BotState:
     last_reply_conversation: str | None = None
     last_action_at: datetime | None = None
     quiet_until: datetime | None = None
-    interventions: list[tuple[datetime, str | None]] = field(default_factory=list)
 
 
 class Judge(Protocol):

@@ -3,7 +3,8 @@
 Each rule is a small method that looks at the situation and, when it applies, adds one
 contribution (`trace.add(rule, points, detail)`). Rules never call a model; the only
 model-ish input is the conversation state, classified beforehand and passed in.
-A *veto* (loop guard, conversation ending, quiet) means "stay silent whatever the score".
+A *veto* (the conversation is ending) means "stay silent whatever the score". The loop
+guard and quiet mode are not scores: they are stages of their own (kuuki.decide.gates).
 """
 
 from __future__ import annotations
@@ -144,7 +145,6 @@ class RuleScorer:
             r.addressed = s.addressing.kind
             points = 80 if s.addressing.kind in ("name", "thread") else 100
             trace.add(f"addressed:{s.addressing.kind}", points, s.addressing.detail)
-        self._loop_guard(s, trace, r, bot_ids)
         self._question(s, text, trace, r)
         if r.open_question and view.in_exchange(bot_ids):
             # Someone is already talking with the asker: they will likely answer.
@@ -170,26 +170,10 @@ class RuleScorer:
                 age = (s.now - msg.ts).total_seconds() / 60
                 trace.add("open question unanswered", 45, f"nobody answered for {age:.0f} min")
         self._state(s, trace, r, state)
-        if s.bot and s.bot.quiet_until and s.now < s.bot.quiet_until and not r.addressed:
-            r.veto = r.veto or "asked to be quiet here"
         r.score = trace.score
         return r
 
     # -- rules ---------------------------------------------------------------------------------
-
-    def _loop_guard(
-        self, s: Situation, trace: DecisionTrace, r: LocalResult, bot_ids: frozenset[str]
-    ) -> None:
-        if not s.message.user.is_bot:
-            return
-        turns = 0
-        for m in reversed([m for m in s.recent if m.id != s.message.id]):
-            if not (m.user.is_bot or m.user.id in bot_ids):
-                break
-            turns += 1
-        if turns >= 2:
-            trace.add("loop guard", -100, f"{turns} bot turns since the last human message")
-            r.veto = "loop guard: two bot turns since the last human message"
 
     def _question(self, s: Situation, text: str, trace: DecisionTrace, r: LocalResult) -> None:
         msg = s.message

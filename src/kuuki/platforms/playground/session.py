@@ -171,7 +171,7 @@ class Playground:
             },
             "llm": app.llm.name if app and app.llm else None,
             "model": self.loader.status.to_dict() if self.loader else None,
-            "judge": type(app.engine.judge).__name__ if app else None,
+            "judge": " → ".join(app.engine.pipeline.names) if app else None,
             "participants": self.room.participants,
             "channels": self.room.channel_list(),
             "messages": list(self.room.messages.values()),
@@ -192,7 +192,9 @@ class Playground:
             "type": "decision",
             "seq": self._seq,
             **decision_line(d),
-            "timer": timer_driven(),
+            # Timers run on the channel's queue: the pass says whether a timer started it.
+            "timer": d.trace.features.get("pass") in ("settled", "recheck", "proactive")
+            or timer_driven(),
             "message_user": view["user"] if view else None,
             "message_text": view["text"] if view else None,
             "card": self._card(d),

@@ -124,7 +124,7 @@ async def bench_file(
     path: Path, tmp: Path, *, budget: int = 0, local_only: bool = False
 ) -> dict[str, Any]:
     """Replay one file; its ambient message count, LLM calls and local-stage latencies,
-    and (for an annotated IRC log) the gold figures of kuuki.judge.bench_gold. ``budget``
+    and (for an annotated IRC log) the gold figures of kuuki.decide.bench_gold. ``budget``
     is the per-channel LLM call budget (0: off, the default here). ``local_only`` replays
     with no model at all, so the local stage answers the unclear band itself: the passive
     stub never lets the bot speak unasked, which would leave the gold figures empty."""
@@ -134,7 +134,8 @@ async def bench_file(
     from ..platforms.replay import RecordingOutbox, replay
     from ..platforms.transcript import parse_lines
     from ..settings import Persona, Settings, validate
-    from .hybrid import HybridJudge, build_judge
+    from .build import build_judge
+    from .pipeline import Pipeline
 
     line_of: dict[str, int] = {}
     transcript = parse_lines(_load(path, line_of), str(path), strict=False)
@@ -165,7 +166,7 @@ async def bench_file(
     from ..embed import default_embedder
 
     embedder = default_embedder()
-    judge: HybridJudge = build_judge(settings, stub, clock, embedder=embedder)
+    judge: Pipeline = build_judge(settings, stub, clock, embedder=embedder)
     app = await build_app(
         replace(settings, judge_llm=None),
         clock=clock,
