@@ -68,6 +68,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         result = asyncio.run(
             bench.ingest(args.messages, args.channels, args.store, window=args.window)
         )
+    elif args.what == "soak":
+        from .bench_soak import soak
+
+        result = asyncio.run(soak(args.messages, args.channels, sample_every=args.sample_every,
+                                  store_url=args.store))
     elif args.what == "disentangle":
         from .conversation.cli import run_bench
 
@@ -269,6 +274,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="messages handed over but not yet acknowledged, at most, as a platform "
                      "delivers them (default 256; 1: one at a time)")
     ing.set_defaults(fn=cmd_bench)
+    soak = bsub.add_parser("soak", help="memory over a long stream in many channels, then idle")
+    soak.add_argument("--messages", type=int, default=200_000, metavar="N",
+                      help="messages to send (default 200000)")
+    soak.add_argument("--channels", type=int, default=2_000, metavar="N",
+                      help="channels they are spread over, round-robin (default 2000)")
+    soak.add_argument("--sample-every", type=int, default=10_000, metavar="N",
+                      help="messages between two readings of the resident set (default 10000)")
+    soak.add_argument("--store", metavar="URL", help="store URL (default: a temporary SQLite file)")
+    soak.set_defaults(fn=cmd_bench)
     dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
     dis.add_argument("--data", default=str(_data_dir()), metavar="DIR",
                      help="the irc-disentanglement data (default: %(default)s)")

@@ -118,6 +118,9 @@ class Engine(Acting):
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_capacity = seen_capacity
         self._pending: dict[str, asyncio.Future[bool]] = {}
+        # channel id → the last message taken in (bounded like _seen): where reading a
+        # channel back starts after the store refused some of its events (`last_taken`)
+        self._last_taken: OrderedDict[str, str] = OrderedDict()
         self.intake = Intake(inbox, self._deliver)
         self.inbox = inbox
         self._inflight = 0
@@ -181,9 +184,20 @@ class Engine(Acting):
         first.add_done_callback(copy)
         return dup
 
+    def last_taken(self, channel_id: str) -> str | None:
+        """The id of the last message of this channel taken in (durably) by this run, or
+        None. Events are taken in in delivery order, so when the store refuses one, what
+        it lost comes after this message: an adapter reads the channel back from here."""
+        return self._last_taken.get(channel_id)
+
     def _deliver(self, events: list[ChatEvent]) -> None:
         """Intake committed these (new) events: remember them, queue them in order."""
         for event in events:
+            if event.kind is EventKind.POSTED and event.message is not None:
+                self._last_taken[event.channel.id] = event.message.id
+                self._last_taken.move_to_end(event.channel.id)
+                if len(self._last_taken) > self._seen_capacity:
+                    self._last_taken.popitem(last=False)
             self._mark_seen(event.event_id)
             key = self._echo_key(event)
             if key is not None:

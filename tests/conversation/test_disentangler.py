@@ -67,3 +67,33 @@ def test_probabilities_are_a_distribution() -> None:
     model = DisentanglerModel.init(8, rng, np.zeros(f, np.float32), np.ones(f, np.float32))
     p = model.probabilities(rng.standard_normal((7, f)).astype(np.float32))
     assert p.shape == (7,) and p.sum() == pytest.approx(1.0) and (p > 0).all()
+
+
+def test_rows_grow_as_the_channel_talks_and_decide_as_if_allocated_at_once(
+    irc_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quiet channel holds a few rows, not the full capacity (issue 11: thousands of
+    channels); growing and then compacting decides exactly as a full buffer from the start."""
+    from kuuki.conversation import features
+
+    lines = _lines(irc_data, 700)
+    vecs = BigramEmbedder().embed([ln.text for ln in lines])
+    model = shipped_model()
+    minutes = irc_minutes(lines)
+
+    def run() -> tuple[list[int], Disentangler]:
+        d = Disentangler(model)
+        d.state = ChannelState(window=50, dim=vecs.shape[1], capacity=512)
+        parents = [d.step(irc_turn(ln, minutes[k], vecs[k])).parent
+                   for k, ln in enumerate(lines)]
+        return parents, d
+
+    quiet = ChannelState(window=50, dim=vecs.shape[1], capacity=512)
+    for k in range(5):
+        quiet.commit(irc_turn(lines[k], minutes[k], vecs[k]), k)
+    assert quiet.emb.shape[0] < 512 // 4  # rows for what was said, not for 512 messages
+    grown, d = run()
+    assert d.state.offset > 0  # it grew to the capacity and compacted
+    monkeypatch.setattr(features, "_FIRST_ROWS", 10_000)  # all rows up front
+    at_once, _ = run()
+    assert grown == at_once

@@ -160,3 +160,18 @@ def test_each_message_is_embedded_once(embedder: BigramEmbedder) -> None:
         t.observe(msg)  # a redelivery is not a new message
     assert embedder.calls == 120
     assert t.conversation_of("x119") is not None
+
+
+def test_the_tracker_is_bounded_by_text_as_well_as_by_messages() -> None:
+    """Long pastes (20,000 characters each, the engine's cut) push out the oldest messages
+    once the channel's text passes the bound, long before the message count does."""
+    from kuuki.conversation import tracker as module
+
+    tr = ConversationTracker("c1", embedder=BigramEmbedder())
+    chat = Chat(tr)
+    first = chat.say(TANAKA, "short hello")
+    pastes = [chat.say(SATO, f"log {i} " + "x" * 20_000) for i in range(40)]
+    kept = [m for m in [first, *pastes] if tr.conversation_of(m) is not None]
+    assert first not in kept and pastes[-1] in kept
+    assert sum(len(tr._seen[m].msg.text) for m in kept) <= module._MAX_TEXT_CHARS
+    assert len(kept) >= module._MAX_TEXT_CHARS // 20_100  # as many as fit, not fewer

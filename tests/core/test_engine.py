@@ -410,3 +410,41 @@ async def test_a_language_the_model_does_not_write_gets_the_fallback_without_ask
         assert h.last().action.text == "Sure, see you there!"
     finally:
         await h.app.close()
+
+
+async def test_idle_channels_are_dropped_once_traffic_stops_and_rebuilt_when_they_speak(
+    tmp_path: Path,
+) -> None:
+    """The memory layer's maintenance evicts idle channels; it must keep running while
+    channels are live even after their buffers have expired (issue 11's soak: it stopped
+    on empty buffers and kept every channel in memory for good)."""
+    clock = VirtualClock()
+    h = await make(tmp_path, llm=ScriptedLLM(), clock=clock)
+    try:
+        rooms = [Channel(f"room{i}", f"room{i}") for i in range(3)]
+        for room in rooms:
+            await h.say(ALICE, f"hello {room.name}", channel=room)
+        assert len(h.app.engine.channels) == 3
+        idle_s = h.app.settings.channel_idle_minutes * 60
+        await clock.advance(idle_s + 2 * 15 * 60)  # past the idle time, two maintenance rounds
+        await h.app.engine.idle()
+        assert len(h.app.engine.channels) == 0
+        assert clock.pending() == 0  # and an idle bot leaves no timer behind
+        await h.say(BOB, "back again", channel=rooms[0])
+        state = h.app.engine.state("room0")
+        assert state is not None  # rebuilt from the store (what is still within the TTL)
+        assert [m.text for m in state.buffer.recent()] == ["back again"]
+    finally:
+        await h.app.close()
+
+
+async def test_no_more_channels_than_the_live_cap_are_held(tmp_path: Path) -> None:
+    settings = replace(Settings(), max_live_channels=2)
+    h = await make(tmp_path, llm=ScriptedLLM(), settings=settings)
+    try:
+        for i in range(5):
+            await h.say(ALICE, f"hi {i}", channel=Channel(f"room{i}", f"room{i}"))
+        assert len(h.app.engine.channels) == 2
+        assert "room4" in h.app.engine.channels and "room0" not in h.app.engine.channels
+    finally:
+        await h.app.close()

@@ -201,3 +201,25 @@ async def test_a_long_retry_after_is_bounded(room: Room) -> None:
     mid = await room.post(ALICE, "Kuu, hello again?")
     await room.app.engine.idle()
     assert room.decision(mid).action.kind is ActionKind.REPLY
+
+
+@pytest.mark.parametrize("fault", ["hang", "429", "500", "nonjson", "notcompletion", "close"])
+async def test_every_fault_ends_within_the_budget_and_holds_the_channel_no_longer(
+    room: Room, fault: str
+) -> None:
+    """The issue's list, one server fault each: the addressed message ends in the fallback
+    and the next message of the channel is handled, both within the reply budget."""
+    room.server.set_script([fault])
+    started = room.clock.now()
+    asked = await room.post(ALICE, "Kuu, is the release branch cut?")
+    await room.server.wait_for(lambda: len(room.server.requests) >= 1)
+    after = await room.post(BOB, "I think it was yesterday")
+    await room.clock.advance(BUDGET_S)
+    d = await room.decided(asked)
+    later = await room.decided(after)
+    await room.app.engine.idle()
+    assert reacted(d), d
+    assert room.outbox.sent[-1][1].emoji == d.action.emoji  # the fallback was sent
+    assert d.decided_at - started <= timedelta(seconds=BUDGET_S)
+    assert later.decided_at - started <= timedelta(seconds=BUDGET_S)
+    assert room.app.engine.usage.calls >= 1

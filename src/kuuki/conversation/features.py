@@ -38,6 +38,12 @@ N_FEATURES = len(FEATURE_NAMES)
 # when full), as many conversation slots, and at most this many (speaker, addressee) counts.
 # Speaker ids (the alias table) grow with the channel's distinct members, ~200 bytes each.
 _MAX_PAIRS = 20_000
+# The rows start at this many and double up to ``capacity`` as the channel talks: a bot in
+# thousands of quiet channels must not hold half a megabyte of empty rows for each
+# (issue 11's soak; a full state is ~0.55 MB at 128 dimensions).
+_FIRST_ROWS = 32
+_FILL = {"spk": -1, "lead": -1, "parent_spk": -1, "parent_row": -1}
+_SLOT_ARRAYS = ("cs_vec", "cs_norm", "cs_size", "cs_last", "cs_last_minute", "cs_id")
 _F = {name: k for k, name in enumerate(FEATURE_NAMES)}
 _ROW_ARRAYS = (
     "spk",
@@ -90,7 +96,8 @@ class ChannelState:
         self.dim = dim
         # the reply-tuned similarity's matrix; without one, "sim" is the plain cosine
         self.proj = proj
-        self._cap = max(capacity, 4 * window + 8)
+        self._max_cap = max(capacity, 4 * window + 8)
+        self._cap = min(self._max_cap, _FIRST_ROWS)
         self.offset = 0  # global index of row 0
         self.n = 0  # global index of the next message
         self._alloc()
@@ -303,7 +310,10 @@ class ChannelState:
     def commit(self, turn: Turn, parent: int) -> int:
         """Record the new message with its chosen parent; returns its conversation id."""
         if self.n - self.offset >= self._cap:
-            self._compact()
+            if self._cap < self._max_cap:
+                self._grow()
+            else:
+                self._compact()
         i = self.n
         r = i - self.offset
         me, lead, named, q_i, words = self._analyse(turn)
@@ -384,6 +394,19 @@ class ChannelState:
             self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
         self.emb[r] = 0.0
         self.system[r] = True
+
+    def _grow(self) -> None:
+        """Double the rows and the conversation slots (up to the capacity), keeping all."""
+        old = self._cap
+        new = min(self._max_cap, old * 2)
+        for name in (*_ROW_ARRAYS, *_SLOT_ARRAYS):
+            arr = getattr(self, name)
+            grown = np.full((new, *arr.shape[1:]), _FILL.get(name, 0), arr.dtype)
+            grown[:old] = arr
+            setattr(self, name, grown)
+        self.cs_speakers.extend({} for _ in range(new - old))
+        self._free = list(range(new - 1, old - 1, -1)) + self._free
+        self._cap = new
 
     def _compact(self) -> None:
         """Drop all but the last ``2 * window`` rows (older ones can no longer be parents)."""

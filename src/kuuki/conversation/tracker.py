@@ -31,6 +31,10 @@ _RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
 # empty). Everything the tracker keeps per channel is bounded by this or by the constants
 # below: at ~1-2 KB a message that is a few MB per channel at most.
 _MAX_MESSAGES = 1000
+# ...and by their text: a message may be 20,000 characters (kuuki.safety.clean_incoming),
+# so 1,000 of them could hold tens of MB. Past this many characters in all, the oldest
+# messages go first, whatever their number (issue 11: bound in messages and in bytes).
+_MAX_TEXT_CHARS = 500_000
 _MAX_THREADS = 1000  # threads whose latest message is remembered (for thread replies)
 
 
@@ -97,6 +101,7 @@ class ConversationTracker:
         )
         self._dis.state.speaker_id(BOT_KEY, self.bot_names)
         self._seen: OrderedDict[str, _Seen] = OrderedDict()
+        self._chars = 0  # characters of text in _seen
         self._by_index: dict[int, str] = {}
         self._convs: dict[str, LiveConversation] = {}
         self._thread_last: dict[str, str] = {}
@@ -191,8 +196,12 @@ class ConversationTracker:
         conv.last_activity = max(conv.last_activity, msg.ts)
         if seen.vector is not None:
             self._add_topic(conv, seen.vector, 1.0)
-        while len(self._seen) > _MAX_MESSAGES:
+        self._chars += len(msg.text)
+        while len(self._seen) > _MAX_MESSAGES or (
+            self._chars > _MAX_TEXT_CHARS and len(self._seen) > 1
+        ):
             _, old = self._seen.popitem(last=False)
+            self._chars -= len(old.msg.text)
             self._by_index.pop(old.index, None)
             c = self._convs.get(old.conversation_id)
             if c is not None and c.message_ids and c.message_ids[0] == old.msg.id:
@@ -218,6 +227,7 @@ class ConversationTracker:
         seen = self._seen.get(message_id)
         if seen is None:
             return
+        self._chars += len(text) - len(seen.msg.text)
         seen.msg = dataclasses.replace(seen.msg, text=text, edited=True)
         if self.embedder is None:
             return

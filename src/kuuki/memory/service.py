@@ -44,6 +44,8 @@ MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
 class LiveChannels(Protocol):
     def values(self) -> list[Any]: ...
 
+    def __len__(self) -> int: ...
+
 
 class EngineView(Protocol):
     """What the service needs of the engine: its live channels (buffers), `propose`
@@ -213,11 +215,15 @@ class MemoryService:
         forgotten = await self.facts.forget_decayed(now)
         if forgotten:
             log.info("forgot %d decayed facts", forgotten)
-        # Re-arm only while there is activity, so an idle bot leaves no timer pending.
+        # Re-arm only while there is activity, so an idle bot leaves no timer pending —
+        # but while channels are live: they are evicted here once idle, and buffers empty
+        # (their TTL) long before a channel counts as idle, so stopping on empty buffers
+        # kept every channel in memory for good (issue 11's soak).
+        live = self.engine is not None and len(self.engine.channels) > 0
         buffered = self.engine is not None and any(
             len(st.buffer) for st in self.engine.channels.values()
         )
-        if (active or buffered) and not self._closed and self._maintenance is None:
+        if (active or buffered or live) and not self._closed and self._maintenance is None:
             self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
 
     async def idle(self) -> None:

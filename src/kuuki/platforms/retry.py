@@ -5,6 +5,12 @@ deliver unacknowledged envelopes again, a few times; Discord never will. Either 
 adapter notes the channel here, and `Retrier` keeps trying to catch it up from the
 platform's history, with growing pauses, until that succeeds: what was said while the
 store was down is then read back and handled, once (the engine dedupes by event id).
+
+Reading back starts where the loss started: at the first refusal for a channel, `start_of`
+(the engine's `last_taken`) tells the last message of it that was taken in, and the
+channel is read from just after that. Not from the store's last message at retry time:
+by then live messages said after the outage may be stored, and everything refused before
+them would be skipped for good.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 log = logging.getLogger("kuuki.platforms")
 
@@ -21,20 +27,42 @@ MAX_PAUSE_S = 30.0
 
 
 class Retrier:
-    """Calls ``catch_up(channel_ids)`` for the channels noted as missed until it succeeds."""
+    """Calls ``catch_up(channel_ids, starts)`` for the channels noted as missed until it
+    succeeds; ``starts`` maps a channel to the message to read after (channels whose start
+    is not known are left out: the adapter reads those from the store's last message)."""
 
     def __init__(
-        self, catch_up: Callable[[Sequence[str]], Awaitable[object]], *, name: str
+        self,
+        catch_up: Callable[[Sequence[str], Mapping[str, str | None]], Awaitable[object]],
+        *,
+        name: str,
+        start_of: Callable[[str], str | None] | None = None,
     ) -> None:
         self.catch_up = catch_up
         self.name = name
+        self.start_of = start_of
         self._missed: set[str] = set()
+        self._starts: dict[str, str | None] = {}
         self._task: asyncio.Task[None] | None = None
         self.rounds = 0
 
-    def missed(self, channel_ids: Iterable[str]) -> None:
-        """These channels lost events to the store: read them back when it answers."""
-        self._missed.update(c for c in channel_ids if c)
+    def missed(
+        self, channel_ids: Iterable[str], *, starts: Mapping[str, str | None] | None = None
+    ) -> None:
+        """These channels lost events to the store: read them back when it answers.
+        ``starts`` gives where to read from when this run has taken nothing in there yet
+        (a start-up catch-up the store refused: the store's last messages before it)."""
+        for c in channel_ids:
+            if not c:
+                continue
+            self._missed.add(c)
+            if c in self._starts:
+                continue  # the first loss decides
+            start = self.start_of(c) if self.start_of is not None else None
+            if start is not None:
+                self._starts[c] = start
+            elif starts is not None and c in starts:
+                self._starts[c] = starts[c]
         if self._missed and (self._task is None or self._task.done()):
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name=f"kuuki-{self.name}-catch-up"
@@ -51,14 +79,18 @@ class Retrier:
             todo = sorted(self._missed)
             self._missed.clear()
             self.rounds += 1
+            starts = {c: self._starts[c] for c in todo if c in self._starts}
             try:
-                await self.catch_up(todo)
+                await self.catch_up(todo, starts)
             except Exception as exc:
                 self._missed.update(todo)
                 pause = min(pause * 2, MAX_PAUSE_S)
                 log.warning("%s: catching up %d channels failed (%s); again in %.0fs",
                             self.name, len(todo), exc, pause)
             else:
+                for c in todo:
+                    if c not in self._missed:  # not refused again meanwhile
+                        self._starts.pop(c, None)
                 log.info("%s: caught up %d channels after an outage", self.name, len(todo))
                 pause = FIRST_PAUSE_S
 

@@ -141,3 +141,30 @@ async def test_an_event_taken_in_but_not_handled_is_handled_after_a_restart(
     assert [m.text for m in driver.bot_messages] == ["Yes, here!"]
     assert await driver.app.store.pending_events() == []
     assert len(await decisions_for(driver, event.event_id)) == 1
+
+
+async def test_a_plain_answer_overtaken_by_a_message_still_counts_as_answering(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    """The outbox sends a plain message when what it answers is the latest it saw, but
+    another message can reach Discord first: read back after a crash, the plain answer
+    follows that message. It answered the addressed message before it, not the chatter."""
+    general = driver.channel_id()
+    await driver.say("alice", "hello everyone")
+    await driver.settle()
+    said: dict[str, str] = {}
+
+    async def meanwhile() -> None:
+        asked = await server.post("bob", general, f"<@{server.bot_user['id']}> ping?")
+        overtook = await server.post("carol", general, "lunch at noon")
+        plain = server.message_payload(general, server.bot_user, "pong!")  # no reference
+        server.messages[plain["id"]] = plain
+        said.update(asked=asked["id"], overtook=overtook["id"])
+
+    await driver.restart(meanwhile)
+    await driver.settle()
+    assert driver.bot_messages == []  # not answered a second time
+    [d] = await decisions_for(driver, said["asked"])
+    assert d["action"] == "none" and "answered before the restart" in str(d["reason"])
+    assert await decisions_for(driver, said["overtook"]) == []
+

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,9 +46,24 @@ class History(Protocol):
     async def last_message(self, channel_id: str) -> Message | None: ...
 
 
-async def catch_up(client: KuukiClient, store: History, channel_ids: Sequence[str] | None) -> int:
+async def catch_up(
+    client: KuukiClient,
+    store: History,
+    channel_ids: Sequence[str] | None,
+    *,
+    since: Mapping[str, str | None] | None = None,
+) -> int:
     """Read back the given channels (None: every channel the store knows on Discord);
-    returns how many events were new. Raises `IntakeUnavailable` if the store refuses."""
+    returns how many events were new. Raises `IntakeUnavailable` if the store refuses.
+
+    ``since`` gives, per channel, the id of the message to read after (None: the store
+    had none), where the store's last message at reading time is not the right start: at
+    start-up, the last message stored *before* `Engine.recover` re-queued what a crash
+    left in the inbox (`last_messages`) — recovered events are handled meanwhile and their
+    messages stored, while the bot's answers sent before the crash but never recorded sit
+    between, and reading from after the recovered messages would skip them (the owed
+    answer would be sent a second time); after an outage, the last message taken in
+    before the first refusal (kuuki.platforms.retry)."""
     if channel_ids is None:
         ids = [c.id for c in await store.channels() if c.platform == mapping.PLATFORM]
     else:  # channels that lost events to an outage, known to the store or not
@@ -61,8 +76,23 @@ async def catch_up(client: KuukiClient, store: History, channel_ids: Sequence[st
         channel = await client.kuuki_channel(found)
         if channel is None:
             continue
-        total += await _one(client, store, found, channel)
+        if since is not None and channel.id in since:
+            last = since[channel.id]
+        else:
+            stored = await store.last_message(channel.id)
+            last = stored.id if stored is not None else None
+        total += await _one(client, found, channel, last)
     return total
+
+
+async def last_messages(store: History) -> dict[str, str | None]:
+    """Where reading back starts, per Discord channel the store knows (see `catch_up`)."""
+    channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
+    out: dict[str, str | None] = {}
+    for c in channels:
+        last = await store.last_message(c.id)
+        out[c.id] = last.id if last is not None else None
+    return out
 
 
 async def _resolve(client: KuukiClient, channel_id: str) -> Any:
@@ -76,11 +106,10 @@ async def _resolve(client: KuukiClient, channel_id: str) -> Any:
         return None
 
 
-async def _one(client: KuukiClient, store: History, found: Any, channel: Channel) -> int:
-    last = await store.last_message(channel.id)
+async def _one(client: KuukiClient, found: Any, channel: Channel, last: str | None) -> int:
     try:
         if last is not None:
-            after = discord.Object(id=int(last.id))
+            after = discord.Object(id=int(last))
             raw = [m async for m in found.history(limit=CATCH_UP_MAX, after=after,
                                                   oldest_first=True)]
         else:
@@ -90,11 +119,14 @@ async def _one(client: KuukiClient, store: History, found: Any, channel: Channel
         log.info("cannot read the history of %s: %s", channel.id, exc)
         return 0
     events: list[ChatEvent] = []
-    previous = last.id if last is not None else None
+    previous = last
+    owed = _Owed(client)
     for message in raw:
         if message.type not in mapping.CHAT_TYPES:
             continue
-        events += _events(client, message, channel, previous)
+        found = _events(client, message, channel, owed.answered_by_plain(previous))
+        owed.saw(found[0], message)
+        events += found
         previous = str(message.id)
     results: list[Awaitable[bool]] = [client.engine.submit(e) for e in events]
     done = await asyncio.gather(*results, return_exceptions=True)
@@ -106,6 +138,45 @@ async def _one(client: KuukiClient, store: History, found: Any, channel: Channel
     if new:
         log.info("caught up %d events in %s", new, channel.id)
     return new
+
+
+class _Owed:
+    """What a plain message of the bot answered, read in history order.
+
+    The outbox sends a plain message when what it answers is the latest message it has
+    seen; another message can still reach Discord between that check and the post, so
+    "the message just before" may be one the bot never saw. What the bot answers comes in
+    channel order, though: an addressed message after the bot's last message or reaction
+    is answered before any later one. So a plain message answers the earliest such
+    addressed message still waiting, and only when none waits the message before it.
+    """
+
+    def __init__(self, client: KuukiClient) -> None:
+        self.client = client
+        self.waiting: list[str] = []  # addressed since the bot's last message or reaction
+        self.own: set[str] = set()
+
+    def answered_by_plain(self, previous: str | None) -> str | None:
+        return self.waiting[0] if self.waiting else previous
+
+    def saw(self, event: ChatEvent, message: discord.Message) -> None:
+        msg = event.message
+        if msg is None:
+            return
+        engine = self.client.engine
+        if msg.user.id in engine.bot_user_ids:
+            self.own.add(msg.id)
+            answered = msg.reply_to
+            if answered in self.waiting:  # an explicit reply: what came before it is done
+                del self.waiting[: self.waiting.index(answered) + 1]
+            else:
+                self.waiting.clear()
+            return
+        if any(r.me for r in message.reactions):
+            self.waiting.clear()  # answered by a reaction, and so was all before it
+        elif engine.address.detect(msg, bot_user_ids=engine.bot_user_ids,
+                                   bot_message_ids=self.own):
+            self.waiting.append(msg.id)
 
 
 def _events(

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -40,7 +40,7 @@ from ...engine import Engine
 from ...errors import IntakeUnavailable
 from ..retry import Retrier
 from . import mapping
-from .catchup import catch_up
+from .catchup import catch_up, last_messages
 from .commands import kuuki_group
 from .outbox import DiscordOutbox
 
@@ -112,7 +112,8 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle.set()
         self._fetched: dict[int, Any] = {}  # channels fetched because none was cached
         self.store: Any = getattr(engine, "store", None)
-        self.retrier = Retrier(self._catch_up_channels, name="discord")
+        self.retrier = Retrier(self._catch_up_channels, name="discord",
+                               start_of=engine.last_taken)
         self.caught_up_rounds = 0
         self.caught_up = asyncio.Event()  # set after each start-up catch-up round
         parsers: dict[str, Callable[[Any], None]] = self._connection.parsers
@@ -139,12 +140,13 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle.clear()
         try:
             async with self._in_order:  # live events wait: they come after the history
+                since = await last_messages(self.store)  # before recovery stores anything
                 await self.engine.recover(mapping.PLATFORM)
                 try:
-                    await catch_up(self, self.store, None)
+                    await catch_up(self, self.store, None, since=since)
                 except IntakeUnavailable as exc:
                     log.warning("could not store the history read back (%s); retrying", exc)
-                    self.retrier.missed([c.id for c in await self.store.channels()])
+                    self.retrier.missed(list(since), starts=since)
                 self.caught_up_rounds += 1
         except Exception:
             log.exception("catching up after connecting failed; carrying on")
@@ -154,9 +156,11 @@ class KuukiClient(discord.AutoShardedClient):
             if not self._inflight:
                 self._idle.set()
 
-    async def _catch_up_channels(self, channel_ids: Sequence[str]) -> None:
+    async def _catch_up_channels(
+        self, channel_ids: Sequence[str], starts: Mapping[str, str | None]
+    ) -> None:
         async with self._in_order:
-            await catch_up(self, self.store, channel_ids)
+            await catch_up(self, self.store, channel_ids, since=starts)
 
     async def close(self) -> None:
         await self.retrier.close()

@@ -125,12 +125,14 @@ class SlackAdapter:
             client, self._mapper, self.app.engine, self.outbox, self.app.store,
             per_channel=self.backfill_limit,
         )
-        self._retrier = Retrier(self._history.catch_up, name="slack")
+        self._retrier = Retrier(self._history.catch_up, name="slack",
+                                start_of=self.app.engine.last_taken)
         try:
             await self._history.start()
         except IntakeUnavailable as exc:
             log.warning("could not store the history read at start-up (%s); retrying", exc)
-            self._retrier.missed(await self._member_ids())
+            self._retrier.missed(await self._member_ids(),
+                                 starts=self._history.start_points)
         bolt = AsyncApp(client=client, process_before_response=True, logger=log)
         bolt.use(self._guard)
         bolt.error(self._on_error)

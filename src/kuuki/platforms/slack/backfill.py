@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -103,6 +103,9 @@ class HistoryReader:
         self.outbox = outbox
         self.store = store
         self.per_channel = per_channel
+        # where the start-up pass read each conversation from (message ids; None: from
+        # the start), for the retrier when the store refused that pass
+        self.start_points: dict[str, str | None] = {}
 
     async def start(self) -> int:
         """The start-up pass over every member channel; returns messages handed in.
@@ -115,20 +118,40 @@ class HistoryReader:
             log.warning("history skipped: users.conversations failed: %s",
                         exc.response.get("error"))
             return 0
+        # Where reading back starts, taken before recovery stores anything: the recovered
+        # events are handled while the history is read, and reading from after their
+        # messages would skip the bot's answers sent before the crash but never recorded
+        # (they sit between), so those would be sent a second time.
+        since = self.start_points
+        if self.store is not None:
+            for cid in channels:
+                last = await self.store.last_message(cid)
+                since[cid] = last.id if last is not None else None
         recovered = await self.engine.recover("slack")
-        queued = await self.catch_up(channels)
+        queued = await self.catch_up(channels, since=since)
         for ch in recovered:
             if ch.id not in channels:
                 self.engine.caught_up(ch)
         log.info("read the history of %d conversations: %d messages", len(channels), queued)
         return queued
 
-    async def catch_up(self, channel_ids: Sequence[str]) -> int:
+    async def catch_up(
+        self, channel_ids: Sequence[str], since: Mapping[str, str | None] | None = None
+    ) -> int:
+        """Read back the given conversations: after ``since``'s message id where given
+        (see `start`, and kuuki.platforms.retry after an outage), else after the last
+        message stored."""
         known = {c.id for c in await self.store.channels()} if self.store is not None else set()
         queued = 0
         for channel_id in channel_ids:
             if channel_id in known:
-                queued += await self._catch_up(channel_id)
+                if since is not None and channel_id in since:
+                    last = since[channel_id]
+                else:
+                    assert self.store is not None
+                    stored = await self.store.last_message(channel_id)
+                    last = stored.id if stored is not None else None
+                queued += await self._catch_up(channel_id, last)
             elif self.per_channel > 0:
                 queued += await self._first_look(channel_id)
         return queued
@@ -142,17 +165,19 @@ class HistoryReader:
         self.outbox.suppress([e.message.id for e in events if e.message is not None])
         return await self._hand_in([dataclasses.replace(e, backfill=True) for e in events])
 
-    async def _catch_up(self, channel_id: str) -> int:
+    async def _catch_up(self, channel_id: str, last: str | None) -> int:
         assert self.store is not None
-        last = await self.store.last_message(channel_id)
-        oldest = ts_of(last.id) if last is not None else None
+        oldest = ts_of(last) if last is not None else None
         rows = await self._history(channel_id, limit=CATCH_UP_MAX, oldest=oldest)
         roots = {str(r["ts"]): oldest for r in rows if _has_replies_after(r, oldest)}
         now = self.engine.clock.now()
         for root, latest in await self.store.active_threads(
             channel_id, now - ACTIVE_THREADS, limit=THREADS_MAX
         ):
-            roots.setdefault(ts_of(root), str(latest.timestamp()))
+            since = str(latest.timestamp())
+            if oldest is not None and _ts_key(oldest) < _ts_key(since):
+                since = oldest  # a recovered reply may be stored past an unrecorded answer
+            roots.setdefault(ts_of(root), since)
         for root, after in list(roots.items())[:THREADS_MAX]:
             rows += await self._replies(channel_id, root, after)
         unique = {str(r["ts"]): r for r in rows if isinstance(r.get("ts"), str)}
