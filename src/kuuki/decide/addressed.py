@@ -1,9 +1,10 @@
 """Stages for a message that addresses the bot (mention, reply, name call, DM, its thread).
 
-- `PingBurst`: a person pinging again soon after a ping the bot answered in words is in a
-  burst; the pings are held and the newest is answered once the person stops, with the
-  whole burst in view. A person answers the burst, not each ping (12 pings in 24 s get at
-  most 2 replies). A repeat after a failed send or a fallback reaction is answered at once.
+- `PingBurst`: a person pinging again soon after a ping the bot answered in words, with
+  nobody else speaking in between, is in a burst; the pings are held and the newest is
+  answered once the person stops, with the whole burst in view. A person answers the
+  burst, not each ping (12 pings in 24 s get at most 2 replies). A repeat after a failed
+  send or a fallback reaction is answered at once.
 - `RateLimit`: more than ADDRESSED_LIMIT replies to one person in ten minutes and the bot
   only reacts (not in a conflict, where an emoji would be flippant). Its ledger, written
   after each send, also feeds the local scorer's per-user limit for unasked talk.
@@ -51,6 +52,8 @@ class PingBurst:
         held = key in self._held
         if not held and (last is None or not timedelta(0) <= msg.ts - last <= PING_BURST_GAP):
             return StageResult.passing()
+        if not held and self._others_between(case, last):
+            return StageResult.passing()  # a conversation with others going on: no flood
         self._held.add(key)
         case.trace.step(
             f"another ping within {PING_BURST_GAP.total_seconds():.0f} s of an answered one: "
@@ -61,6 +64,19 @@ class PingBurst:
             defer_s=PING_SETTLE_S, defer_key=f"ping:{msg.user.id}",
         )
         return StageResult.decide(verdict, held_behind=last.isoformat() if last else None)
+
+    @staticmethod
+    def _others_between(case: Case, since: datetime | None) -> bool:
+        """Did another person speak since the person's answered ping? A flood is one
+        person's run of pings; pings amid other people's talk are answered one by one."""
+        msg = case.message
+        return any(
+            m.user.id != msg.user.id and not m.user.is_bot and since is not None
+            and since <= m.ts <= msg.ts
+            for m in case.situation.recent
+            if m.id != msg.id and m.user.id not in (case.situation.bot.user_ids
+                                                     if case.situation.bot else ())
+        )
 
     def sent(self, case: Case, decision: Decision) -> None:
         msg = case.message
