@@ -2,18 +2,36 @@
 
 Adapters (platforms, the terminal, replay) implement `Outbox`; the store implements
 `MessageStore` and `Writer`; the memory layer `MemoryHook`; the conversation package
-`Tracker` (the full surface the engine and the judge read, kuuki.conversation.tracker).
+`Tracker` (the full surface the engine and the judge read, kuuki.conversation.tracker);
+the responder and the judge's LLM stage read memory through `MemoryProvider`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .domain import Action, Channel, Decision, Message
+from .domain import Action, Channel, Decision, DecisionTrace, Message
+
+if TYPE_CHECKING:
+    from .llm.base import ChatMessage
+    from .memory.context import PromptContext
+
+# Where prompts are written for inspection (kuuki replay --dump-prompts): key, messages.
+PromptDump = Callable[[str, Sequence["ChatMessage"]], None]
+
+
+class MemoryProvider(Protocol):
+    """Fills the memory fields of a PromptContext for one channel and trigger message.
+
+    Implementations apply the privacy rule: only memories whose source is the channel
+    itself or a public channel of the same workspace.
+    """
+
+    async def fill(self, ctx: PromptContext, trace: DecisionTrace) -> None: ...
 
 
 class Outbox(Protocol):

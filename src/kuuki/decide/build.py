@@ -13,8 +13,8 @@ from ..guard.scaffold import Scaffold
 from ..judge.llm_stage import LLMStage
 from ..llm.base import LLM
 from ..memory.context import ContextBuilder
+from ..ports import MemoryProvider, PromptDump
 from ..prompts import Prompts
-from ..respond import MemoryProvider, PromptDump
 from ..settings import Settings
 from .pipeline import Pipeline, build_pipeline
 

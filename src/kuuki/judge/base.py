@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..domain import ActionKind, Channel, DecisionTrace, Message, Stage
+from ..ports import Tracker
 from .addressing import Addressing
 
 
@@ -49,7 +50,7 @@ class Situation:
     recent: Sequence[Message]
     now: datetime
     conversation_id: str | None = None
-    tracker: Any = None
+    tracker: Tracker | None = None
     bot: BotState | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

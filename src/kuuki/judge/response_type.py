@@ -9,10 +9,10 @@ flippant — so in a conflict it either says something real or nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..domain import ActionKind
-from ..respond import pick_emoji
 from ..settings import Persona
 from .rules import LocalResult
 
@@ -20,6 +20,25 @@ IMPLICIT = frozenset({"dm", "thread"})
 REPLY_AT = 80
 ACK_AT = 60
 _BY_NAME = {"react": ActionKind.REACT, "ack": ActionKind.ACK, "reply": ActionKind.REPLY}
+
+
+_REACT_CUES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("thank", "thx", "ありがと", "感謝", "助かった"), "😊"),
+    (("?", "？", "why", "how", "なぜ", "どう"), "🤔"),
+    (("idea", "think", "思いつ", "アイデア", "ひらめ"), "💡"),
+    (("great", "awesome", "nice", "cool", "done", "すごい", "やった", "できた", "最高"), "✨"),
+    (("ok", "sure", "agree", "了解", "いいね", "賛成", "おけ"), "👍"),
+)
+
+
+def pick_emoji(text: str, emoji: Sequence[str]) -> str:
+    """A reaction that fits the message, from the persona's set (also the responder's
+    fallback reaction)."""
+    lowered = text.lower()
+    for cues, candidate in _REACT_CUES:
+        if candidate in emoji and any(c in lowered for c in cues):
+            return candidate
+    return emoji[0] if emoji else "👀"
 
 
 @dataclass(frozen=True, slots=True)
