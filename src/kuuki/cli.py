@@ -28,7 +28,7 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from .app import run_chat
+    from .run import run_chat
 
     overrides = {"KUUKI_LLM": args.llm} if args.llm else None
     return asyncio.run(run_chat(_settings(args, overrides)))
@@ -159,7 +159,7 @@ def _loopback(host: str) -> bool:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .app import run_platforms
+    from .run import run_platforms
 
     return asyncio.run(run_platforms(_settings(args)))
 

@@ -37,8 +37,7 @@ log = logging.getLogger("kuuki.settings")
 LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
-# The built-in back-ends; plugins add theirs through kuuki.llm.registry (see llm_backends).
-LLM_BACKENDS = ("embedded", "openai", "stub", "none")
+# The LLM back-ends are the registry's one list (kuuki.llm.registry; see llm_backends).
 
 DEFAULT_EMOJI = ("👀", "😊", "👍", "🤔", "✨", "💡")
 DEFAULT_SYSTEM_PROMPT = {

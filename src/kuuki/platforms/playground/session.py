@@ -17,9 +17,8 @@ import tempfile
 from collections import deque
 from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...app import App, build_app
 from ...clock import VirtualClock
 from ...domain import Decision
 from ...judge.base import Judge
@@ -28,6 +27,9 @@ from ...platforms.replay import decision_line
 from ...settings import Settings
 from ..explain import clock_time, duration, explain, plural, state_lines
 from ..model_status import ModelLoader, ModelStatus
+
+if TYPE_CHECKING:
+    from ...app import App
 from .memory import MemorySnapshot, failed, render
 from .playback import Player
 from .room import Hub, Room, RoomError, dumps
@@ -91,6 +93,10 @@ class Playground:
         if store_url is None:  # a fresh room each time, never the real bot's database
             self._tmp = tempfile.TemporaryDirectory(prefix="kuuki-playground-")
             store_url = f"sqlite:///{self._tmp.name}/playground.sqlite3"
+        # The page is its own composition root (it rebuilds the app when settings change),
+        # so it imports the builder here, not at module level: kuuki.app never imports it.
+        from ...app import build_app
+
         llm = self._llm
         self.app = await build_app(
             self.settings,
