@@ -31,34 +31,28 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from .acting import Acting, DecisionListener
+from .acting import DecisionListener
 from .channels import (
     CaughtUp,
     ChannelState,
     ChannelTable,
-    PendingJudgment,
     Proposed,
     QueueItem,
     Timer,
     stop,
 )
 from .clock import Clock
-from .decide.gates import allowed, listening
+from .decide.gates import listening
 from .decide.pipeline import Pipeline, build_pipeline
-from .decide.types import Case, Pass, Proposal
+from .deciding import Deciding
 from .domain import (
-    ActionKind,
     Channel,
     ChatEvent,
-    Decision,
-    DecisionTrace,
     EventKind,
     Message,
-    Stage,
-    User,
 )
 from .intake import Inbox, Intake
-from .judge.base import AddressedOnlyJudge, BotState, Judge, Situation, Verdict
+from .judge.base import AddressedOnlyJudge, BotState, Judge
 from .memory.buffer import ChannelBuffer
 from .ports import MemoryHook, MessageStore, Outbox, Tracker, Usage, Writer
 from .respond import Responder
@@ -73,7 +67,7 @@ PREPARE_BATCH = 64
 SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
-class Engine(Acting):
+class Engine(Deciding):
     def __init__(
         self,
         settings: Settings,
@@ -364,9 +358,6 @@ class Engine(Acting):
         if len(self._seen) > self._seen_capacity:
             self._seen.popitem(last=False)
 
-    def _is_own(self, user: User) -> bool:
-        return user.id in self.bot_user_ids
-
     # -- the steps ------------------------------------------------------------------------------
 
     async def _process(self, state: ChannelState, event: ChatEvent) -> None:
@@ -403,193 +394,6 @@ class Engine(Acting):
     async def _flush(self) -> None:
         if self.writer is not None:
             await self.writer.flush()
-
-    async def _posted(
-        self, state: ChannelState, raw: Message, *, backfill: bool = False, catch_up: bool = False
-    ) -> None:
-        msg = replace(raw, text=clean_incoming(raw.text))
-        if not allowed(self.settings, state.channel):
-            return  # a denied channel leaves nothing behind, not even in the store
-        own = self._is_own(msg.user)
-        await self._record(state, msg, own=own)  # steps 1-4
-        if backfill:
-            return
-        case = self._case(state, msg, Pass.CAUGHT_UP if catch_up else Pass.FIRST)
-        if catch_up:
-            # Missed while the bot was away: owed an answer only if it addressed the bot,
-            # and only once the whole catch-up is recorded (the `caught_up` marker).
-            if case.addressing and not msg.user.is_bot and not own:
-                state.missed.append(msg)
-            return
-        if not own:
-            if not msg.user.is_bot:
-                state.last_human = msg
-            await self._supersede(
-                state, "channel", "superseded by a newer message before the burst settled"
-            )
-        verdict = await self.pipeline.decide(case)  # 5 decide
-        await self._carry_out(state, case, verdict)
-
-    def _case(
-        self,
-        state: ChannelState,
-        msg: Message,
-        passing: Pass,
-        trace: DecisionTrace | None = None,
-        proposal: Proposal | None = None,
-    ) -> Case:
-        now = self.clock.now()
-        trace = trace or DecisionTrace(msg.id, state.channel.id, now)
-        addressing = self.pipeline.detector.detect(
-            msg,
-            bot_user_ids=self.bot_user_ids,
-            bot_message_ids=state.bot_message_ids,
-            dm=state.channel.visibility.value == "dm",
-            recent=state.buffer.recent() if msg.thread else (),
-        )
-        if passing is Pass.PROACTIVE:
-            addressing = replace(addressing, kind="")
-        conversation_id = state.tracker.conversation_of(msg.id) if state.tracker else None
-        trace.features["addressed"] = addressing.kind or None
-        trace.features["conversation"] = conversation_id
-        situation = Situation(
-            message=msg,
-            channel=state.channel,
-            addressing=addressing,
-            recent=state.buffer.recent(),
-            now=now,
-            conversation_id=conversation_id,
-            tracker=state.tracker,
-            bot=state.bot,
-        )
-        return Case(situation, passing, trace, state.bot_message_ids, proposal)
-
-    async def _carry_out(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
-        if not verdict.log:
-            return
-        if verdict.defer_s is not None and verdict.defer_s > 0:
-            await self._defer(state, case, verdict)
-        else:
-            await self.act(state, case, verdict)
-        self._schedule_recheck(state, case.message, verdict)
-
-    async def _defer(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
-        """Judge ``case`` again after ``defer_s`` unless a newer deferral with the same key
-        supersedes it first (the debounce's key is also superseded by any new message)."""
-        key, delay = verdict.defer_key, verdict.defer_s or 0.0
-        await self._supersede(state, key, "superseded by a newer message of the burst")
-        case.trace.step(f"waiting {delay:.0f} s for the burst to settle")
-        item = Timer(Pass.SETTLED, case.message, case.trace, key)
-        handle = self.clock.call_later(delay, self._fire(state, item))
-        state.pending[key] = PendingJudgment(case.message, case.trace, handle)
-
-    async def _supersede(self, state: ChannelState, key: str, why: str) -> None:
-        pending = state.pending.pop(key, None)
-        if pending is None:
-            return
-        pending.handle.cancel()
-        pending.trace.step(why)
-        case = self._case(state, pending.message, Pass.SETTLED, pending.trace)
-        verdict = Verdict(ActionKind.NONE, Stage.LOCAL, pending.trace.score, "superseded")
-        await self._decide_done(state, case, verdict, None)
-
-    def _schedule_recheck(self, state: ChannelState, msg: Message, verdict: Verdict) -> None:
-        if verdict.recheck_s is None or verdict.recheck_s <= 0:
-            return
-        old = state.rechecks.pop(msg.id, None)
-        if old is not None:
-            old.cancel()
-        item = Timer(Pass.RECHECK, msg)
-        state.rechecks[msg.id] = self.clock.call_later(verdict.recheck_s, self._fire(state, item))
-
-    def _fire(self, state: ChannelState, item: Timer) -> Callable[[], Awaitable[None]]:
-        """A timer's callback: put ``item`` on the channel's queue and wait until it was
-        handled (so a virtual clock runs the work at the time it was due)."""
-
-        async def fire() -> None:
-            if self._closed or self.channels.get(state.channel.id) is not state:
-                return
-            item.done = asyncio.get_running_loop().create_future()
-            self._put(state, item)
-            await item.done
-
-        return fire
-
-    async def _on_timer(self, state: ChannelState, item: Timer) -> None:
-        msg = item.message
-        if item.passing is Pass.SETTLED:
-            pending = state.pending.get(item.key or "")
-            if pending is None or pending.message.id != msg.id:
-                return  # superseded meanwhile
-            del state.pending[item.key or ""]
-            case = self._case(state, msg, Pass.SETTLED, item.trace)
-        else:
-            if state.rechecks.pop(msg.id, None) is None:
-                return
-            case = self._case(state, msg, Pass.RECHECK)
-            age = (self.clock.now() - msg.ts).total_seconds()
-            case.trace.step(f"re-judged after {age:.0f} s")
-        verdict = await self.pipeline.decide(case)
-        await self._carry_out(state, case, verdict)
-
-    # -- proactive talk ---------------------------------------------------------------------
-
-    async def propose(
-        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
-    ) -> Decision | None:
-        """Offer proactive talk about ``wake`` in ``channel`` (the memory layer does): it
-        goes on the channel's queue and through the same pipeline (quiet, the intervention
-        interval, …). Returns the decision, or None when the channel is not live."""
-        state = self.channels.get(channel.id)
-        if state is None or self._closed:
-            return None
-        done: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
-        self._put(state, Proposed(wake, Proposal(topic, score, reason), done))
-        return await done
-
-    async def _on_proposed(self, state: ChannelState, item: Proposed) -> None:
-        trigger = state.last_human or item.message
-        case = self._case(state, trigger, Pass.PROACTIVE, proposal=item.proposal)
-        case.trace.step(item.proposal.reason)
-        verdict = await self.pipeline.decide(case)
-        decision = await self.act(state, case, verdict) if verdict.log else None
-        if not item.done.done():
-            item.done.set_result(decision)
-
-    # -- catching up ----------------------------------------------------------------------
-
-    async def _answer_missed(self, state: ChannelState) -> None:
-        """At a `caught_up` marker: answer the addressed messages missed while away that
-        are still owed an answer (no decision yet, not answered before, recent enough)."""
-        missed, state.missed = state.missed, []
-        if not missed:
-            return
-        ids = [m.id for m in missed]
-        decided: set[str] = set()
-        answered: set[str] = set()
-        if self.store is not None:
-            decided = await self.store.decided(ids)
-            answered = await self.store.answered(ids, self.bot_user_ids)
-        window = timedelta(minutes=self.settings.catch_up_minutes)
-        for msg in missed:
-            if msg.id in decided:
-                continue  # decided before the restart; the decision stands
-            case = self._case(state, msg, Pass.CAUGHT_UP)
-            case.trace.step("missed while the bot was away (restart or outage); caught up")
-            age = self.clock.now() - msg.ts
-            if msg.id in answered:
-                reason = "addressed; answered before the restart"
-            elif age > window:
-                reason = (
-                    f"addressed {age.total_seconds() / 60:.0f} min ago while the bot was "
-                    f"away: too late to answer (catch-up answers within "
-                    f"{self.settings.catch_up_minutes:g} min)"
-                )
-            else:
-                await self._carry_out(state, case, await self.pipeline.decide(case))
-                continue
-            verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
-            await self._decide_done(state, case, verdict, None)
 
     # -- commands (used by platform slash commands) ----------------------------------------
 
