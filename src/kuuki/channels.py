@@ -119,6 +119,9 @@ class ChannelState:
     pending: dict[str, PendingJudgment] = field(default_factory=dict)
     rechecks: dict[str, TimerHandle] = field(default_factory=dict)
     missed: list[Message] = field(default_factory=list)  # addressed, seen while catching up
+    # their events, marked handled only once `missed` is decided: a crash before the
+    # caught-up marker leaves them in the inbox, to be owed again after the restart
+    missed_events: list[str] = field(default_factory=list)
     busy: int = 0  # events and timer work in progress
 
     def evictable(self, now: datetime) -> bool:

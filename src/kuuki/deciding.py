@@ -39,6 +39,8 @@ class Deciding(Acting):
 
     def _put(self, state: ChannelState, item: QueueItem) -> None: ...
 
+    async def _handled(self, event_id: str) -> None: ...
+
     def _is_own(self, user: User) -> bool:
         return user.id in self.bot_user_ids
 
@@ -200,14 +202,29 @@ class Deciding(Acting):
         """At a `caught_up` marker: answer the addressed messages missed while away that
         are still owed an answer (no decision yet, not answered before, recent enough)."""
         missed, state.missed = state.missed, []
+        events, state.missed_events = state.missed_events, []
         if not missed:
             return
         ids = [m.id for m in missed]
         decided: set[str] = set()
         answered: set[str] = set()
         if self.store is not None:
-            decided = await self.store.decided(ids)
-            answered = await self.store.answered(ids, self.bot_user_ids)
+            try:
+                decided = await self.store.decided(ids)
+                answered = await self.store.answered(ids, self.bot_user_ids)
+            except Exception:
+                # the store is down: still owed, at the next marker (the retrier's round)
+                state.missed[:0], state.missed_events[:0] = missed, events
+                raise
+        try:
+            await self._answer_owed(state, missed, decided, answered)
+        finally:
+            for event_id in events:  # with the decisions, in the writer's order
+                await self._handled(event_id)
+
+    async def _answer_owed(
+        self, state: ChannelState, missed: list[Message], decided: set[str], answered: set[str]
+    ) -> None:
         window = timedelta(minutes=self.settings.catch_up_minutes)
         for msg in missed:
             if msg.id in decided:

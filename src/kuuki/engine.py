@@ -323,8 +323,8 @@ class Engine(Deciding):
                 except Exception:  # the queue must survive anything one item does
                     log.exception("%s in channel %s failed", _what(item), state.channel.id)
                 finally:
-                    if isinstance(item, ChatEvent):
-                        await self._handled(item)
+                    if isinstance(item, ChatEvent) and item.event_id not in state.missed_events:
+                        await self._handled(item.event_id)
                     _finish(item)
                     state.queue.task_done()
                     state.busy -= 1
@@ -332,13 +332,13 @@ class Engine(Deciding):
                     if self._inflight == 0:
                         self._idle.set()
 
-    async def _handled(self, event: ChatEvent) -> None:
+    async def _handled(self, event_id: str) -> None:
         if self.writer is None or self.inbox is None:
             return
         try:
-            await self.writer.handled(event.event_id)
+            await self.writer.handled(event_id)
         except Exception as exc:  # the store is down: the event is handled again later
-            log.warning("could not mark %s handled: %s", event.event_id, exc)
+            log.warning("could not mark %s handled: %s", event_id, exc)
 
     async def _prepare(self, events: Sequence[ChatEvent]) -> None:
         if self.prepare is None:
@@ -363,9 +363,12 @@ class Engine(Deciding):
     async def _process(self, state: ChannelState, event: ChatEvent) -> None:
         self.handled += 1
         if event.kind is EventKind.POSTED and event.message is not None:
+            owed = len(state.missed)
             await self._posted(
                 state, event.message, backfill=event.backfill, catch_up=event.catch_up
             )
+            if len(state.missed) > owed:
+                state.missed_events.append(event.event_id)
         elif event.kind is EventKind.EDITED and event.target_id is not None:
             text = clean_incoming(event.text or "")
             state.buffer.edit(event.target_id, text)

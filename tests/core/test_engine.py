@@ -448,3 +448,29 @@ async def test_no_more_channels_than_the_live_cap_are_held(tmp_path: Path) -> No
         assert "room4" in h.app.engine.channels and "room0" not in h.app.engine.channels
     finally:
         await h.app.close()
+
+
+async def test_an_owed_catch_up_answer_stays_in_the_inbox_until_it_is_decided(
+    tmp_path: Path,
+) -> None:
+    """An addressed message read back while catching up is answered at the caught-up
+    marker. Until then its event stays unhandled in the inbox: a crash in between must
+    leave it owed after the restart, not handled with no answer (PostgreSQL crash test)."""
+    h = await make(tmp_path, llm=ScriptedLLM("Here now!"))
+    try:
+        msg = Message("late1", GENERAL.id, ALICE, "Kuu, are you there?", h.clock.now())
+        event = ChatEvent(EventKind.POSTED, GENERAL, "ev-late1", msg.ts, message=msg,
+                          catch_up=True)
+        assert await h.app.engine.handle(event)
+        await h.app.engine.idle()
+        await h.app.writer.flush()
+        assert [e.event_id for e in await h.app.store.pending_events()] == ["ev-late1"]
+        assert h.decisions == []
+        h.app.engine.caught_up(GENERAL)
+        await h.app.engine.idle()
+        assert [d.message_id for d in h.decisions] == ["late1"]
+        assert h.outbox.sent[-1][1].text == "Here now!"
+        await h.app.writer.flush()
+        assert await h.app.store.pending_events() == []
+    finally:
+        await h.app.close()

@@ -285,7 +285,8 @@ def private_pg() -> Iterator[PrivateServer]:
         yield pg
         asyncio.run(pg.stop())
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not os.environ.get("KUUKI_CRASH_KEEP"):  # set it to look at the cluster after
+            shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))

@@ -46,6 +46,13 @@ class Pipeline:
     def names(self) -> list[str]:
         return [s.name for s in self.stages]
 
+    def describe(self) -> str:
+        """A short name for status lines: the judge passed in, or the stage count."""
+        custom = next((s for s in self.stages if isinstance(s, JudgeStage)), None)
+        if custom is not None:
+            return type(custom.judge).__name__
+        return f"pipeline of {len(self.stages)} stages"
+
     def stage(self, name: str) -> Any:
         return next(s for s in self.stages if s.name == name)
 

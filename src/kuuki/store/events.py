@@ -114,6 +114,7 @@ class EventStoreMixin:
     async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]:
         """Events taken in but not yet handled (a crash came between), in arrival order;
         only those of ``platform``'s channels when given."""
+        await self._flush_pending()  # handled marks waiting in the writer count
         q = (
             select(ProcessedEventRow.payload)
             .where(ProcessedEventRow.handled.is_(False), ProcessedEventRow.payload.is_not(None))

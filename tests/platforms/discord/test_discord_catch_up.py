@@ -168,3 +168,48 @@ async def test_a_plain_answer_overtaken_by_a_message_still_counts_as_answering(
     assert d["action"] == "none" and "answered before the restart" in str(d["reason"])
     assert await decisions_for(driver, said["overtook"]) == []
 
+
+
+async def test_an_answer_recorded_nowhere_before_later_stored_messages_is_read_back(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    """A store outage then a crash: the bot answered a message, the answer's records were
+    lost, yet later messages reached the store. The message is still in the inbox, so
+    reading back starts just before it, not after the last message stored."""
+    from kuuki.domain import ChatEvent, EventKind, Message, User
+    from kuuki.store import Store
+
+    general = driver.channel_id()
+    await driver.say("alice", "hello everyone")
+    await driver.settle()
+    said: dict[str, str] = {}
+
+    async def meanwhile() -> None:
+        asked = await server.post("bob", general, f"<@{server.bot_user['id']}> ping?")
+        answer = server.message_payload(general, server.bot_user, "pong!", reference=asked["id"])
+        server.messages[answer["id"]] = answer
+        later = await server.post("carol", general, "lunch at noon")
+        store = await Store.open(driver._store_url)
+        try:
+            channel = await store.get_channel(general)
+            assert channel is not None
+            bob = User(str(asked["author"]["id"]), "bob")
+            m = Message(asked["id"], general, bob, asked["content"], driver.app.clock.now(),
+                        mentions=(str(server.bot_user["id"]),))
+            assert await store.admit_events(
+                [ChatEvent(EventKind.POSTED, channel, m.id, m.ts, message=m)]
+            ) == {m.id}  # taken in, never handled
+            carol = User(str(later["author"]["id"]), "carol")
+            await store.writer.add_message(
+                Message(later["id"], general, carol, later["content"], driver.app.clock.now())
+            )
+            await store.writer.flush()  # ...while a later message did reach the store
+        finally:
+            await store.close()
+        said.update(asked=asked["id"])
+
+    await driver.restart(meanwhile)
+    await driver.settle()
+    assert driver.bot_messages == []  # not answered a second time
+    [d] = await decisions_for(driver, said["asked"])
+    assert d["action"] == "none" and "answered before the restart" in str(d["reason"])

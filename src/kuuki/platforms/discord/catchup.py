@@ -20,6 +20,7 @@ discord.outbox), so this is the same rule read backwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
@@ -44,6 +45,8 @@ class History(Protocol):
     async def channels(self) -> list[Channel]: ...
 
     async def last_message(self, channel_id: str) -> Message | None: ...
+
+    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
 
 
 async def catch_up(
@@ -86,12 +89,24 @@ async def catch_up(
 
 
 async def last_messages(store: History) -> dict[str, str | None]:
-    """Where reading back starts, per Discord channel the store knows (see `catch_up`)."""
+    """Where reading back starts, per Discord channel the store knows (see `catch_up`):
+    after its last message stored, or from just before its oldest message still in the
+    inbox when that is earlier. A message taken in but not handled may have been answered
+    while its records failed (a store outage, then a crash); the answer comes after it,
+    possibly before later messages that did reach the store."""
     channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
     out: dict[str, str | None] = {}
     for c in channels:
         last = await store.last_message(c.id)
         out[c.id] = last.id if last is not None else None
+    for event in await store.pending_events(platform=mapping.PLATFORM):
+        msg, at = event.message, out.get(event.channel.id)
+        if event.kind is not EventKind.POSTED or msg is None or at is None:
+            continue
+        with contextlib.suppress(ValueError):
+            before = int(msg.id) - 1
+            if before < int(at):
+                out[event.channel.id] = str(before)
     return out
 
 

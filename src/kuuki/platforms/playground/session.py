@@ -177,7 +177,7 @@ class Playground:
             },
             "llm": app.llm.name if app and app.llm else None,
             "model": self.loader.status.to_dict() if self.loader else None,
-            "judge": " → ".join(app.engine.pipeline.names) if app else None,
+            "judge": app.engine.pipeline.describe() if app else None,
             "participants": self.room.participants,
             "channels": self.room.channel_list(),
             "messages": list(self.room.messages.values()),

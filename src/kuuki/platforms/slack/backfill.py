@@ -24,6 +24,7 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
@@ -50,6 +51,8 @@ class History(Protocol):
     async def channels(self) -> list[Channel]: ...
 
     async def last_message(self, channel_id: str) -> Message | None: ...
+
+    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
 
     async def active_threads(
         self, channel_id: str, since: Any, *, limit: int = 20
@@ -127,6 +130,15 @@ class HistoryReader:
             for cid in channels:
                 last = await self.store.last_message(cid)
                 since[cid] = last.id if last is not None else None
+            # ...or from just before the oldest message still in the inbox, if earlier: it
+            # may have been answered while its records failed (an outage, then a crash)
+            for event in await self.store.pending_events(platform="slack"):
+                msg, at = event.message, since.get(event.channel.id)
+                if event.kind is not EventKind.POSTED or msg is None or at is None:
+                    continue
+                before = _just_before(ts_of(msg.id))
+                if before is not None and _ts_key(before) < _ts_key(ts_of(at)):
+                    since[event.channel.id] = message_id(event.channel.id, before)
         recovered = await self.engine.recover("slack")
         queued = await self.catch_up(channels, since=since)
         for ch in recovered:
@@ -282,6 +294,14 @@ def _has_replies_after(raw: dict[str, Any], oldest: str | None) -> bool:
         return False
     latest = raw.get("latest_reply")
     return oldest is None or latest is None or _ts_key(latest) > _ts_key(oldest)
+
+
+def _just_before(ts: str) -> str | None:
+    """The ``ts`` one microsecond before ``ts`` (Slack's ``oldest`` is exclusive)."""
+    try:
+        return str(Decimal(ts) - Decimal("0.000001"))
+    except ArithmeticError:  # decimal.InvalidOperation: not a ts
+        return None
 
 
 def _ts_key(ts: Any) -> float:
