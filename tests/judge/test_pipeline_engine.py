@@ -1,0 +1,50 @@
+"""The engine running the decision pipeline: what is remembered after a send, and the
+stages' results in the stored trace (issue 12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.test_engine import ALICE, BOB, GENERAL, make
+
+from kuuki.clock import VirtualClock
+from kuuki.decide.build import build_judge
+from kuuki.domain import ActionKind, Stage, User
+from kuuki.settings import Persona, Settings
+from kuuki.testing.llm import ScriptedLLM
+
+CAROL = User("carol", "carol")
+
+
+async def test_an_intervention_is_remembered_only_once_it_was_sent(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    s = Settings(persona=Persona(name="Kuu", keywords=("docker",)))
+    pipeline = build_judge(s, None, clock)
+    h = await make(tmp_path, llm=ScriptedLLM(default="a cache mount"), settings=s,
+                   judge=pipeline, clock=clock)
+    history = pipeline.stage("intervention policy").policy.history
+    try:
+        await h.say(ALICE, "morning all")
+        await h.clock.advance(60)
+        await h.say(BOB, "morning")
+        await h.clock.advance(60)
+        h.outbox.fail_with = ConnectionError("platform down")
+        await h.say(CAROL, "does anyone know how to keep the docker build cache after a restart?")
+        await h.clock.advance(240)
+        await h.app.engine.idle()
+        spoke = [d for d in h.decisions if d.judged is not ActionKind.NONE]
+        assert spoke and spoke[-1].stage is Stage.LOCAL
+        assert any("platform down" in e for e in spoke[-1].trace.errors)
+        assert history.last(GENERAL.id, h.clock.now()) is None  # never delivered
+        h.outbox.fail_with = None
+        await h.say(ALICE, "does anyone know why docker compose ignores my .env file?")
+        await h.clock.advance(240)
+        await h.app.engine.idle()
+        last = history.last(GENERAL.id, h.clock.now())
+        assert last is not None and last.message_id == h.decisions[-1].message_id
+        # Every stage that ran left its result in the trace, in order, ending in a decision.
+        stages = h.decisions[-1].trace.stages
+        assert [r.name for r in stages][:3] == ["own", "filter", "quiet"]
+        assert stages[-1].outcome == "decide" and stages[-1].action == "reply"
+    finally:
+        await h.app.close()
