@@ -78,6 +78,8 @@ class PendingJudgment:
     message: Message
     trace: DecisionTrace
     handle: TimerHandle
+    owed: bool = False  # an answer the sender is owed (a held ping): see `held_events`
+    event_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -122,6 +124,9 @@ class ChannelState:
     # their events, marked handled only once `missed` is decided: a crash before the
     # caught-up marker leaves them in the inbox, to be owed again after the restart
     missed_events: list[str] = field(default_factory=list)
+    # events of owed deferrals (held pings), marked handled only once the deferral is
+    # decided: a crash during the hold leaves them in the inbox, owed after the restart
+    held_events: set[str] = field(default_factory=set)
     busy: int = 0  # events and timer work in progress
 
     def evictable(self, now: datetime) -> bool:

@@ -121,7 +121,7 @@ class Deciding(Acting):
         case.trace.step(f"waiting {delay:.0f} s for the burst to settle")
         item = Timer(Pass.SETTLED, case.message, case.trace, key)
         handle = self.clock.call_later(delay, self._fire(state, item))
-        state.pending[key] = PendingJudgment(case.message, case.trace, handle)
+        state.pending[key] = PendingJudgment(case.message, case.trace, handle, verdict.owed)
 
     async def _supersede(self, state: ChannelState, key: str, why: str) -> None:
         pending = state.pending.pop(key, None)
@@ -132,6 +132,13 @@ class Deciding(Acting):
         case = self._case(state, pending.message, Pass.SETTLED, pending.trace)
         verdict = Verdict(ActionKind.NONE, Stage.LOCAL, pending.trace.score, "superseded")
         await self._decide_done(state, case, verdict, None)
+        await self._release(state, pending)
+
+    async def _release(self, state: ChannelState, pending: PendingJudgment) -> None:
+        """An owed deferral was decided: its event may now be marked handled."""
+        if pending.event_id is not None:
+            state.held_events.discard(pending.event_id)
+            await self._handled(pending.event_id)
 
     def _schedule_recheck(self, state: ChannelState, msg: Message, verdict: Verdict) -> None:
         if verdict.recheck_s is None or verdict.recheck_s <= 0:
@@ -163,6 +170,11 @@ class Deciding(Acting):
                 return  # superseded meanwhile
             del state.pending[item.key or ""]
             case = self._case(state, msg, Pass.SETTLED, item.trace)
+            try:
+                await self._carry_out(state, case, await self.pipeline.decide(case))
+            finally:
+                await self._release(state, pending)
+            return
         else:
             if state.rechecks.pop(msg.id, None) is None:
                 return

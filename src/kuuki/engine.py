@@ -323,7 +323,11 @@ class Engine(Deciding):
                 except Exception:  # the queue must survive anything one item does
                     log.exception("%s in channel %s failed", _what(item), state.channel.id)
                 finally:
-                    if isinstance(item, ChatEvent) and item.event_id not in state.missed_events:
+                    if (
+                        isinstance(item, ChatEvent)
+                        and item.event_id not in state.missed_events
+                        and item.event_id not in state.held_events
+                    ):
                         await self._handled(item.event_id)
                     _finish(item)
                     state.queue.task_done()
@@ -369,6 +373,11 @@ class Engine(Deciding):
             )
             if len(state.missed) > owed:
                 state.missed_events.append(event.event_id)
+            for pending in state.pending.values():  # held for an owed answer: not yet done
+                mine = pending.message.id == event.message.id
+                if pending.owed and pending.event_id is None and mine:
+                    pending.event_id = event.event_id
+                    state.held_events.add(event.event_id)
         elif event.kind is EventKind.EDITED and event.target_id is not None:
             text = clean_incoming(event.text or "")
             state.buffer.edit(event.target_id, text)

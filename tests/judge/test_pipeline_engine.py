@@ -48,3 +48,35 @@ async def test_an_intervention_is_remembered_only_once_it_was_sent(tmp_path: Pat
         assert stages[-1].outcome == "decide" and stages[-1].action == "reply"
     finally:
         await h.app.close()
+
+
+async def test_a_held_ping_stays_owed_in_the_inbox_until_its_burst_is_answered(
+    tmp_path: Path,
+) -> None:
+    """A ping held as part of a burst is not done until the burst is answered: a crash
+    during the hold leaves its event in the inbox, owed after the restart."""
+    clock = VirtualClock()
+    s = Settings(persona=Persona(name="Kuu"))
+    h = await make(tmp_path, llm=ScriptedLLM(default="here!"), settings=s,
+                   judge=build_judge(s, None, clock), clock=clock)
+    try:
+        await h.say(ALICE, "@Kuu hi", mentions=("Kuu",))
+        assert h.decisions[-1].action.kind is ActionKind.REPLY
+        await h.clock.advance(2)
+        first = await h.say(ALICE, "@Kuu hello?", mentions=("Kuu",))
+        await h.clock.advance(2)
+        second = await h.say(ALICE, "@Kuu what's a good docker base image?", mentions=("Kuu",))
+        await h.app.writer.flush()
+        # the first held ping was superseded by the second (decided, so done); the second
+        # is held and owed
+        assert [e.event_id for e in await h.app.store.pending_events()] == [second]
+        assert [d.reason for d in h.decisions if d.message_id == first] == ["superseded"]
+        await h.clock.advance(10)
+        await h.app.engine.idle()
+        answer = h.decisions[-1]
+        assert answer.message_id == second and answer.action.kind is ActionKind.REPLY
+        assert answer.trace.stage("ping burst") is not None
+        await h.app.writer.flush()
+        assert await h.app.store.pending_events() == []
+    finally:
+        await h.app.close()

@@ -61,7 +61,7 @@ class PingBurst:
         )
         verdict = Verdict(
             ActionKind.NONE, Stage.ADDRESSED, 100, "ping burst: answered when it ends",
-            defer_s=PING_SETTLE_S, defer_key=f"ping:{msg.user.id}",
+            defer_s=PING_SETTLE_S, defer_key=f"ping:{msg.user.id}", owed=True,
         )
         return StageResult.decide(verdict, held_behind=last.isoformat() if last else None)
 

@@ -28,6 +28,9 @@ class Verdict:
     # A deferral's key: a newer deferral with the same key supersedes it. ``"channel"``
     # (the debounce) is also superseded by any newer message of the channel.
     defer_key: str = "channel"
+    # The deferral holds an answer the sender is owed (a held ping): its event is marked
+    # handled only once the deferral is decided (kuuki.deciding), so a crash loses nothing.
+    owed: bool = False
     # Another prompt than reply/ack (``"proactive"``, with ``topic``).
     task: str | None = None
     topic: str | None = None
