@@ -126,12 +126,7 @@ class Delivering:
         from kuuki.decide.types import Case, Pass
         from kuuki.domain import Action, ActionKind, Decision
 
-        extra = situation.extra
-        passing = next(
-            (p for p in (Pass.SETTLED, Pass.RECHECK, Pass.CAUGHT_UP) if extra.get(str(p))),
-            Pass.FIRST,
-        )
-        case = Case(situation, passing, trace)
+        case = Case(situation, Pass.of(situation.extra), trace)
         v = await self.pipeline.decide(case)
         if v.action is not ActionKind.NONE:
             m = situation.message

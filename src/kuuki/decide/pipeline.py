@@ -90,12 +90,7 @@ class Pipeline:
     # -- the Judge port, for code that judges one situation (tests, the playground) ---------
 
     async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
-        extra = situation.extra
-        passing = next(
-            (p for p in (Pass.SETTLED, Pass.RECHECK, Pass.CAUGHT_UP) if extra.get(str(p))),
-            Pass.FIRST,
-        )
-        return await self.decide(Case(situation, passing, trace))
+        return await self.decide(Case(situation, Pass.of(situation.extra), trace))
 
     @property
     def local_ms(self) -> deque[float]:

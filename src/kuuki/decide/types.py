@@ -33,6 +33,15 @@ class Pass(enum.StrEnum):
     CAUGHT_UP = "caught_up"  # missed while away, answered at the catch-up marker
     PROACTIVE = "proactive"  # the bot may bring up a remembered topic (memory layer)
 
+    @classmethod
+    def of(cls, extra: Mapping[str, Any]) -> Pass:
+        """The pass a bare `Judge` call means (``Situation.extra`` flags, for judges and
+        tests that judge one situation; the engine passes `Pass` values)."""
+        for p in (cls.SETTLED, cls.RECHECK, cls.CAUGHT_UP):
+            if extra.get(str(p)):
+                return p
+        return cls.FIRST
+
 
 class Outcome(enum.StrEnum):
     PASS = "pass"
