@@ -14,15 +14,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from .acting import Acting
 from .channels import ChannelState, PendingJudgment, Proposed, QueueItem, Timer
-from .decide.gates import allowed
+from .decide.gates import allowed, listening
 from .decide.types import Case, Pass, Proposal
 from .domain import ActionKind, Channel, Decision, DecisionTrace, Message, Stage, User
 from .judge.base import Situation, Verdict
+from .ports import Usage
 from .safety import clean_incoming
 
 if TYPE_CHECKING:
@@ -34,10 +35,14 @@ class Deciding(Acting):
     steps 6-7 come from `Acting`)."""
 
     channels: ChannelTable
+    handled: int
     bot_user_ids: set[str]
     _closed: bool
 
     def _put(self, state: ChannelState, item: QueueItem) -> None: ...
+
+    def _open(self, channel: Channel) -> ChannelState:
+        raise NotImplementedError  # the engine's
 
     async def _handled(self, event_id: str) -> None: ...
 
@@ -257,3 +262,33 @@ class Deciding(Acting):
                 continue
             verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
             await self._decide_done(state, case, verdict, None)
+
+    # -- commands (used by platform slash commands) ----------------------------------------
+
+    async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
+        """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
+        state = self._open(channel)
+        until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
+        state.bot.quiet_until = until
+        return until
+
+    def listening(self, channel: Channel) -> bool:
+        return listening(self.settings, channel)
+
+    def status(self, channel: Channel) -> dict[str, Any]:
+        state = self.channels.get(channel.id)
+        self._roll_usage()
+        quiet = state.bot.quiet_until if state else None
+        return {
+            "listening": self.listening(channel),
+            "judge_mode": self.settings.judge_mode,
+            "quiet_until": quiet.isoformat() if quiet and quiet > self.clock.now() else None,
+            "llm_calls_today": self.usage.calls,
+            "tokens_today": self.usage.prompt_tokens + self.usage.completion_tokens,
+            "messages_handled": self.handled,
+        }
+
+    def _roll_usage(self) -> None:
+        day = self.clock.now().date().isoformat()
+        if self.usage.day != day:
+            self.usage = Usage(day=day)

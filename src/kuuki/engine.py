@@ -28,7 +28,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from .acting import DecisionListener
@@ -42,7 +42,6 @@ from .channels import (
     stop,
 )
 from .clock import Clock
-from .decide.gates import listening
 from .decide.pipeline import Pipeline, build_pipeline
 from .deciding import Deciding
 from .domain import (
@@ -406,36 +405,6 @@ class Engine(Deciding):
     async def _flush(self) -> None:
         if self.writer is not None:
             await self.writer.flush()
-
-    # -- commands (used by platform slash commands) ----------------------------------------
-
-    async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
-        """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
-        state = self._open(channel)
-        until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
-        state.bot.quiet_until = until
-        return until
-
-    def listening(self, channel: Channel) -> bool:
-        return listening(self.settings, channel)
-
-    def status(self, channel: Channel) -> dict[str, Any]:
-        state = self.channels.get(channel.id)
-        self._roll_usage()
-        quiet = state.bot.quiet_until if state else None
-        return {
-            "listening": self.listening(channel),
-            "judge_mode": self.settings.judge_mode,
-            "quiet_until": quiet.isoformat() if quiet and quiet > self.clock.now() else None,
-            "llm_calls_today": self.usage.calls,
-            "tokens_today": self.usage.prompt_tokens + self.usage.completion_tokens,
-            "messages_handled": self.handled,
-        }
-
-    def _roll_usage(self) -> None:
-        day = self.clock.now().date().isoformat()
-        if self.usage.day != day:
-            self.usage = Usage(day=day)
 
     async def _record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None:
         if own:
