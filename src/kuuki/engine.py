@@ -50,6 +50,7 @@ from .domain import (
     EventKind,
     Message,
 )
+from .errors import StoreError
 from .intake import Inbox, Intake
 from .judge.base import AddressedOnlyJudge, BotState, Judge
 from .memory.buffer import ChannelBuffer
@@ -310,6 +311,7 @@ class Engine(Deciding):
                 batch.append(state.queue.get_nowait())
             await self._prepare([e for e in batch if isinstance(e, ChatEvent)])
             for item in batch:
+                done = True
                 try:
                     if isinstance(item, CaughtUp):
                         await self._answer_missed(state)
@@ -319,11 +321,19 @@ class Engine(Deciding):
                         await self._on_proposed(state, item)
                     else:
                         await self._process(state, item)
+                except StoreError as exc:
+                    # The store failed under it (an outage): not handled, so it stays in
+                    # the inbox and is handled again at the next start (`recover`), where
+                    # an answer it may already have got is read back from the platform.
+                    done = False
+                    log.warning("%s in channel %s left for later: the store failed: %s",
+                                _what(item), state.channel.id, exc)
                 except Exception:  # the queue must survive anything one item does
                     log.exception("%s in channel %s failed", _what(item), state.channel.id)
                 finally:
                     if (
                         isinstance(item, ChatEvent)
+                        and done
                         and item.event_id not in state.missed_events
                         and item.event_id not in state.held_events
                     ):

@@ -474,3 +474,29 @@ async def test_an_owed_catch_up_answer_stays_in_the_inbox_until_it_is_decided(
         assert await h.app.store.pending_events() == []
     finally:
         await h.app.close()
+
+
+async def test_an_event_the_store_failed_under_stays_in_the_inbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store outage in the middle of handling: the event is not marked handled, so the
+    next start handles it again (a crash test found such events marked handled, never
+    answered)."""
+    from kuuki.errors import StoreError
+
+    h = await make(tmp_path, llm=ScriptedLLM("hi!"))
+    try:
+        writer = h.app.writer
+        real = writer.add_message
+
+        async def down(*args: Any, **kw: Any) -> None:
+            raise StoreError("batched write failed: ConnectionRefusedError")
+
+        monkeypatch.setattr(writer, "add_message", down)
+        await h.say(ALICE, "Kuu, still there?", mid="q1")
+        monkeypatch.setattr(writer, "add_message", real)
+        await h.say(BOB, "hello", mid="b1")
+        await writer.flush()
+        assert [e.event_id for e in await h.app.store.pending_events()] == ["q1"]
+    finally:
+        await h.app.close()

@@ -33,11 +33,13 @@ async def test_a_channel_is_read_from_the_last_message_taken_before_the_first_re
     retrier.missed(["general"])
     taken["general"] = "m9"  # live messages taken in after the outage: not the start
     retrier.missed(["general", "random"], starts={"random": None})
+    assert retrier.owes("general") and not retrier.owes("elsewhere")
     await asyncio.wait_for(done.wait(), 5)
     await retrier.close()
     assert rounds[0] == (["general", "random"], {"general": "m5", "random": None})
     assert rounds[-1] == rounds[0]  # the failed round keeps the start of the first loss
     assert retrier.pending == frozenset()
+    assert not retrier.owes("general")  # read back: its new events are taken in again
 
     # A later loss starts afresh from what was taken in by then.
     done.clear()

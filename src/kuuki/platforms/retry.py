@@ -6,6 +6,11 @@ adapter notes the channel here, and `Retrier` keeps trying to catch it up from t
 platform's history, with growing pauses, until that succeeds: what was said while the
 store was down is then read back and handled, once (the engine dedupes by event id).
 
+Until a channel is read back, its newer events are not taken in either (`owes`; the
+adapters refuse them as if the store had): the store's last message then never gets past
+what was lost, so a crash before the read-back still finds the loss at the next start
+(reading from the store's last message), where the retrier's memory of it is gone.
+
 Reading back starts where the loss started: at the first refusal for a channel, `start_of`
 (the engine's `last_taken`) tells the last message of it that was taken in, and the
 channel is read from just after that. Not from the store's last message at retry time:
@@ -43,6 +48,7 @@ class Retrier:
         self.start_of = start_of
         self._missed: set[str] = set()
         self._starts: dict[str, str | None] = {}
+        self._owed: set[str] = set()  # missed and not yet read back successfully
         self._task: asyncio.Task[None] | None = None
         self.rounds = 0
 
@@ -56,6 +62,7 @@ class Retrier:
             if not c:
                 continue
             self._missed.add(c)
+            self._owed.add(c)
             if c in self._starts:
                 continue  # the first loss decides
             start = self.start_of(c) if self.start_of is not None else None
@@ -67,6 +74,10 @@ class Retrier:
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name=f"kuuki-{self.name}-catch-up"
             )
+
+    def owes(self, channel_id: str) -> bool:
+        """True while this channel's lost events are still to be read back."""
+        return channel_id in self._owed
 
     @property
     def pending(self) -> frozenset[str]:
@@ -91,6 +102,7 @@ class Retrier:
                 for c in todo:
                     if c not in self._missed:  # not refused again meanwhile
                         self._starts.pop(c, None)
+                        self._owed.discard(c)
                 log.info("%s: caught up %d channels after an outage", self.name, len(todo))
                 pause = FIRST_PAUSE_S
 

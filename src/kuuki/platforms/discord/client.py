@@ -228,7 +228,7 @@ class KuukiClient(discord.AutoShardedClient):
                 first = self.outbox.first_part(event.message.reply_to)
                 if first != event.message.reply_to:
                     event = _with_reply_to(event, first)
-            handed.append((channel.id, self.engine.submit(event)))
+            handed.append((channel.id, self._submit(channel.id, event)))
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         async with self._handling("message edit") as handed:
@@ -239,21 +239,23 @@ class KuukiClient(discord.AutoShardedClient):
                 return
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
-                handed.append((channel.id, self.engine.submit(mapping.edited(message, channel))))
+                event = mapping.edited(message, channel)
+                handed.append((channel.id, self._submit(channel.id, event)))
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         async with self._handling("message delete") as handed:
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
                 event = mapping.deleted(payload.message_id, channel)
-                handed.append((channel.id, self.engine.submit(event)))
+                handed.append((channel.id, self._submit(channel.id, event)))
 
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
         async with self._handling("bulk delete") as handed:
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
                 for mid in sorted(payload.message_ids):
-                    handed.append((channel.id, self.engine.submit(mapping.deleted(mid, channel))))
+                    gone = mapping.deleted(mid, channel)
+                    handed.append((channel.id, self._submit(channel.id, gone)))
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         async with self._handling("reaction") as handed:
@@ -264,9 +266,22 @@ class KuukiClient(discord.AutoShardedClient):
                 return
             who = payload.member or self.get_user(payload.user_id)
             user = mapping.user_of(who) if who else User(str(payload.user_id), str(payload.user_id))
-            handed.append((channel.id, self.engine.submit(mapping.reacted(payload, channel, user))))
+            reacted = mapping.reacted(payload, channel, user)
+            handed.append((channel.id, self._submit(channel.id, reacted)))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _submit(self, channel_id: str, event: ChatEvent) -> Awaitable[bool]:
+        """`Engine.submit`, unless the channel lost events to an outage and is not read
+        back yet: then the event is refused too (kuuki.platforms.retry) and read back with
+        the rest."""
+        if self.retrier.owes(channel_id):
+            refused: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            refused.set_exception(IntakeUnavailable(
+                f"channel {channel_id} is still to be read back after an outage"
+            ))
+            return refused
+        return self.engine.submit(event)
 
     def _bot_id(self) -> int | None:
         return self.user.id if self.user is not None else None

@@ -53,6 +53,12 @@ _RECENT = 5_000
 _HANDLED_TYPES = frozenset({"message", "app_mention", "reaction_added"})
 
 
+
+class _StillOwed(IntakeUnavailable):
+    """Refused because the channel's lost events are not read back yet (kuuki.platforms.
+    retry): not a new loss, so it does not start another read-back round (a busy channel
+    would otherwise keep the rounds going); Slack's redelivery brings the event back."""
+
 class SlackAdapter:
     """One workspace connection for one App (see module doc)."""
 
@@ -203,6 +209,8 @@ class SlackAdapter:
     async def _on_event(self, event: dict[str, Any]) -> None:
         try:
             await self.deliver(event)
+        except _StillOwed:
+            raise  # not acknowledged; Slack delivers it again once the channel is read back
         except IntakeUnavailable:
             # Not durable, so not acknowledged: bolt answers 500 and Slack redelivers; the
             # channel is also read back once the store answers again.
@@ -238,6 +246,11 @@ class SlackAdapter:
             mapped = await self.mapper.event(event)
             if mapped is None:
                 return False
+            if self._retrier is not None and self._retrier.owes(mapped.channel.id):
+                # lost events here are not read back yet: this one waits with them
+                raise _StillOwed(
+                    f"channel {mapped.channel.id} is still to be read back after an outage"
+                )
             result = self.app.engine.submit(mapped)
         queued = await result
         if key is not None:
