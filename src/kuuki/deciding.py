@@ -201,7 +201,7 @@ class Deciding(Acting):
         if state is None or self._closed:
             return None
         done: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
-        self._put(state, Proposed(wake, Proposal(topic, score, reason), done))
+        self._put(state, Proposed(wake, Proposal(topic, score, reason, wake.ts), done))
         return await done
 
     async def _on_proposed(self, state: ChannelState, item: Proposed) -> None:

@@ -180,7 +180,7 @@ class Proactive:
         if p is None:
             return StageResult.silent(Stage.PROACTIVE, 0, "nothing proposed")
         last = s.bot.last_action_at if s.bot else None
-        if last is not None and last >= s.message.ts:
+        if last is not None and last >= (p.wake_at or s.message.ts):
             return StageResult.silent(Stage.PROACTIVE, 0, "already responded after the wake-up")
         verdict = Verdict(
             ActionKind.REPLY, Stage.PROACTIVE, p.score, p.reason, task="proactive", topic=p.topic

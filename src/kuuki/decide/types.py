@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
@@ -76,6 +77,7 @@ class Proposal:
     topic: str
     score: float
     reason: str
+    wake_at: datetime | None = None  # the wake-up message's time
 
 
 @dataclass(slots=True)
