@@ -80,3 +80,42 @@ async def test_a_held_ping_stays_owed_in_the_inbox_until_its_burst_is_answered(
         assert await h.app.store.pending_events() == []
     finally:
         await h.app.close()
+
+
+async def test_proactive_talk_meets_quiet_and_the_intervention_interval() -> None:
+    from datetime import timedelta
+
+    from kuuki.decide.types import Case, Pass, Proposal
+    from kuuki.domain import Action, Decision
+
+    from .conftest import Room, msg, trace
+
+    s = Settings(persona=Persona(name="Kuu"))
+    pipeline = build_judge(s, None, VirtualClock())
+    room = Room()
+    wake = msg("m1", 0, "alice", "anyone climbing fuji this year?")
+    proposal = Proposal("Bob climbed Fuji last summer.", 60, "proactive: fact 1", wake.ts)
+
+    def case(at: float) -> Case:
+        situation = room.situation(wake, at=at)
+        return Case(situation, Pass.PROACTIVE, trace(wake), proposal=proposal)
+
+    room.bot.quiet_until = wake.ts + timedelta(minutes=30)
+    quiet = case(20)
+    v = await pipeline.decide(quiet)
+    assert v.action is ActionKind.NONE and v.reason == "asked to be quiet here"
+    assert [r.name for r in quiet.trace.stages] == ["quiet"]
+    room.bot.quiet_until = None
+    spoken = case(20)
+    v = await pipeline.decide(spoken)
+    assert v.action is ActionKind.REPLY and v.stage is Stage.PROACTIVE
+    assert (v.task, v.topic) == ("proactive", "Bob climbed Fuji last summer.")
+    action = Action(ActionKind.REPLY, "general", wake.id, text="By the way…")
+    pipeline.sent(spoken, Decision(wake.id, "general", action, v.stage, v.score, v.reason,
+                                   spoken.situation.now, spoken.trace))
+    again = case(20 + 5 * 60)  # five minutes later: inside the 10-minute interval
+    v = await pipeline.decide(again)
+    assert v.action is ActionKind.NONE
+    assert v.reason == "minimum interval since the last intervention"
+    policy = again.trace.stage("intervention policy")
+    assert policy is not None and policy.facts["since_last_min"] == 5.0
