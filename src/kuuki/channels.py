@@ -10,8 +10,12 @@ Memory must stay bounded however many channels a bot sits in (issue 11), so:
 - at most ``max_live`` channels are held; opening one more evicts the least recently
   active evictable one first (a busy channel is never evicted mid-work);
 - every per-channel list is bounded: the ids of the bot's own messages (`RecentIds`), the
-  intervention history (one hour, at most `MAX_INTERVENTIONS`), and the tracker's own
-  bounds (messages and bytes, kuuki.conversation.tracker).
+  pending timers (one per deferral key and per open question), and the tracker's own
+  bounds (messages and bytes, kuuki.conversation.tracker). The decision pipeline's
+  histories (interventions: one hour) are bounded in kuuki.decide.
+
+A channel's queue carries its events and, in the same order, its timers (`Timer`: a
+settled burst, a re-check) and proactive talk (`Proposed`): one ordered queue per channel.
 """
 
 from __future__ import annotations
@@ -24,16 +28,15 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .clock import TimerHandle
-from .domain import Channel, ChatEvent, DecisionTrace, Message
+from .decide.types import Pass, Proposal
+from .domain import Channel, ChatEvent, Decision, DecisionTrace, Message
 from .judge.base import BotState
 from .memory.buffer import ChannelBuffer
 
 if TYPE_CHECKING:
-    from .engine import Tracker
+    from .ports import Tracker
 
 BOT_MESSAGE_IDS = 2_000  # the bot's own messages remembered per channel (replies to them)
-MAX_INTERVENTIONS = 200
-INTERVENTION_WINDOW = timedelta(hours=1)
 
 
 class RecentIds:
@@ -70,11 +73,37 @@ class CaughtUp:
 
 @dataclass(slots=True)
 class PendingJudgment:
-    """An ambient message waiting for its burst to settle before it is judged."""
+    """A message waiting for its burst to settle before it is judged (a deferral)."""
 
     message: Message
     trace: DecisionTrace
     handle: TimerHandle
+    owed: bool = False  # an answer the sender is owed (a held ping): see `held_events`
+    event_id: str | None = None
+
+
+@dataclass(slots=True)
+class Timer:
+    """Queue item: a timer fired for ``message`` (``passing``: settled or re-check); its
+    ``done`` is set once handled, so a virtual clock waits for the work it caused."""
+
+    passing: Pass
+    message: Message
+    trace: DecisionTrace | None = None
+    key: str | None = None
+    done: asyncio.Future[None] | None = None
+
+
+@dataclass(slots=True)
+class Proposed:
+    """Queue item: proactive talk about ``message`` (the wake-up), offered by memory."""
+
+    message: Message
+    proposal: Proposal
+    done: asyncio.Future[Decision | None]
+
+
+QueueItem = ChatEvent | CaughtUp | Timer | Proposed
 
 
 @dataclass(slots=True)
@@ -84,30 +113,21 @@ class ChannelState:
     tracker: Tracker | None
     bot: BotState
     last_active: datetime
-    queue: asyncio.Queue[ChatEvent | CaughtUp] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[QueueItem] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
     bot_message_ids: RecentIds = field(default_factory=RecentIds)
-    bot_turns_since_human: int = 0
     last_human: Message | None = None
-    pending: PendingJudgment | None = None
+    # Deferrals by key (Verdict.defer_key): the debounce ("channel"), held ping bursts.
+    pending: dict[str, PendingJudgment] = field(default_factory=dict)
     rechecks: dict[str, TimerHandle] = field(default_factory=dict)
     missed: list[Message] = field(default_factory=list)  # addressed, seen while catching up
     # their events, marked handled only once `missed` is decided: a crash before the
     # caught-up marker leaves them in the inbox, to be owed again after the restart
     missed_events: list[str] = field(default_factory=list)
+    # events of owed deferrals (held pings), marked handled only once the deferral is
+    # decided: a crash during the hold leaves them in the inbox, owed after the restart
+    held_events: set[str] = field(default_factory=set)
     busy: int = 0  # events and timer work in progress
-
-    def note_intervention(self, at: datetime, conversation: str | None) -> None:
-        """Record an intervention, keeping the last hour only (and at most a few hundred)."""
-        items = self.bot.interventions
-        items.append((at, conversation))
-        cutoff = at - INTERVENTION_WINDOW
-        drop = 0
-        while drop < len(items) and items[drop][0] < cutoff:
-            drop += 1
-        drop = max(drop, len(items) - MAX_INTERVENTIONS)
-        if drop > 0:
-            del items[:drop]
 
     def evictable(self, now: datetime) -> bool:
         """Nothing of its own in progress or pending, and not asked to be quiet."""
@@ -115,7 +135,7 @@ class ChannelState:
         return (
             self.busy == 0
             and self.queue.empty()
-            and self.pending is None
+            and not self.pending
             and not self.rechecks
             and not self.missed
             and (quiet is None or quiet <= now)

@@ -28,7 +28,7 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from .app import run_chat
+    from .run import run_chat
 
     overrides = {"KUUKI_LLM": args.llm} if args.llm else None
     return asyncio.run(run_chat(_settings(args, overrides)))
@@ -79,9 +79,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run_bench(Path(args.data), sys.stdout)
         return 0
     elif args.what == "judge":
-        from .judge.bench import run_bench_judge
+        from .decide.bench import run_bench_judge
 
-        run_bench_judge(Path(args.dir), sys.stdout)
+        run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
         return 0
     elif args.what == "facts":
         from .memory.bench import run_bench_facts
@@ -166,7 +166,7 @@ def _loopback(host: str) -> bool:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .app import run_platforms
+    from .run import run_platforms
 
     return asyncio.run(run_platforms(_settings(args)))
 
@@ -295,8 +295,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the irc-disentanglement data (default: %(default)s)")
     dis.set_defaults(fn=cmd_bench)
 
-    jb = bsub.add_parser("judge", help="LLM calls per 100 ambient messages, local-stage latency")
+    jb = bsub.add_parser(
+        "judge", help="LLM calls per 100 ambient messages, local-stage latency, and (IRC logs "
+        "with gold links) replies to already-answered messages and unanswered questions "
+        "picked up"
+    )
     jb.add_argument("dir", metavar="DIR", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
+    jb.add_argument("--budget", type=int, default=0, metavar="N",
+                    help="per-channel LLM call budget (default 0: off, to measure the judge "
+                    "itself)")
     jb.set_defaults(fn=cmd_bench)
     fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
     fb.set_defaults(fn=cmd_bench)

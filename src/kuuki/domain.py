@@ -179,6 +179,27 @@ class GuardRecord:
 
 
 @dataclass(slots=True)
+class StageRecord:
+    """What one stage of the decision pipeline returned (kuuki.decide): ``outcome`` is
+    pass | decide | defer; ``facts`` the stage's findings, plain values."""
+
+    name: str
+    outcome: str
+    action: str | None = None
+    reason: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "outcome": self.outcome,
+            "action": self.action,
+            "reason": self.reason,
+            "facts": dict(self.facts),
+        }
+
+
+@dataclass(slots=True)
 class DecisionTrace:
     """Why the bot did what it did about one message.
 
@@ -195,6 +216,14 @@ class DecisionTrace:
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     guard: list[GuardRecord] = field(default_factory=list)
+    stages: list[StageRecord] = field(default_factory=list)
+
+    def stage(self, name: str) -> StageRecord | None:
+        """The last result of stage ``name`` in this trace, if it ran."""
+        for r in reversed(self.stages):
+            if r.name == name:
+                return r
+        return None
 
     def step(self, text: str) -> None:
         self.steps.append(text)
@@ -234,6 +263,7 @@ class DecisionTrace:
             ],
             "errors": list(self.errors),
             "guard": [g.to_dict() for g in self.guard],
+            "stages": [r.to_dict() for r in self.stages],
         }
 
 

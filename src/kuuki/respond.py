@@ -21,28 +21,22 @@ Safe defaults (the trace records which one was used and why):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from .clock import Clock
 from .domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Message
 from .guard.language import conversation_language
 from .guard.reply import Expect, GuardVerdict, ReplyGuard
+from .judge.response_type import pick_emoji
 from .llm.base import LLM, ChatMessage, current_deadline
 from .llm.record import call_llm
 from .memory.context import ContextBuilder, PromptContext
+from .ports import MemoryProvider, PromptDump
 from .settings import Persona
 
-PromptDump = Callable[[str, Sequence[ChatMessage]], None]
+__all__ = ["MemoryProvider", "PromptDump", "Responder", "Response", "pick_emoji"]
 
-_REACT_CUES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("thank", "thx", "ありがと", "感謝", "助かった"), "😊"),
-    (("?", "？", "why", "how", "なぜ", "どう"), "🤔"),
-    (("idea", "think", "思いつ", "アイデア", "ひらめ"), "💡"),
-    (("great", "awesome", "nice", "cool", "done", "すごい", "やった", "できた", "最高"), "✨"),
-    (("ok", "sure", "agree", "了解", "いいね", "賛成", "おけ"), "👍"),
-)
 _LANGUAGE_NAMES = {"ja": "Japanese", "en": "English"}
 _OUTCOME = {
     "timeout": "timed out",
@@ -51,25 +45,6 @@ _OUTCOME = {
     "invalid": "empty answer",
     "error": "model error",
 }
-
-
-class MemoryProvider(Protocol):
-    """Fills the memory fields of a PromptContext for one channel and trigger message.
-
-    Implementations apply the privacy rule: only memories whose source is the channel
-    itself or a public channel of the same workspace.
-    """
-
-    async def fill(self, ctx: PromptContext, trace: DecisionTrace) -> None: ...
-
-
-def pick_emoji(text: str, emoji: Sequence[str]) -> str:
-    """A reaction that fits the message, from the persona's set."""
-    lowered = text.lower()
-    for cues, candidate in _REACT_CUES:
-        if candidate in emoji and any(c in lowered for c in cues):
-            return candidate
-    return emoji[0] if emoji else "👀"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,8 +37,7 @@ log = logging.getLogger("kuuki.settings")
 LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
-# The built-in back-ends; plugins add theirs through kuuki.llm.registry (see llm_backends).
-LLM_BACKENDS = ("embedded", "openai", "stub", "none")
+# The LLM back-ends are the registry's one list (kuuki.llm.registry; see llm_backends).
 
 DEFAULT_EMOJI = ("👀", "😊", "👍", "🤔", "✨", "💡")
 DEFAULT_SYSTEM_PROMPT = {
@@ -139,6 +138,9 @@ class Settings:
     # auto: hybrid, except that the shipped demonstration model does not judge (measured
     # to make decisions worse than the local stage alone; kuuki.app.judge_mode_for).
     judge_mode: str = "auto"
+    # A cost governor: LLM-stage calls a channel may spend at once (one more comes back
+    # every 8 minutes; kuuki.judge.history.CallBudget). 0 switches it off.
+    judge_call_budget: int = 4
     # Names from the seed documents (DESIGN §4).
     CHANNEL_BUFFER_SIZE: int = 50
     CHANNEL_BUFFER_TTL_MINUTES: int = 30
@@ -240,6 +242,10 @@ SPECS: tuple[Spec, ...] = (
         _int_range(1, 1_000_000),
     ),
     Spec("KUUKI_JUDGE_MODE", "judge.mode", "judge_mode", _choice(*JUDGE_MODES)),
+    Spec(
+        "KUUKI_JUDGE_CALL_BUDGET", "judge.call_budget", "judge_call_budget",
+        _int_range(0, 1_000_000),
+    ),
     Spec("DISCORD_TOKEN", "discord.token", "discord_token", _str),
     Spec("SLACK_BOT_TOKEN", "slack.bot_token", "slack_bot_token", _str),
     Spec("SLACK_APP_TOKEN", "slack.app_token", "slack_app_token", _str),

@@ -30,6 +30,15 @@ def trace_lines(trace: dict[str, Any]) -> list[str]:
             lines.append(f"  · {line}")
     for s in trace.get("steps", []):
         lines.append(f"  → {s}")
+    decided = [r for r in trace.get("stages", []) if r.get("outcome") != "pass"]
+    if trace.get("stages"):
+        ran = " → ".join(r["name"] for r in trace["stages"])
+        done = {"decide": "decided", "defer": "deferred"}
+        end = (
+            f"; {decided[-1]['name']} {done.get(decided[-1]['outcome'], decided[-1]['outcome'])}"
+            if decided else ""
+        )
+        lines.append(f"  stages: {ran}{end}")
     for g in trace.get("guard", []):
         record = GuardRecord(g["subject"], g["ok"], g.get("check", ""), g.get("reason", ""),
                              g.get("text", ""), tuple(g.get("repairs", ())))

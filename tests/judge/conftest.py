@@ -112,3 +112,30 @@ def clock() -> VirtualClock:
 
 
 DOWN = LLMUnavailable("connection refused")
+
+
+class Delivering:
+    """A pipeline driven as the engine drives it: a verdict that speaks is reported back
+    as delivered (`Pipeline.sent`), so the history stages (interventions, rate limits)
+    see what the bot said."""
+
+    def __init__(self, pipeline: Any) -> None:
+        self.pipeline = pipeline
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Any:
+        from kuuki.decide.types import Case, Pass
+        from kuuki.domain import Action, ActionKind, Decision
+
+        case = Case(situation, Pass.of(situation.extra), trace)
+        v = await self.pipeline.decide(case)
+        if v.action is not ActionKind.NONE:
+            m = situation.message
+            action = Action(v.action, situation.channel.id, m.id, emoji=v.emoji)
+            self.pipeline.sent(
+                case, Decision(m.id, situation.channel.id, action, v.stage, v.score, v.reason,
+                               situation.now, trace)
+            )
+        return v
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pipeline, name)

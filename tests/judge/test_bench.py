@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from kuuki.judge.bench import irc_to_transcript, run_bench_judge
+from kuuki.decide.bench import irc_to_transcript, run_bench_judge
 from kuuki.platforms.transcript import parse_lines
 
 IRC = """[03:41] <alice> hi, how do I install the nvidia driver on ubuntu?
@@ -37,3 +37,49 @@ def test_bench_prints_one_json_line(tmp_path: Path) -> None:
     assert line == result
     assert line["ambient"] == 6 and line["files"] == 1
     assert {"llm_calls_per_100_ambient", "local_p50_ms", "local_p99_ms"} <= set(line)
+
+
+def test_gold_figures_count_replies_to_answered_messages_and_open_questions(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from kuuki.decide.bench_gold import gold_figures
+    from kuuki.domain import (
+        Action,
+        ActionKind,
+        Channel,
+        Decision,
+        DecisionTrace,
+        Message,
+        Stage,
+        User,
+    )
+
+    t0 = datetime(2026, 1, 5, tzinfo=UTC)
+    ch = Channel("ubuntu", "ubuntu")
+
+    def m(line: int, sec: float, who: str, text: str) -> Message:
+        return Message(f"l{line}", ch.id, User(who, who), text, t0 + timedelta(seconds=sec))
+
+    msgs = [
+        m(1000, 0, "ann", "how do I change the grub timeout?"),
+        m(1001, 30, "bo", "edit /etc/default/grub and run update-grub"),
+        m(1002, 60, "cy", "anyone know why wifi drops after suspend?"),
+        m(1003, 900, "dee", "is there a way to list held packages?"),
+    ]
+    ann = tmp_path / "x.annotation.txt"
+    ann.write_text("1000 1000 -\n1000 1001 -\n1002 1002 -\n1003 1003 -\n")
+
+    def spoke(line: int, sec: float) -> Decision:
+        action = Action(ActionKind.REPLY, ch.id, f"l{line}")
+        trace = DecisionTrace(f"l{line}", ch.id, t0)
+        return Decision(f"l{line}", ch.id, action, Stage.LOCAL, 55, "", t0 + timedelta(
+            seconds=sec), trace)
+
+    line_of = {x.id: int(x.id[1:]) for x in msgs}
+    # the bot answered l1000 after bo did (40 s), and l1002, which nobody answered
+    g = gold_figures(ann, line_of, msgs, [spoke(1000, 40), spoke(1002, 240)]).as_dict()
+    assert g["unprompted_replies"] == 2 and g["already_answered"] == 1
+    assert g["already_answered_share"] == 0.5
+    assert g["unanswered_questions"] == 2 and g["unanswered_picked_up"] == 1

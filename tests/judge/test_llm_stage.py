@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kuuki.clock import VirtualClock
+from kuuki.decide.build import build_judge
 from kuuki.domain import ActionKind, Message, Stage
-from kuuki.judge.hybrid import HybridJudge, build_judge
 
-from .conftest import DOWN, FakeLLM, Room, msg, settings, trace
+from .conftest import DOWN, Delivering, FakeLLM, Room, msg, settings, trace
 
 YES = {
     "should_respond": True,
@@ -26,8 +26,8 @@ def band_room() -> tuple[Room, Message]:
     return room, m
 
 
-def make(clock: VirtualClock, llm: FakeLLM, **kw: object) -> HybridJudge:
-    return build_judge(settings(**kw), llm, clock)
+def make(clock: VirtualClock, llm: FakeLLM, **kw: object) -> Delivering:
+    return Delivering(build_judge(settings(**kw), llm, clock))
 
 
 async def test_clear_cases_never_reach_the_model(clock: VirtualClock) -> None:

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from kuuki.clock import VirtualClock
+from kuuki.decide.build import build_judge
+from kuuki.decide.local import QUESTION_DEBOUNCE_S, RECHECK_S
 from kuuki.domain import ActionKind, DecisionTrace, Stage
-from kuuki.judge.hybrid import QUESTION_DEBOUNCE_S, RECHECK_S, HybridJudge, build_judge
 
-from .conftest import Room, msg, settings, trace
+from .conftest import Delivering, Room, msg, settings, trace
 
 
 def rules(t: DecisionTrace) -> dict[str, float]:
     return {c.rule: c.points for c in t.contributions}
 
 
-def judge(clock: VirtualClock, **kw: object) -> HybridJudge:
-    return build_judge(settings(**kw), None, clock)
+def judge(clock: VirtualClock, **kw: object) -> Delivering:
+    return Delivering(build_judge(settings(**kw), None, clock))
 
 
 async def test_mention_reply_and_name_call_are_answered_now(
@@ -66,8 +67,10 @@ async def test_unanswered_question_scores_on_recheck(room: Room, clock: VirtualC
 async def test_answered_question_is_left_alone_on_recheck(room: Room, clock: VirtualClock) -> None:
     m = room.add(msg("m1", 0, "alice", "does anyone know where the VPN config lives?"))
     room.add(msg("m2", 30, "bob", "on the wiki", reply_to="m1"))
-    v = await judge(clock).judge(room.situation(m, at=180, recheck=True), trace(m))
-    assert v.action is ActionKind.NONE and v.reason == "answered by someone else"
+    t = trace(m)
+    v = await judge(clock).judge(room.situation(m, at=180, recheck=True), t)
+    assert v.action is ActionKind.NONE and v.reason == "answered by bob"
+    assert t.features["answered_by"] == "m2"
 
 
 async def test_question_to_someone_else_gets_no_bonus(room: Room, clock: VirtualClock) -> None:
@@ -141,7 +144,9 @@ async def test_loop_guard_and_other_bots(room: Room, clock: VirtualClock) -> Non
     m = msg("x2", 20, "deploybot", "Kuu, deploy #43 done", bot=True)
     t = trace(m)
     v = await judge(clock).judge(room.situation(m), t)
-    assert v.action is ActionKind.NONE and rules(t)["loop guard"] == -100
+    assert v.action is ActionKind.NONE and v.stage is Stage.FILTERED
+    loop = t.stage("filter")
+    assert loop is not None and loop.outcome == "decide" and loop.facts["bot_turns"] == 2
     other = Room()
     other.add(msg("m0", 0, "alice", "hi"))
     m = msg("x1", 300, "deploybot", "does anyone want the changelog?", bot=True)

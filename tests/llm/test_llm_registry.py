@@ -38,3 +38,35 @@ def test_a_plugin_registers_like_a_built_in() -> None:
         assert isinstance(registry.create("mine"), Mine)
     finally:
         registry._FACTORIES.pop("mine")
+
+
+def test_an_entry_point_plugin_is_offered_by_settings_and_the_cli(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import subprocess
+    import sys
+
+    from kuuki.settings import llm_backends, load_settings
+
+    class Plugin(StubLLM):
+        pass
+
+    class Entry:
+        def load(self) -> object:
+            return lambda register: register("plugged", lambda **c: Plugin(**c))
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [Entry()])
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    try:
+        assert "plugged" in llm_backends()
+        settings = load_settings(env={"KUUKI_LLM": "plugged"}, path=None)
+        assert settings.llm.backend == "plugged"
+        assert isinstance(registry.create("plugged"), Plugin)
+    finally:
+        registry._FACTORIES.pop("plugged", None)
+    # The scripted test double is never offered to users: only importing kuuki.testing
+    # registers it (a fresh interpreter, so this test's imports do not count).
+    code = "from kuuki.settings import llm_backends; print(' '.join(llm_backends()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert "scripted" not in out and {"none", "embedded", "openai", "stub"} <= set(out)

@@ -1,4 +1,5 @@
-"""Is a message addressed to the bot? Mention, reply to one of its messages, or a name call.
+"""Is a message addressed to the bot? Mention, reply to one of its messages, a name call,
+a direct message, or a message in a thread under one of its own posts.
 
 A name call is the name used as a vocative ("Kuu, what do you think?", "くうさん、これ見て",
 "thanks Kuu!", "hey Kuu") or a question put to the bot by name ("くうも来る？"), not the
@@ -12,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..domain import Message
 
@@ -88,13 +90,23 @@ def name_variants(names: Iterable[str]) -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
+# The bot is where a thread message goes unless it answers a person: a thread reply this
+# soon after another person's message in the thread is read as talk between the two.
+THREAD_EXCHANGE = timedelta(minutes=2)
+
+
 @dataclass(frozen=True, slots=True)
 class Addressing:
-    kind: str  # "mention" | "reply" | "name" | ""
+    kind: str  # "mention" | "reply" | "name" | "dm" | "thread" | ""
     detail: str = ""
 
     def __bool__(self) -> bool:
         return bool(self.kind)
+
+    @property
+    def implicit(self) -> bool:
+        """Addressed by where it was said (a DM, the bot's own thread), not by a call."""
+        return self.kind in ("dm", "thread")
 
 
 class AddressDetector:
@@ -122,14 +134,24 @@ class AddressDetector:
         self._mid_vocative = re.compile(rf"(?:^|[。.!！?？\n]\s*){name}\s*[,、，]")
 
     def detect(
-        self, msg: Message, *, bot_user_ids: Iterable[str], bot_message_ids: Iterable[str] = ()
+        self,
+        msg: Message,
+        *,
+        bot_user_ids: Iterable[str],
+        bot_message_ids: Iterable[str] = (),
+        dm: bool = False,
+        recent: Sequence[Message] = (),
     ) -> Addressing:
+        """How ``msg`` addresses the bot. ``dm``: the channel is a direct message with the
+        bot (a person's message there is always to the bot); ``recent``: the channel's
+        buffer, read to tell a thread reply to another person from one to the bot."""
         ids = set(bot_user_ids)
+        own = set(bot_message_ids)
         lowered = {normalise(n) for n in self.names}
         for m in msg.mentions:
             if m in ids or normalise(m) in lowered:
                 return Addressing("mention", m)
-        if msg.reply_to is not None and msg.reply_to in set(bot_message_ids):
+        if msg.reply_to is not None and msg.reply_to in own:
             return Addressing("reply", msg.reply_to)
         text = normalise(msg.text)
         patterns = (self._at, self._start, self._end, self._mid_vocative, self._topic_question)
@@ -137,7 +159,35 @@ class AddressDetector:
             hit = pattern.search(text)
             if hit:
                 return Addressing("name", hit.group("name"))
+        if msg.user.is_bot:
+            return Addressing("")
+        if dm:
+            return Addressing("dm", msg.channel_id)
+        if msg.thread is not None and msg.thread in own and not self._to_person(msg, recent, ids):
+            return Addressing("thread", msg.thread)
         return Addressing("")
+
+    def _to_person(self, msg: Message, recent: Sequence[Message], bot_ids: set[str]) -> bool:
+        """In the bot's thread, is this message said to another person?"""
+        by_id = {m.id: m for m in recent}
+        target = by_id.get(msg.reply_to) if msg.reply_to else None
+        if target is not None and target.user.id != msg.user.id and target.user.id not in bot_ids:
+            return True
+        if any(normalise(x) not in {normalise(n) for n in self.names} for x in msg.mentions):
+            return True
+        people = [
+            m
+            for m in recent
+            if m.thread == msg.thread
+            and m.id != msg.id
+            and m.ts <= msg.ts
+            and not m.user.is_bot
+            and m.user.id not in bot_ids
+        ]
+        if not people:
+            return False
+        last = people[-1]
+        return last.user.id != msg.user.id and msg.ts - last.ts <= THREAD_EXCHANGE
 
     def mentions_name(self, text: str) -> bool:
         """The name appears at all (call or reference): used for "bot not mentioned lately"."""

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..domain import ActionKind, Channel, DecisionTrace, Message, Stage
+from ..ports import Tracker
 from .addressing import Addressing
 
 
@@ -24,6 +25,17 @@ class Verdict:
     # Act on this verdict now, and judge the message again after this many seconds
     # (an open question that may go unanswered).
     recheck_s: float | None = None
+    # A deferral's key: a newer deferral with the same key supersedes it. ``"channel"``
+    # (the debounce) is also superseded by any newer message of the channel.
+    defer_key: str = "channel"
+    # The deferral holds an answer the sender is owed (a held ping): its event is marked
+    # handled only once the deferral is decided (kuuki.deciding), so a crash loses nothing.
+    owed: bool = False
+    # Another prompt than reply/ack (``"proactive"``, with ``topic``).
+    task: str | None = None
+    topic: str | None = None
+    # False: no decision is stored (the bot's own message).
+    log: bool = True
 
 
 @dataclass(slots=True)
@@ -41,7 +53,7 @@ class Situation:
     recent: Sequence[Message]
     now: datetime
     conversation_id: str | None = None
-    tracker: Any = None
+    tracker: Tracker | None = None
     bot: BotState | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -55,7 +67,6 @@ class BotState:
     last_reply_conversation: str | None = None
     last_action_at: datetime | None = None
     quiet_until: datetime | None = None
-    interventions: list[tuple[datetime, str | None]] = field(default_factory=list)
 
 
 class Judge(Protocol):

@@ -81,6 +81,7 @@ class CallBudget:
 
     ``capacity`` calls may be spent at once; one more becomes available every
     ``refill`` of (clock) time. When the bucket is empty the local stage answers.
+    A capacity of 0 switches the budget off.
     """
 
     def __init__(self, capacity: int = 4, refill: timedelta = timedelta(minutes=8)) -> None:
@@ -89,6 +90,8 @@ class CallBudget:
         self._state: dict[str, tuple[float, datetime]] = {}
 
     def take(self, channel_id: str, now: datetime) -> bool:
+        if self.capacity <= 0:
+            return True  # switched off
         tokens, at = self._state.get(channel_id, (float(self.capacity), now))
         tokens = min(self.capacity, tokens + (now - at) / self.refill)
         if tokens < 1:

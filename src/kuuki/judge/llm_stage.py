@@ -29,8 +29,8 @@ from ..llm.breaker import BreakerState, CircuitBreaker, GuardedLLM
 from ..llm.record import PromptDump, call_llm
 from ..llm.schema import parse_json, schema_errors
 from ..memory.context import ContextBuilder, PromptContext
+from ..ports import MemoryProvider
 from ..prompts import Prompts
-from ..respond import MemoryProvider
 from .base import Situation
 from .cache import LLMJudgment
 from .history import TTLCache

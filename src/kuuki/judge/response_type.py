@@ -9,16 +9,36 @@ flippant — so in a conflict it either says something real or nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..domain import ActionKind
-from ..respond import pick_emoji
 from ..settings import Persona
 from .rules import LocalResult
 
+IMPLICIT = frozenset({"dm", "thread"})
 REPLY_AT = 80
 ACK_AT = 60
 _BY_NAME = {"react": ActionKind.REACT, "ack": ActionKind.ACK, "reply": ActionKind.REPLY}
+
+
+_REACT_CUES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("thank", "thx", "ありがと", "感謝", "助かった"), "😊"),
+    (("?", "？", "why", "how", "なぜ", "どう"), "🤔"),
+    (("idea", "think", "思いつ", "アイデア", "ひらめ"), "💡"),
+    (("great", "awesome", "nice", "cool", "done", "すごい", "やった", "できた", "最高"), "✨"),
+    (("ok", "sure", "agree", "了解", "いいね", "賛成", "おけ"), "👍"),
+)
+
+
+def pick_emoji(text: str, emoji: Sequence[str]) -> str:
+    """A reaction that fits the message, from the persona's set (also the responder's
+    fallback reaction)."""
+    lowered = text.lower()
+    for cues, candidate in _REACT_CUES:
+        if candidate in emoji and any(c in lowered for c in cues):
+            return candidate
+    return emoji[0] if emoji else "👀"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +73,10 @@ def _base_form(r: LocalResult, score: float, *, diversity: bool, suggested: str 
         return Form(ActionKind.REPLY, None, "response diversity off")
     if suggested in _BY_NAME:
         return Form(_BY_NAME[suggested], None, f"the LLM judge chose {suggested}")
+    if r.addressed in IMPLICIT and not r.question and r.short:
+        # Said where the bot is the listener (a DM, its own thread) but not a call for an
+        # answer: "bringing Codenames", "完璧、助かった〜" get the nod a person would give.
+        return Form(ActionKind.ACK, None, f"addressed ({r.addressed}): a short remark")
     if r.addressed:
         return Form(ActionKind.REPLY, None, f"addressed ({r.addressed})")
     if score >= REPLY_AT:

@@ -3,7 +3,8 @@
 Each rule is a small method that looks at the situation and, when it applies, adds one
 contribution (`trace.add(rule, points, detail)`). Rules never call a model; the only
 model-ish input is the conversation state, classified beforehand and passed in.
-A *veto* (loop guard, conversation ending, quiet) means "stay silent whatever the score".
+A *veto* (the conversation is ending) means "stay silent whatever the score". The loop
+guard and quiet mode are not scores: they are stages of their own (kuuki.decide.gates).
 """
 
 from __future__ import annotations
@@ -44,6 +45,25 @@ _GOOD_NEWS = re.compile(
     r"|うまくいった|上手くいった|内定",
     re.IGNORECASE,
 )
+# A question put to the room says so ("anyone know…", "誰か…", polite forms that speak to
+# others); without such a word, musing and self-questions are talking to oneself.
+_ROOM = re.compile(
+    r"\b(any ?one|any ?body|some ?one|some ?body|any ideas?|you guys|y'?all|folks|guys"
+    r"|can i ask|help me|thoughts)\b"
+    r"|誰か|だれか|どなたか|知ってる人|知ってるひと|わかる人|分かる人|詳しい人|教えて|みなさん|皆さん|みんな"
+    r"|ますか|ですか|でしょうか|ません[か？?]|ませんか",
+    re.IGNORECASE,
+)
+# Seed 003's "obvious monologue": self-questions and musing.
+_SELF_TALK = re.compile(
+    r"なんでだ(?!ろう)|なんでや|せいか|かな[ぁあー〜…]*$|だろうな|っけ"
+    r"|\bi wonder\b|\bhm+\b|\bduh\b|\bugh\b|^(ok|okay|wait|oh)\b[ ,.]",
+    re.IGNORECASE,
+)
+MONOLOGUE_RUN = 3  # this many lines in a row by one person, nobody else between: to oneself
+MONOLOGUE_WINDOW = timedelta(minutes=10)
+TURN_GAP = timedelta(seconds=45)
+
 # Honorific "names" that address the room, not a person (みなさん, 皆様…).
 _GROUP_WORDS = frozenset(
     {"みな", "皆", "みんな", "皆んな", "お客", "おつかれ", "お疲れ", "お父", "お母", "神", "先生"}
@@ -63,6 +83,8 @@ class LocalResult:
     one_to_one: bool = False
     from_bot: bool = False
     unanswered: bool = False
+    short: bool = False  # a few words: a remark, not something to answer at length
+    monologue: bool = False
     state: StateResult | None = None
     veto: str = ""
 
@@ -118,11 +140,11 @@ class RuleScorer:
         text = "\n".join(m.text for m in view.burst())
         bot_ids = s.bot.user_ids if s.bot else frozenset()
         r.from_bot = msg.user.is_bot
+        r.short = len(text.split()) <= 6 if text.isascii() else len(text) <= 20
         if s.addressing:
             r.addressed = s.addressing.kind
-            points = 80 if s.addressing.kind == "name" else 100
+            points = 80 if s.addressing.kind in ("name", "thread") else 100
             trace.add(f"addressed:{s.addressing.kind}", points, s.addressing.detail)
-        self._loop_guard(s, trace, r, bot_ids)
         self._question(s, text, trace, r)
         if r.open_question and view.in_exchange(bot_ids):
             # Someone is already talking with the asker: they will likely answer.
@@ -148,26 +170,10 @@ class RuleScorer:
                 age = (s.now - msg.ts).total_seconds() / 60
                 trace.add("open question unanswered", 45, f"nobody answered for {age:.0f} min")
         self._state(s, trace, r, state)
-        if s.bot and s.bot.quiet_until and s.now < s.bot.quiet_until and not r.addressed:
-            r.veto = r.veto or "asked to be quiet here"
         r.score = trace.score
         return r
 
     # -- rules ---------------------------------------------------------------------------------
-
-    def _loop_guard(
-        self, s: Situation, trace: DecisionTrace, r: LocalResult, bot_ids: frozenset[str]
-    ) -> None:
-        if not s.message.user.is_bot:
-            return
-        turns = 0
-        for m in reversed([m for m in s.recent if m.id != s.message.id]):
-            if not (m.user.is_bot or m.user.id in bot_ids):
-                break
-            turns += 1
-        if turns >= 2:
-            trace.add("loop guard", -100, f"{turns} bot turns since the last human message")
-            r.veto = "loop guard: two bot turns since the last human message"
 
     def _question(self, s: Situation, text: str, trace: DecisionTrace, r: LocalResult) -> None:
         msg = s.message
@@ -184,6 +190,13 @@ class RuleScorer:
             if r.question:
                 trace.add("question", 0, f"asked of {who}: no bonus")
             return
+        if not r.addressed and self._monologue(s, text, r):
+            r.monologue = True
+            trace.add("monologue", -20, "talking to oneself (seed 003: do not respond)")
+            if r.question:
+                trace.add("question", 0, "a self-question, not one put to the room")
+            r.question = False
+            return
         if r.question and not r.addressed and self._banter(s, text):
             # A quick quip inside a burst ("isn't the ref blind?") is not a question to answer.
             trace.add("question", 0, "a short quip in a burst of banter")
@@ -192,6 +205,37 @@ class RuleScorer:
         if r.question:
             trace.add("question", 20, "ends like a question" if not r.addressed else "to the bot")
             r.open_question = not r.addressed and not msg.user.is_bot
+
+    @staticmethod
+    def _monologue(s: Situation, text: str, r: LocalResult) -> bool:
+        """Seed 003's obvious monologue: musing, a self-question, or a run of lines nobody
+        else is part of; never when the text puts something to the room."""
+        if _ROOM.search(text):
+            return False
+        msg = s.message
+        before = [m for m in s.recent if m.id != msg.id and m.ts <= msg.ts]
+        cutoff = msg.ts - MONOLOGUE_WINDOW
+        bots = s.bot.user_ids if s.bot else frozenset()
+        recent_others = [m for m in before if m.ts >= cutoff and m.user.id != msg.user.id]
+        if any(m.user.id in bots for m in recent_others[-3:]):
+            return False  # talking with the bot, which spoke just before
+        lines = [line for line in text.splitlines() if line.strip()]
+        if r.question and not any("?" in x or "？" in x for x in lines):
+            return True  # "今日も残業かな", "ok why is this thing matching": musing
+        if any(_SELF_TALK.search(line.strip()) for line in lines):
+            return True
+        # Turns of the author with nobody else between (lines close together are one turn).
+        turns, others, last = 1, False, msg.ts
+        for m in reversed(before):
+            if m.ts < cutoff:
+                break
+            if m.user.id != msg.user.id:
+                others = True
+                break
+            if last - m.ts > TURN_GAP:
+                turns += 1
+            last = m.ts
+        return turns >= MONOLOGUE_RUN or (not others and r.short and not r.question)
 
     def addressees(self, msg: Message, recent: Sequence[Message]) -> list[str]:
         """People other than the bot that the message speaks to."""

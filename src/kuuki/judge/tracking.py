@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypeVar
 
 from ..domain import Message
+from ..ports import Tracker
 from .base import Situation
 
 log = logging.getLogger("kuuki.judge")
@@ -24,17 +26,31 @@ log = logging.getLogger("kuuki.judge")
 FALLBACK_WINDOW = timedelta(minutes=10)
 # Lines by one author this close together are read as one message.
 BURST_GAP = timedelta(seconds=45)
+# Two people taking turns: the other one's next line answers what was just said.
+EXCHANGE_GAP = timedelta(minutes=2)
+# An unaddressed line this soon after a question that opens like an answer answers it.
+ANSWER_WINDOW = timedelta(seconds=90)
+_ANSWER_START = re.compile(
+    r"(no|nope|yes|yeah|yep|yup|sure|nah|because|you (can|can't|cannot|need|should|have to)"
+    r"|try|it's|it is|that's|use)\b[ ,.!]"
+    r"|(はい|いいえ|いや|うん|ううん|そうです|違います|できます|できません)[、。,! ！]",
+    re.IGNORECASE,
+)
 
 
-def _call(tracker: Any, name: str, *args: Any) -> Any:
-    """Call a tracker method; None when it is missing or fails."""
-    fn = getattr(tracker, name, None)
-    if fn is None:
+T = TypeVar("T")
+
+
+def _ask(tracker: Tracker | None, question: Callable[[Tracker], T]) -> T | None:
+    """Ask the tracker (the full `kuuki.ports.Tracker` protocol); None when there is none
+    or it fails: the tracker is another team's moving part, and a failure degrades one
+    answer, never the decision."""
+    if tracker is None:
         return None
     try:
-        return fn(*args)
-    except Exception as exc:  # the tracker is another team's moving part
-        log.debug("tracker.%s failed: %s", name, exc)
+        return question(tracker)
+    except Exception as exc:
+        log.debug("tracker failed: %s", exc)
         return None
 
 
@@ -47,7 +63,8 @@ class ChannelView:
         self.recent: Sequence[Message] = situation.recent
         self.conversation_id = situation.conversation_id
         if self.conversation_id is None and self.tracker is not None:
-            cid = _call(self.tracker, "conversation_of", situation.message.id)
+            mid = situation.message.id
+            cid = _ask(self.tracker, lambda t: t.conversation_of(mid))
             self.conversation_id = cid if isinstance(cid, str) else None
         self._conv_cache: list[Message] | None = None
 
@@ -58,7 +75,7 @@ class ChannelView:
     def conversation_of(self, message_id: str) -> str | None:
         if self.tracker is None:
             return None
-        cid = _call(self.tracker, "conversation_of", message_id)
+        cid = _ask(self.tracker, lambda t: t.conversation_of(message_id))
         return cid if isinstance(cid, str) else None
 
     def conversation(self) -> list[Message]:
@@ -86,9 +103,9 @@ class ChannelView:
         None when the tracker has no such method or fails on some message: the caller then
         asks message by message, so one failure still only drops that message.
         """
-        fn = getattr(self.tracker, "conversation_of", None)
-        if fn is None:
+        if self.tracker is None:
             return None
+        fn = self.tracker.conversation_of
         target = self.conversation_id
         try:
             return [m for m in self.recent if fn(m.id) == target]
@@ -119,7 +136,8 @@ class ChannelView:
     def is_one_to_one(self, bot_ids: frozenset[str]) -> tuple[bool, str]:
         """Two people talking to each other (whoever else is in the channel)."""
         if self.has_tracker:
-            answer = _call(self.tracker, "is_one_to_one", self.conversation_id)
+            cid = self.conversation_id
+            answer = _ask(self.tracker, lambda t: t.is_one_to_one(cid or ""))
             if isinstance(answer, bool):
                 return answer, "tracker"
         humans = [m for m in self.conversation() if not m.user.is_bot][-6:]
@@ -135,7 +153,7 @@ class ChannelView:
         """Is ``message_id`` in conversation ``cid``? None when nobody can tell."""
         if self.tracker is None or cid is None:
             return None
-        answer = _call(self.tracker, "same_conversation", cid, message_id)
+        answer = _ask(self.tracker, lambda t: t.same_conversation(cid, message_id))
         if (
             isinstance(answer, tuple)
             and len(answer) == 2
@@ -152,10 +170,43 @@ class ChannelView:
         """Has the message gone unanswered? True/False, or None when unknown."""
         ids = {m.id for m in self.burst()}
         if self.tracker is not None:
-            found = _call(self.tracker, "unanswered_questions", now, min_age_s)
+            found = _ask(self.tracker, lambda t: t.unanswered_questions(now, min_age_s))
             if isinstance(found, list):
-                return any(getattr(m, "id", None) in ids for m in found)
+                return any(m.id in ids for m in found)
         return self._unanswered_fallback(bot_ids)
+
+    def answered_by(self, bot_ids: frozenset[str]) -> Message | None:
+        """The first later message by another person that answers this one (its burst):
+        a reply to it, or — with a tracker — a message placed in its conversation; without
+        one, any later message by someone else (errs towards "answered": the bot must not
+        talk over people). None when nobody has."""
+        ids = {m.id for m in self.burst()}
+        msg = self.s.message
+        after = False
+        partner: str | None = None  # the person the author was just talking with
+        for m in self.recent:
+            if m.id == msg.id:
+                after = True
+                continue
+            if m.user.is_bot or m.user.id in bot_ids:
+                continue
+            if not after:
+                if m.user.id != msg.user.id and msg.ts - m.ts <= EXCHANGE_GAP:
+                    partner = m.user.id
+                continue
+            if m.id in ids or m.user.id == msg.user.id:
+                continue
+            if m.reply_to in ids or self.tracker is None or m.user.id == partner:
+                return m
+            cid = self.conversation_id
+            if cid is not None and self.conversation_of(m.id) == cid:
+                return m
+            if m.ts - msg.ts <= ANSWER_WINDOW and _answer_shaped(m):
+                # "no, nobody's going to…", "yes, run…", said to nobody in particular just
+                # after the question: an answer the tracker could not place. Erring this
+                # way keeps the bot from answering what a person just did.
+                return m
+        return None
 
     def _unanswered_fallback(self, bot_ids: frozenset[str]) -> bool:
         # Without structure, any later message by someone else counts as an answer: in a
@@ -166,10 +217,11 @@ class ChannelView:
             m.ts >= msg.ts and m.id != msg.id and m.user.id != msg.user.id for m in self.recent
         )
 
-    def who_talks_to_whom(self) -> Any:
+    def who_talks_to_whom(self) -> dict[tuple[str, str], int] | None:
         if not self.has_tracker:
             return None
-        return _call(self.tracker, "who_talks_to_whom", self.conversation_id)
+        cid = self.conversation_id or ""
+        return _ask(self.tracker, lambda t: t.who_talks_to_whom(cid))
 
     def in_exchange(self, bot_ids: frozenset[str]) -> bool:
         """Has another person already been talking with this message's author?
@@ -200,6 +252,11 @@ class ChannelView:
             if m.user.id not in seen:
                 seen.append(m.user.id)
         return seen
+
+
+def _answer_shaped(m: Message) -> bool:
+    # Not cues.leading_addressee: "no, …" reads like "nick, …" to it.
+    return not m.mentions and m.reply_to is None and _ANSWER_START.match(m.text.strip()) is not None
 
 
 def format_log(messages: Sequence[Message]) -> str:

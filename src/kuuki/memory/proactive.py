@@ -1,17 +1,16 @@
 """Proactive talk: when a channel wakes up, bring up a related thing the bot remembers.
 
 Conditions (seed 002): a shareable fact the channel may see relates to what is being said,
-the channel was silent for at least ``silence`` before this message, and the bot is outside
-its cooldown (no reply within EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES, nothing said
-about the wake-up message already, not asked to be quiet). The check runs a short while
-after the wake-up message, off the message path, so the judge's own answer comes first.
+and the channel was silent for at least ``silence`` before this message. The check runs a
+short while after the wake-up message, off the message path, so the judge's own answer
+comes first. Whether the bot may speak then — not asked to be quiet, nothing said about
+the wake-up already, outside the intervention interval — is the decision pipeline's call:
+the fact is *proposed* to the engine (`propose`), goes on the channel's own queue and
+through the same list of stages as every message (kuuki.decide), and is sent, recorded
+and explained like any other decision.
 
 The ledger (the store's ``proactive_ledger``) records what was brought up, where and when;
 a fact is never brought up twice in the same channel.
-
-It acts through the engine: a ``Verdict`` with ``Stage.PROACTIVE`` passed to
-``Engine.act(..., task="proactive", extra={"topic": fact})``, so the message is sent,
-recorded and explained like any other decision.
 """
 
 from __future__ import annotations
@@ -21,8 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..clock import Clock
-from ..domain import ActionKind, Channel, DecisionTrace, Message, Stage
-from ..judge.base import Verdict
+from ..domain import ActionKind, Channel, Message
 from ..store.memory_extra import proactive_fact_ids
 from .fact_store import FactMemory
 from .jobs import JobRecord, Jobs
@@ -44,15 +42,8 @@ class ActingEngine(Protocol):
 
     def state(self, channel_id: str) -> Any: ...
 
-    async def act(
-        self,
-        state: Any,
-        msg: Message,
-        verdict: Verdict,
-        trace: DecisionTrace,
-        *,
-        task: str | None = None,
-        extra: dict[str, str] | None = None,
+    async def propose(
+        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
     ) -> Any: ...
 
 
@@ -66,7 +57,6 @@ class ProactiveTalker:
         ledger: LedgerPort,
         clock: Clock,
         jobs: Jobs,
-        cooldown: timedelta,
         silence: timedelta = DEFAULT_SILENCE,
         delay_s: float = DEFAULT_DELAY_S,
     ) -> None:
@@ -74,7 +64,6 @@ class ProactiveTalker:
         self.ledger = ledger
         self.clock = clock
         self.jobs = jobs
-        self.cooldown = cooldown
         self.silence = silence
         self.delay_s = delay_s
         self.engine: ActingEngine | None = None
@@ -123,10 +112,6 @@ class ProactiveTalker:
             state = engine.state(channel.id)
             if state is None:
                 return False
-            why = self._blocked(state, wake, now)
-            if why:
-                self._record(channel, now, False, why)
-                return False
             trigger = state.last_human or wake
             recent = [m.text for m in state.buffer.recent() if m.ts >= wake.ts
                       and not m.user.is_bot][-5:]
@@ -141,36 +126,22 @@ class ProactiveTalker:
                 return False
             hit = hits[0]
             used.add(hit.fact.id)  # reserved now: a concurrent wake-up must not pick it too
-            trace = DecisionTrace(trigger.id, channel.id, now)
-            trace.step(
-                f"proactive: channel woke up after a silence; fact {hit.fact.id} relates "
-                f"(relevance {hit.relevance:.2f}, score {hit.score:.2f})"
-            )
-            verdict = Verdict(
-                ActionKind.REPLY, Stage.PROACTIVE, round(hit.score * 100, 1),
-                f"proactive: bringing up fact {hit.fact.id}",
-            )
-            decision = await engine.act(
-                state, trigger, verdict, trace, task="proactive",
-                extra={"topic": hit.fact.content},
+            decision = await engine.propose(
+                channel, wake, topic=hit.fact.content, score=round(hit.score * 100, 1),
+                reason=(
+                    f"proactive: channel woke up after a silence; bringing up fact "
+                    f"{hit.fact.id} (relevance {hit.relevance:.2f}, score {hit.score:.2f})"
+                ),
             )
             acted = decision is not None and decision.action.kind in (
                 ActionKind.REPLY, ActionKind.ACK)
             if acted:
                 await self.ledger.record_proactive(hit.fact.id, channel.id, now)
-            self._record(channel, now, acted,
-                         f"fact {hit.fact.id}" if acted else "generation produced no message")
+            else:
+                used.discard(hit.fact.id)
+            why = decision.reason if decision is not None else "channel not live"
+            self._record(channel, now, acted, f"fact {hit.fact.id}" if acted else why)
             return acted
-
-    def _blocked(self, state: Any, wake: Message, now: datetime) -> str:
-        bot = state.bot
-        if bot.quiet_until is not None and now < bot.quiet_until:
-            return "asked to be quiet"
-        if bot.last_action_at is not None and bot.last_action_at >= wake.ts:
-            return "already responded after the wake-up"
-        if bot.last_reply_at is not None and now - bot.last_reply_at < self.cooldown:
-            return "in cooldown"
-        return ""
 
     def _record(self, channel: Channel, now: datetime, ok: bool, reason: str) -> None:
         self.jobs.record(JobRecord("proactive", channel.id, now, ok, reason))

@@ -50,7 +50,8 @@ class LiveChannels(Protocol):
 
 
 class EngineView(Protocol):
-    """What the service needs of the engine: its live channels (buffers), `act`, and
+    """What the service needs of the engine: its live channels (buffers), `propose`
+    (proactive talk goes through the channel's queue and the decision pipeline), and
     dropping idle channels at maintenance (kuuki.channels)."""
 
     @property
@@ -60,8 +61,9 @@ class EngineView(Protocol):
 
     def evict_idle(self) -> int: ...
 
-    async def act(self, state: Any, msg: Message, verdict: Any, trace: Any, *,
-                  task: str | None = None, extra: dict[str, str] | None = None) -> Any: ...
+    async def propose(
+        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
+    ) -> Any: ...
 
 
 class MemoryService:
@@ -120,7 +122,6 @@ class MemoryService:
         )
         self.proactive = ProactiveTalker(
             facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,
-            cooldown=timedelta(minutes=s.EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES),
             silence=silence, delay_s=proactive_delay_s,
         )
         self._reader = SnapshotReader(

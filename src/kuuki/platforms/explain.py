@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ..channels import ChannelState
@@ -259,11 +259,11 @@ def state_lines(state: ChannelState, now: datetime) -> list[str]:
     """The channel as the engine holds it: waits, quiet, timers, recent interventions."""
     bot = state.bot
     lines: list[str] = []
-    if state.pending is not None:
-        due = _due(state.pending.handle)
+    for pending in state.pending.values():
+        due = _due(pending.handle)
         wait = f"{duration((due - now).total_seconds())} " if due and due > now else ""
         lines.append(f"waiting {wait}for the burst to settle before judging "
-                     f"{state.pending.message.id}")
+                     f"{pending.message.id}")
     if bot.quiet_until is not None and bot.quiet_until > now:
         lines.append(f"asked to be quiet until {when(bot.quiet_until, now)}")
     for message_id, handle in sorted(state.rechecks.items()):
@@ -272,10 +272,12 @@ def state_lines(state: ChannelState, now: datetime) -> list[str]:
         lines.append(f"will look at {message_id} again{at} if nobody answers it")
     if bot.last_reply_at is not None:
         lines.append(f"last replied {when(bot.last_reply_at, now)}")
-    recent = sum(1 for at, _ in bot.interventions if now - at <= timedelta(hours=1))
-    if recent:
-        lines.append(f"{plural(recent, 'intervention')} in the last hour")
-    if state.bot_turns_since_human:
-        lines.append(f"spoke {times(state.bot_turns_since_human)} since the last human message")
+    turns = 0
+    for m in reversed(state.buffer.recent()):
+        if m.user.id not in bot.user_ids:
+            break
+        turns += 1
+    if turns:
+        lines.append(f"spoke {times(turns)} since the last human message")
     lines.append(f"{plural(len(state.buffer.recent()), 'message')} in the short-term buffer")
     return lines

@@ -13,12 +13,14 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..app import App
 from ..llm.base import LLM, Warmable
 from ..llm.embedded import EmbeddedLLM
 from ..llm.scheduler import ScheduledLLM
+
+if TYPE_CHECKING:
+    from ..app import App
 
 State = Literal["off", "loading", "ready", "failed"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -22,15 +22,15 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
 
-from ...app import App, build_app
-from ...clock import RealClock
 from ...errors import ConfigError, KuukiError
-from ...settings import Settings
 from ..network import network_reason
 from .client import KuukiClient, intents
 from .outbox import DiscordOutbox
 
-__all__ = ["DiscordOutbox", "KuukiClient", "intents", "run_discord", "serve_discord"]
+if TYPE_CHECKING:
+    from ...app import App
+
+__all__ = ["DiscordOutbox", "KuukiClient", "intents", "run_discord"]
 
 log = logging.getLogger("kuuki.discord")
 
@@ -73,15 +73,3 @@ async def run_discord(
             "Discord refused the MESSAGE CONTENT intent: turn it on in the Developer Portal, "
             "your application → Bot → Privileged Gateway Intents → MESSAGE CONTENT INTENT"
         ) from exc
-
-
-async def serve_discord(settings: Settings) -> int:
-    """`kuuki discord`: build the app, run the client until cancelled, close everything."""
-    if not settings.discord_token:
-        raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
-    app = await build_app(settings, clock=RealClock(), outbox=DiscordOutbox())
-    try:
-        await run_discord(app, settings.discord_token)
-    finally:
-        await app.close()
-    return 0

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 
-from ...domain import Channel, ChatEvent, EventKind, Message, User
+from ...domain import Channel, ChatEvent, EventKind, Message, User, Visibility
 from . import mapping
 
 if TYPE_CHECKING:
@@ -189,8 +189,10 @@ class _Owed:
             return
         if any(r.me for r in message.reactions):
             self.waiting.clear()  # answered by a reaction, and so was all before it
-        elif engine.address.detect(msg, bot_user_ids=engine.bot_user_ids,
-                                   bot_message_ids=self.own):
+        elif engine.pipeline.detector.detect(
+            msg, bot_user_ids=engine.bot_user_ids, bot_message_ids=self.own,
+            dm=event.channel.visibility is Visibility.DM,
+        ):
             self.waiting.append(msg.id)
 
 

@@ -17,9 +17,8 @@ import tempfile
 from collections import deque
 from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...app import App, build_app
 from ...clock import VirtualClock
 from ...domain import Decision
 from ...judge.base import Judge
@@ -28,6 +27,9 @@ from ...platforms.replay import decision_line
 from ...settings import Settings
 from ..explain import clock_time, duration, explain, plural, state_lines
 from ..model_status import ModelLoader, ModelStatus
+
+if TYPE_CHECKING:
+    from ...app import App
 from .memory import MemorySnapshot, failed, render
 from .playback import Player
 from .room import Hub, Room, RoomError, dumps
@@ -91,6 +93,10 @@ class Playground:
         if store_url is None:  # a fresh room each time, never the real bot's database
             self._tmp = tempfile.TemporaryDirectory(prefix="kuuki-playground-")
             store_url = f"sqlite:///{self._tmp.name}/playground.sqlite3"
+        # The page is its own composition root (it rebuilds the app when settings change),
+        # so it imports the builder here, not at module level: kuuki.app never imports it.
+        from ...app import build_app
+
         llm = self._llm
         self.app = await build_app(
             self.settings,
@@ -171,7 +177,7 @@ class Playground:
             },
             "llm": app.llm.name if app and app.llm else None,
             "model": self.loader.status.to_dict() if self.loader else None,
-            "judge": type(app.engine.judge).__name__ if app else None,
+            "judge": app.engine.pipeline.describe() if app else None,
             "participants": self.room.participants,
             "channels": self.room.channel_list(),
             "messages": list(self.room.messages.values()),
@@ -192,7 +198,9 @@ class Playground:
             "type": "decision",
             "seq": self._seq,
             **decision_line(d),
-            "timer": timer_driven(),
+            # Timers run on the channel's queue: the pass says whether a timer started it.
+            "timer": d.trace.features.get("pass") in ("settled", "recheck", "proactive")
+            or timer_driven(),
             "message_user": view["user"] if view else None,
             "message_text": view["text"] if view else None,
             "card": self._card(d),

@@ -3,8 +3,11 @@
 Replays every transcript in DIR (``*.jsonl``, DESIGN §5) — and Ubuntu IRC logs
 (``*.ascii.txt`` of the irc-disentanglement corpus), converted on the fly — through the
 engine in hybrid mode with the counting `stub` LLM, on a virtual clock, and prints one JSON
-line: LLM calls per 100 ambient (non-addressed human) messages, and the p50/p99 latency of
-the judge's local stage. Figures, not assertions: tests never time anything.
+line: LLM calls per 100 ambient (non-addressed human) messages, the p50/p99 latency of
+the judge's local stage, and for annotated IRC logs the gold figures (kuuki.judge.
+bench_gold): how often an unprompted reply went to a message a person had already
+answered, and how many unanswered questions the bot picked up. The per-channel LLM call
+budget is off unless ``--budget`` sets it. Figures, not assertions: tests never time anything.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, TextIO
 
 from ..conversation.ircdata import parse_line
 from ..domain import Decision, Stage, User
+from .bench_gold import GoldFigures, annotation_for, gold_figures
 
 IRC_CHANNEL = "ubuntu"
 IRC_SETUP: dict[str, Any] = {
@@ -53,12 +57,16 @@ _EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
 _JOIN_RE = re.compile(r"has (joined|left|quit)|is now known as", re.IGNORECASE)
 
 
-def irc_to_transcript(lines: Iterable[str], *, name: str = "irc") -> list[dict[str, Any]]:
+def irc_to_transcript(
+    lines: Iterable[str], *, name: str = "irc", line_of: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
     """Ubuntu IRC log lines (``[03:41] <nick> text``) as transcript objects (DESIGN §5).
 
     System lines (``=== x has joined``) carry no message and are dropped; action lines
     (``* nick waves``) become messages. Timestamps are minutes, so messages within one
     minute are spread evenly across it; a clock that goes backwards means midnight passed.
+    ``line_of`` (if given) receives each message id's line number in the log, the number
+    the corpus's gold annotations use.
     """
     parsed = [parse_line(i, raw) for i, raw in enumerate(lines) if raw.strip()]
     out: list[dict[str, Any]] = [{"setup": dict(IRC_SETUP)}]
@@ -80,6 +88,8 @@ def irc_to_transcript(lines: Iterable[str], *, name: str = "irc") -> list[dict[s
         n = by_minute[minute]
         seen[minute] = seen.get(minute, 0) + 1
         ts = _EPOCH + timedelta(minutes=minute, seconds=60 * (seen[minute] - 1) / n)
+        if line_of is not None:
+            line_of[f"{name}-{k}"] = p.index
         out.append(
             {
                 "id": f"{name}-{k}",
@@ -92,10 +102,12 @@ def irc_to_transcript(lines: Iterable[str], *, name: str = "irc") -> list[dict[s
     return out
 
 
-def _load(path: Path) -> list[str]:
+def _load(path: Path, line_of: dict[str, int] | None = None) -> list[str]:
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.name.endswith(".ascii.txt"):
-        objs = irc_to_transcript(text.splitlines(), name=path.name.split(".")[0])
+        objs = irc_to_transcript(
+            text.splitlines(), name=path.name.split(".")[0], line_of=line_of
+        )
         return [json.dumps(o, ensure_ascii=False) for o in objs]
     return text.splitlines()
 
@@ -108,17 +120,25 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-async def bench_file(path: Path, tmp: Path) -> dict[str, Any]:
-    """Replay one file; its ambient message count, LLM calls and local-stage latencies."""
+async def bench_file(
+    path: Path, tmp: Path, *, budget: int = 0, local_only: bool = False
+) -> dict[str, Any]:
+    """Replay one file; its ambient message count, LLM calls and local-stage latencies,
+    and (for an annotated IRC log) the gold figures of kuuki.decide.bench_gold. ``budget``
+    is the per-channel LLM call budget (0: off, the default here). ``local_only`` replays
+    with no model at all, so the local stage answers the unclear band itself: the passive
+    stub never lets the bot speak unasked, which would leave the gold figures empty."""
     from ..app import build_app
     from ..clock import VirtualClock
     from ..llm.registry import create
     from ..platforms.replay import RecordingOutbox, replay
     from ..platforms.transcript import parse_lines
     from ..settings import Persona, Settings, validate
-    from .hybrid import HybridJudge, build_judge
+    from .build import build_judge
+    from .pipeline import Pipeline
 
-    transcript = parse_lines(_load(path), str(path), strict=False)
+    line_of: dict[str, int] = {}
+    transcript = parse_lines(_load(path, line_of), str(path), strict=False)
     if not transcript.events:
         return {"ambient": 0, "llm_calls": 0, "local_ms": [], "local_cpu_ms": [], "messages": 0}
     setup = transcript.setup
@@ -132,6 +152,7 @@ async def bench_file(path: Path, tmp: Path) -> dict[str, Any]:
                 keywords=tuple(setup.get("keywords", ())),
             ),
             judge_mode="hybrid",
+            judge_call_budget=budget,
             # The judge is measured, not memory: its background jobs would only add noise.
             CHANNEL_CONTEXT_ENABLED=False,
             REFLECTION_ENABLED=False,
@@ -140,12 +161,12 @@ async def bench_file(path: Path, tmp: Path) -> dict[str, Any]:
         )
     )
     clock = VirtualClock(transcript.events[0].at)
-    stub = create("stub")
+    stub = None if local_only else create("stub")
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
     from ..embed import default_embedder
 
     embedder = default_embedder()
-    judge: HybridJudge = build_judge(settings, stub, clock, embedder=embedder)
+    judge: Pipeline = build_judge(settings, stub, clock, embedder=embedder)
     app = await build_app(
         replace(settings, judge_llm=None),
         clock=clock,
@@ -170,7 +191,12 @@ async def bench_file(path: Path, tmp: Path) -> dict[str, Any]:
     addressed = {d.message_id for d in decisions if d.stage is Stage.ADDRESSED}
     ambient = sum(1 for m in humans if m.id not in addressed)
     judge_calls = sum(c for p, c in getattr(stub, "by_purpose", {}).items() if p in JUDGE_PURPOSES)
+    gold = GoldFigures()
+    annotation = annotation_for(path)
+    if annotation is not None:
+        gold = gold_figures(annotation, line_of, humans, decisions)
     return {
+        "gold": gold,
         "messages": len(humans),
         "ambient": ambient,
         "llm_calls": judge_calls,
@@ -180,9 +206,10 @@ async def bench_file(path: Path, tmp: Path) -> dict[str, Any]:
     }
 
 
-async def _run(directory: Path) -> dict[str, Any]:
+async def _run(directory: Path, budget: int = 0) -> dict[str, Any]:
     files = sorted([*directory.glob("*.jsonl"), *directory.glob("*.ascii.txt")])
     total = {"files": 0, "messages": 0, "ambient": 0, "llm_calls": 0}
+    gold = GoldFigures()
     purposes: dict[str, int] = {}
     latencies: list[float] = []
     cpu: list[float] = []
@@ -190,7 +217,11 @@ async def _run(directory: Path) -> dict[str, Any]:
         for i, path in enumerate(files):
             sub = Path(tmp) / str(i)
             sub.mkdir()
-            r = await bench_file(path, sub)
+            r = await bench_file(path, sub, budget=budget)
+            if annotation_for(path) is not None:
+                local = Path(tmp) / f"{i}-local"
+                local.mkdir()
+                gold.merge((await bench_file(path, local, local_only=True))["gold"])
             total["files"] += 1
             for key in ("messages", "ambient", "llm_calls"):
                 total[key] += r[key]
@@ -202,6 +233,7 @@ async def _run(directory: Path) -> dict[str, Any]:
     return {
         "bench": "judge",
         "dir": str(directory),
+        "call_budget": budget or "off",
         **total,
         "llm_calls_per_100_ambient": round(100 * total["llm_calls"] / ambient, 2) if ambient else 0,
         "llm_calls_by_purpose": purposes,
@@ -210,14 +242,16 @@ async def _run(directory: Path) -> dict[str, Any]:
         "local_cpu_p50_ms": round(_percentile(cpu, 50), 3),
         "local_cpu_p99_ms": round(_percentile(cpu, 99), 3),
         "local_samples": len(latencies),
+        # gold figures: from a second replay of the annotated logs with the local stage alone
+        **gold.as_dict(),
     }
 
 
-def run_bench_judge(directory: Path, out: TextIO) -> dict[str, Any]:
+def run_bench_judge(directory: Path, out: TextIO, *, budget: int = 0) -> dict[str, Any]:
     """Run the benchmark over ``directory`` and print its one JSON line to ``out``."""
     import asyncio
 
-    result = asyncio.run(_run(directory))
+    result = asyncio.run(_run(directory, budget))
     out.write(json.dumps(result, ensure_ascii=False) + "\n")
     out.flush()
     return result

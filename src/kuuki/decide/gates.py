@@ -1,0 +1,104 @@
+"""The first stages: the bot's own messages, the filters, and quiet mode.
+
+Each rule here lives only here: whether a channel is listened to at all (allow/deny lists,
+the DM policy — also asked by adapters through `Engine.listening`), the loop guard against
+other bots, and quiet mode (also for proactive talk, which runs through the same list).
+"""
+
+from __future__ import annotations
+
+from ..domain import ActionKind, Channel, Stage, Visibility
+from ..judge.base import Verdict
+from ..settings import Settings
+from .types import ALL_PASSES, MESSAGE_PASSES, Case, StageResult
+
+LOOP_GUARD_TURNS = 2  # bot turns since the last human message before another bot is ignored
+
+
+def allowed(settings: Settings, channel: Channel) -> bool:
+    """The channel allow/deny lists (a thread follows its parent channel)."""
+    keys = set(channel.names)
+    if settings.channel_allow and not keys & set(settings.channel_allow):
+        return False
+    return not keys & set(settings.channel_deny)
+
+
+def listening(settings: Settings, channel: Channel) -> bool:
+    """Does the bot listen in ``channel`` at all (lists and the DM policy)?"""
+    if not allowed(settings, channel):
+        return False
+    return not (channel.visibility is Visibility.DM and not settings.dms_enabled)
+
+
+class OwnMessage:
+    """The bot's own messages join the timeline; there is nothing to decide about them."""
+
+    name = "own"
+    passes = MESSAGE_PASSES
+
+    async def run(self, case: Case) -> StageResult:
+        s = case.situation
+        bot_ids = s.bot.user_ids if s.bot else frozenset()
+        if s.message.user.id in bot_ids:
+            # log=False: no decision is stored about the bot's own message
+            return StageResult.decide(
+                Verdict(ActionKind.NONE, Stage.FILTERED, 0, "own message", log=False)
+            )
+        return StageResult.passing()
+
+
+class Filter:
+    """DMs when they are off, empty messages, and the loop guard: another bot is ignored
+    after LOOP_GUARD_TURNS bot turns with no human in between."""
+
+    name = "filter"
+    passes = MESSAGE_PASSES
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def run(self, case: Case) -> StageResult:
+        s = case.situation
+        msg = s.message
+        if s.channel.visibility is Visibility.DM and not self.settings.dms_enabled:
+            return StageResult.silent(Stage.FILTERED, 0, "DMs are off")
+        if msg.user.is_bot:
+            turns = self.bot_turns(case)
+            if turns >= LOOP_GUARD_TURNS:
+                return StageResult.silent(
+                    Stage.FILTERED, 0, "loop guard: two bot turns since the last human message",
+                    bot_turns=turns,
+                )
+            return StageResult.passing(bot_turns=turns)
+        if not msg.text.strip():
+            return StageResult.silent(Stage.FILTERED, 0, "empty message")
+        return StageResult.passing()
+
+    @staticmethod
+    def bot_turns(case: Case) -> int:
+        """Bot messages (any bot, this one included) since the last human one, before it."""
+        s = case.situation
+        bot_ids = s.bot.user_ids if s.bot else frozenset()
+        turns = 0
+        for m in reversed([m for m in s.recent if m.id != s.message.id and m.ts <= s.message.ts]):
+            if not (m.user.is_bot or m.user.id in bot_ids):
+                break
+            turns += 1
+        return turns
+
+
+class Quiet:
+    """`/kuuki quiet`: silent unless addressed, proactive talk included."""
+
+    name = "quiet"
+    passes = ALL_PASSES
+
+    async def run(self, case: Case) -> StageResult:
+        s = case.situation
+        until = s.bot.quiet_until if s.bot else None
+        if until is None or s.now >= until or case.addressing:
+            return StageResult.passing()
+        case.trace.step(f"quiet in this channel until {until.isoformat()}")
+        return StageResult.silent(
+            Stage.FILTERED, 0, "asked to be quiet here", until=until.isoformat()
+        )

@@ -1,0 +1,155 @@
+"""The decision as one ordered list of stages, built once at start-up.
+
+`build_pipeline` composes the list (see docs/architecture.md for one line per stage):
+
+    own → filter → quiet → ping burst → answered → recheck → local score → rate limit
+    → addressed → debounce → thresholds → intervention policy → llm judge → proactive → form
+
+`Pipeline.decide(case)` runs the stages whose ``passes`` include the case's pass, in order,
+until one decides or defers; every result is stored in the trace (`DecisionTrace.stages`).
+`Pipeline.sent(case, decision)` tells the stages that keep history (the intervention
+policy, the rate limit, ping bursts) about a decision whose send succeeded. The engine runs
+the list and knows none of the rules.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from ..domain import ActionKind, Decision, DecisionTrace, Stage
+from ..judge.addressing import AddressDetector
+from ..judge.base import Judge, Situation, Verdict
+from ..judge.history import TriggerLedger
+from ..judge.llm_stage import LLMStage
+from ..settings import Settings
+from .addressed import Addressed, PingBurst, RateLimit
+from .gates import Filter, OwnMessage, Quiet
+from .judging import Form, LLMJudge, Policy, Proactive
+from .local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
+from .types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
+
+log = logging.getLogger("kuuki.decide")
+
+
+class Pipeline:
+    def __init__(self, stages: Sequence[DecideStage], detector: AddressDetector) -> None:
+        self.stages = list(stages)
+        self.detector = detector
+        names = [s.name for s in self.stages]
+        if len(set(names)) != len(names):
+            raise ValueError(f"stage names must be unique: {names}")
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def describe(self) -> str:
+        """A short name for status lines: the judge passed in, or the stage count."""
+        custom = next((s for s in self.stages if isinstance(s, JudgeStage)), None)
+        if custom is not None:
+            return type(custom.judge).__name__
+        return f"pipeline of {len(self.stages)} stages"
+
+    def stage(self, name: str) -> Any:
+        return next(s for s in self.stages if s.name == name)
+
+    async def decide(self, case: Case) -> Verdict:
+        """Run the list for ``case``; never raises (a failure is traced, then silence)."""
+        trace = case.trace
+        trace.features["pass"] = str(case.passing)
+        for stage in self.stages:
+            if case.passing not in stage.passes:
+                continue
+            try:
+                result = await stage.run(case)
+            except Exception as exc:
+                trace.error(f"stage {stage.name} failed: {type(exc).__name__}: {exc}")
+                trace.stages.append(record(stage.name, StageResult.silent(
+                    Stage.ERROR, 0, "stage failed: stay silent")))
+                return Verdict(ActionKind.NONE, Stage.ERROR, 0, f"{stage.name} failed: stay silent")
+            trace.stages.append(record(stage.name, result))
+            if result.outcome is not Outcome.PASS and result.verdict is not None:
+                return result.verdict
+        score = case.local.score if case.local is not None else 0.0
+        return Verdict(ActionKind.NONE, Stage.LOCAL, score, "no stage decided")
+
+    def sent(self, case: Case, decision: Decision) -> None:
+        """``decision`` was carried out (its send succeeded, or it was silence)."""
+        for stage in self.stages:
+            hook = getattr(stage, "sent", None)
+            if hook is None:
+                continue
+            try:
+                hook(case, decision)
+            except Exception:
+                log.exception("stage %s failed after the send", stage.name)
+
+    # -- the Judge port, for code that judges one situation (tests, the playground) ---------
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        return await self.decide(Case(situation, Pass.of(situation.extra), trace))
+
+    @property
+    def local_ms(self) -> deque[float]:
+        scorer: LocalScore = self.stage("local score")
+        return scorer.local_ms
+
+    @property
+    def local_cpu_ms(self) -> deque[float]:
+        scorer: LocalScore = self.stage("local score")
+        return scorer.local_cpu_ms
+
+
+class JudgeStage:
+    """A whole `Judge` as one stage (a test's judge, or a plugin's): it always decides."""
+
+    name = "judge"
+    passes = MESSAGE_PASSES
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+
+    async def run(self, case: Case) -> StageResult:
+        extra = case.situation.extra
+        if case.passing is not Pass.FIRST:
+            extra[str(case.passing)] = True
+        verdict = await self.judge.judge(case.situation, case.trace)
+        return StageResult.decide(verdict)
+
+
+def build_pipeline(
+    settings: Settings,
+    *,
+    llm_stage: LLMStage | None = None,
+    embedder: Any | None = None,
+    judge: Judge | None = None,
+) -> Pipeline:
+    """The list `build_app` wires in. With ``judge``, that judge replaces every stage after
+    the gates (tests, plugins); otherwise the stages of hybrid/llm/rules judging."""
+    detector = AddressDetector(settings.persona.names)
+    gates: list[DecideStage] = [OwnMessage(), Filter(settings), Quiet()]
+    stage = llm_stage if settings.judge_mode != "rules" else None
+    policy = Policy(settings, with_llm=stage is not None)
+    if judge is not None:
+        # The judge decides every message; proactive talk still meets the policy.
+        return Pipeline([*gates, JudgeStage(judge), policy, Proactive()], detector)
+    ledger = TriggerLedger()
+    stages: list[DecideStage] = [
+        *gates,
+        PingBurst(),
+        Answered(),
+        RecheckGate(),
+        LocalScore(settings, ledger, embedder),
+        RateLimit(settings, ledger),
+        Addressed(settings),
+        Debounce(settings),
+        Thresholds(settings, llm_mode=settings.judge_mode == "llm" and stage is not None),
+        policy,
+        LLMJudge(settings, stage, policy),
+        Proactive(),
+        Form(settings),
+    ]
+    return Pipeline(stages, detector)

@@ -1,0 +1,152 @@
+"""The vocabulary of the decision pipeline: which pass this is, what a stage returns, and
+the case the stages look at.
+
+A stage returns a `StageResult`: it *passes* (the next stage runs; ``facts`` say what it
+found), *decides* (``verdict`` ends the list) or *defers* (``verdict.defer_s``: judge again
+later on the channel's queue). The pipeline stores every result in the decision's trace
+(`DecisionTrace.stages`), structured, so a test asserts ``trace.stage("quiet").outcome``
+rather than searching prose.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
+from ..judge.addressing import Addressing
+from ..judge.base import Situation, Verdict
+
+if TYPE_CHECKING:
+    from ..judge.rules import LocalResult
+    from ..judge.tracking import ChannelView
+
+
+class Pass(enum.StrEnum):
+    """Why the list runs for a message now."""
+
+    FIRST = "first"  # the message just arrived
+    SETTLED = "settled"  # its burst settled (debounce, or a held ping burst)
+    RECHECK = "recheck"  # an open question, judged again minutes later
+    CAUGHT_UP = "caught_up"  # missed while away, answered at the catch-up marker
+    PROACTIVE = "proactive"  # the bot may bring up a remembered topic (memory layer)
+
+    @classmethod
+    def of(cls, extra: Mapping[str, Any]) -> Pass:
+        """The pass a bare `Judge` call means (``Situation.extra`` flags, for judges and
+        tests that judge one situation; the engine passes `Pass` values)."""
+        for p in (cls.SETTLED, cls.RECHECK, cls.CAUGHT_UP):
+            if extra.get(str(p)):
+                return p
+        return cls.FIRST
+
+
+class Outcome(enum.StrEnum):
+    PASS = "pass"
+    DECIDE = "decide"
+    DEFER = "defer"
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    outcome: Outcome
+    verdict: Verdict | None = None
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def passing(cls, **facts: Any) -> StageResult:
+        return cls(Outcome.PASS, None, facts)
+
+    @classmethod
+    def decide(cls, verdict: Verdict, **facts: Any) -> StageResult:
+        outcome = Outcome.DEFER if verdict.defer_s else Outcome.DECIDE
+        return cls(outcome, verdict, facts)
+
+    @classmethod
+    def silent(cls, stage: Stage, score: float, reason: str, **facts: Any) -> StageResult:
+        return cls(Outcome.DECIDE, Verdict(ActionKind.NONE, stage, score, reason), facts)
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """Proactive talk offered by the memory layer: a remembered topic for the channel."""
+
+    topic: str
+    score: float
+    reason: str
+    wake_at: datetime | None = None  # the wake-up message's time
+
+
+@dataclass(slots=True)
+class Case:
+    """One run of the list: the situation, the pass, the trace, and what stages found.
+
+    ``addressing`` is filled by the addressed stage; ``view`` (the conversation structure
+    around the message) and ``local`` (the local stage's findings) by the stages that
+    compute them; ``speak`` is set when a stage decided *that* the bot speaks and leaves
+    *how* (the form) to the form stage.
+    """
+
+    situation: Situation
+    passing: Pass
+    trace: DecisionTrace
+    bot_message_ids: Any = ()
+    proposal: Proposal | None = None
+    view: ChannelView | None = None
+    local: LocalResult | None = None
+    speak: Speak | None = None
+
+    @property
+    def message(self) -> Message:
+        return self.situation.message
+
+    @property
+    def addressing(self) -> Addressing:
+        return self.situation.addressing
+
+    @property
+    def ambient(self) -> bool:
+        return not self.situation.addressing and self.passing is not Pass.PROACTIVE
+
+
+@dataclass(frozen=True, slots=True)
+class Speak:
+    """A stage decided that the bot speaks; the form stage decides how."""
+
+    stage: Stage
+    reason: str
+    suggested: str | None = None
+
+
+class DecideStage(Protocol):
+    """One stage of the list. ``name`` is its key in the trace; ``passes`` the passes it
+    runs on. ``run`` never raises on purpose (the pipeline records a failure and stays
+    silent). ``sent`` (optional) is told the finished decision after the send succeeded."""
+
+    name: str
+    passes: frozenset[Pass]
+
+    async def run(self, case: Case) -> StageResult: ...
+
+
+class AfterSend(Protocol):
+    def sent(self, case: Case, decision: Decision) -> None: ...
+
+
+ALL_PASSES = frozenset(Pass)
+MESSAGE_PASSES = frozenset(Pass) - {Pass.PROACTIVE}
+JUDGED_AGAIN = frozenset({Pass.SETTLED, Pass.RECHECK, Pass.CAUGHT_UP})
+
+
+def record(name: str, result: StageResult) -> StageRecord:
+    v = result.verdict
+    return StageRecord(
+        name=name,
+        outcome=str(result.outcome),
+        action=str(v.action) if v is not None else None,
+        reason=v.reason if v is not None else "",
+        facts=dict(result.facts),
+    )
