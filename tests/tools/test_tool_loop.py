@@ -1,0 +1,115 @@
+"""The reply's tool loop, driven by the scripted LLM through the real engine and store."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kuuki.domain import ActionKind
+from kuuki.testing.llm import tool_call
+from kuuki.tool_settings import ToolSettings
+from kuuki.why import trace_lines
+from memory.conftest import ALICE, RoutedLLM, make, settings
+
+START = datetime(2026, 1, 5, 1, 30, tzinfo=UTC)  # 10:30 in Tokyo
+
+
+def _tool_turns(llm: RoutedLLM, call: int) -> list[str]:
+    return [m.content for m in llm.history[call].messages if m.role == "tool"]
+
+
+async def test_a_call_runs_the_tool_and_the_answer_uses_its_result(tmp_path: Path) -> None:
+    from kuuki.clock import VirtualClock
+
+    s = replace(settings(), tools=ToolSettings(timezone="Asia/Tokyo"))
+    h = await make(tmp_path, s=s, clock=VirtualClock(START))
+    try:
+        h.llm.route("reply", tool_call("now", {}))
+        h.llm.route("reply-round2", "It's 10:30 in Tokyo, Monday.")
+        mid = await h.say(ALICE, "Kuu, what time is it?")
+        assert [a.text for _, a in h.outbox.sent] == ["It's 10:30 in Tokyo, Monday."]
+        # The first call offered the tools; the second carried the result as a tool turn.
+        assert h.llm.history[0].tools is not None
+        assert {t.name for t in h.llm.history[0].tools} == {"recall", "now"}
+        result = json.loads(_tool_turns(h.llm, 1)[0])
+        assert result == {"time": "10:30", "date": "2026-01-05", "weekday": "Monday",
+                          "timezone": "Asia/Tokyo"}
+        d = h.decisions[-1]
+        [rec] = d.trace.tool_calls
+        assert (rec.name, rec.outcome, rec.round) == ("now", "ok", 1)
+        assert rec.result_chars == len(_tool_turns(h.llm, 1)[0])
+        # The stored trace says it too, and `kuuki why` prints it.
+        row = await h.app.store.decision_for(mid)
+        assert row["trace"]["tool_calls"][0]["name"] == "now"
+        lines = "\n".join(trace_lines(row["trace"]))
+        assert "tool now({}): ok · round 1" in lines
+    finally:
+        await h.app.close()
+
+
+async def test_bad_calls_become_notes_and_the_reply_goes_on(tmp_path: Path) -> None:
+    h = await make(tmp_path)
+    try:
+        h.llm.route(
+            "reply",
+            tool_call("recall", "{not json")
+            + tool_call("recall", {"query": 5})
+            + tool_call("weather", {"city": "Oslo"}),
+        )
+        h.llm.route("reply-round2", "I couldn't look that up, sorry.")
+        await h.say(ALICE, "Kuu, what did we decide about the venue?")
+        assert [a.text for _, a in h.outbox.sent] == ["I couldn't look that up, sorry."]
+        notes = _tool_turns(h.llm, 1)
+        assert notes[0].startswith("error: bad arguments for recall: not JSON")
+        assert "expected string" in notes[1]
+        assert notes[2].startswith("error: there is no tool 'weather'")
+        records = h.decisions[-1].trace.tool_calls
+        assert [r.outcome for r in records] == ["invalid", "invalid", "invalid"]
+    finally:
+        await h.app.close()
+
+
+async def test_three_rounds_then_the_model_must_answer(tmp_path: Path) -> None:
+    h = await make(tmp_path)
+    try:
+        h.llm.route("reply", tool_call("now"))
+        h.llm.route("reply-round2", tool_call("now"))
+        h.llm.route("reply-round3", tool_call("now"))
+        h.llm.route("reply-round4", tool_call("now"), "Done looking.")
+        await h.say(ALICE, "Kuu, what time is it, really?")
+        offered = [c.tools for c in h.llm.history]
+        assert [len(t or ()) for t in offered] == [2, 2, 2, 0]
+        assert len(h.decisions[-1].trace.tool_calls) == 3
+        # The fourth call offered no tools; its tool request was not run: no text, so
+        # the reply fell back to a reaction (nothing was posted as text).
+        assert h.outbox.sent[-1][1].kind is ActionKind.REACT
+        assert any("3 rounds spent" in step for step in h.decisions[-1].trace.steps)
+    finally:
+        await h.app.close()
+
+
+async def test_a_model_without_tools_replies_without_them_and_says_so(tmp_path: Path) -> None:
+    h = await make(tmp_path, RoutedLLM())
+    h.llm.tools = False
+    try:
+        h.llm.route("reply", "Hello!")
+        await h.say(ALICE, "Kuu, hi")
+        assert h.llm.history[0].tools is None
+        assert [a.text for _, a in h.outbox.sent] == ["Hello!"]
+        assert any(s.startswith("tools off: scripted is scripted without tools")
+                   for s in h.decisions[-1].trace.steps)
+    finally:
+        await h.app.close()
+
+
+async def test_tools_can_be_switched_off(tmp_path: Path) -> None:
+    s = replace(settings(), tools=ToolSettings(max_rounds=0))
+    h = await make(tmp_path, s=s)
+    try:
+        h.llm.route("reply", "Hello!")
+        await h.say(ALICE, "Kuu, hi")
+        assert h.llm.history[0].tools is None
+    finally:
+        await h.app.close()
