@@ -54,7 +54,7 @@ class HttpJsonTool:
                 headers=dict(spec.headers),
             ) as response:
                 status = response.status
-                body = await response.content.read(MAX_BODY_BYTES + 1)
+                body = await _read_capped(response)
                 kind = response.headers.get("Content-Type", "")
         except aiohttp.ClientError as exc:
             raise ToolError(f"could not reach the service ({type(exc).__name__})") from None
@@ -68,6 +68,18 @@ class HttpJsonTool:
             what = "HTML" if "html" in kind or body.lstrip()[:1] == b"<" else "text"
             raise ToolError(f"the service answered with {what}, not JSON") from None
         return keep_fields(data, spec.keep) if spec.keep else data
+
+
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    """The body, or its first MAX_BODY_BYTES + 1 bytes: a huge answer is never held whole."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        parts.append(chunk)
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            break
+    return b"".join(parts)
 
 
 def keep_fields(data: Any, paths: tuple[str, ...]) -> dict[str, Any]:
