@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kuuki.domain import ActionKind
+from kuuki.errors import LLMUnavailable
 from kuuki.testing.llm import tool_call
 from kuuki.tool_settings import ToolSettings
 from kuuki.why import trace_lines
@@ -77,15 +78,42 @@ async def test_three_rounds_then_the_model_must_answer(tmp_path: Path) -> None:
         h.llm.route("reply", tool_call("now"))
         h.llm.route("reply-round2", tool_call("now"))
         h.llm.route("reply-round3", tool_call("now"))
-        h.llm.route("reply-round4", tool_call("now"), "Done looking.")
+        h.llm.route("reply-round4", "It's 09:00.")
         await h.say(ALICE, "Kuu, what time is it, really?")
         offered = [c.tools for c in h.llm.history]
-        assert [len(t or ()) for t in offered] == [2, 2, 2, 0]
+        assert [None if t is None else len(t) for t in offered] == [2, 2, 2, None]
         assert len(h.decisions[-1].trace.tool_calls) == 3
-        # The fourth call offered no tools; its tool request was not run: no text, so
-        # the reply fell back to a reaction (nothing was posted as text).
-        assert h.outbox.sent[-1][1].kind is ActionKind.REACT
+        # The fourth call offered no tools and held the three results as plain text.
+        last = h.llm.history[3]
+        assert not any(m.role == "tool" or m.tool_calls for m in last.messages)
+        assert last.messages[0].content.count("- now({}) → {") == 3
+        assert h.outbox.sent[-1][1].text == "It's 09:00."
         assert any("3 rounds spent" in step for step in h.decisions[-1].trace.steps)
+    finally:
+        await h.app.close()
+
+
+async def test_an_empty_answer_to_a_tools_round_is_asked_again_without_tools(
+    tmp_path: Path,
+) -> None:
+    h = await make(tmp_path)
+    try:
+        h.llm.route("reply", "")  # what llama-cpp-python's function calling sends for text
+        h.llm.route("reply-round2", "Hi Alice!")
+        await h.say(ALICE, "Kuu, hi")
+        assert [c.tools is None for c in h.llm.history] == [False, True]
+        assert h.outbox.sent[-1][1].text == "Hi Alice!"
+    finally:
+        await h.app.close()
+
+
+async def test_a_failed_model_call_in_a_round_is_the_usual_fallback(tmp_path: Path) -> None:
+    h = await make(tmp_path)
+    try:
+        h.llm.route("reply", LLMUnavailable("down"))
+        await h.say(ALICE, "Kuu, what time is it?")
+        assert h.outbox.sent[-1][1].kind is ActionKind.REACT
+        assert len(h.llm.history) == 1
     finally:
         await h.app.close()
 

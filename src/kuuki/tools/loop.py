@@ -1,8 +1,16 @@
 """The reply's tool loop: the model may ask for tools, kuuki runs them, the model answers.
 
     round 1..max_rounds   offer the tools; calls asked for run (at most MAX_CALLS_PER_ROUND
-                          each round), their results go back as ``tool`` turns
-    then                  one last call with no tools offered: the model must answer
+                          each round), their results go back as ``tool`` turns; a text
+                          answer ends the loop
+    then                  one plain call, no tools, the results written into the system
+                          message: the model must answer
+
+The last call carries the results as plain text rather than as ``tool`` turns because not
+every server renders those: llama-cpp-python's function-calling chat format drops their
+content, and answers a tools request with an empty message when the model chose to talk
+(measured, docs/decisions.md "Tools"). An empty answer to a tools round therefore also
+goes to the plain call instead of failing the reply.
 
 A round whose calls all fail still goes on: the model reads the notes ("error: the service
 answered HTTP 500") and answers without what it wanted. The text that comes out of the
@@ -43,20 +51,24 @@ async def answer_with_tools(
     """
     turns = list(messages)
     rounds = toolbox.max_rounds
-    for n in range(1, rounds + 2):
-        offer = toolbox.specs() if n <= rounds else []
-        name = purpose if n == 1 else f"{purpose}-round{n}"
+    n = 0
+    while n < rounds:
+        n += 1
         completion = await call_llm(
-            llm, trace, name, turns, max_tokens=max_tokens, temperature=temperature,
-            dump=dump, tools=offer,
+            llm, trace, _name(purpose, n), turns, max_tokens=max_tokens,
+            temperature=temperature, dump=dump, tools=toolbox.specs(),
         )
-        if completion is None or not completion.tool_calls:
-            return completion
-        if not offer:
-            # Asked for tools when none were offered (the rounds are spent): its text, if
-            # any, is the answer; the calls are not run.
-            trace.step(f"tools: {rounds} rounds spent; the model asked for more, not run")
-            return completion if completion.text.strip() else None
+        empty = completion is None and bool(trace.llm_calls) and (
+            trace.llm_calls[-1].outcome == "invalid")
+        if completion is not None and not completion.tool_calls:
+            if completion.text.strip():
+                return completion
+            empty = True
+        if empty:
+            trace.step(f"tools round {n}: an empty answer; asking once more without tools")
+            break
+        if completion is None:
+            return None
         calls = [_with_id(c, n, i) for i, c in enumerate(completion.tool_calls)]
         turns.append(ChatMessage("assistant", completion.text, tool_calls=tuple(calls)))
         for i, call in enumerate(calls):
@@ -74,7 +86,32 @@ async def answer_with_tools(
                 found.append(f"{call.name}: {outcome.text}")
         trace.step(f"tools round {n}: " + ", ".join(
             f"{r.name} {r.outcome}" for r in trace.tool_calls if r.round == n))
-    return None  # not reached: the last round offers no tools
+        if n == rounds:
+            trace.step(f"tools: {rounds} rounds spent; the model answers with what it has")
+    return await call_llm(
+        llm, trace, _name(purpose, n + 1), _folded(turns), max_tokens=max_tokens,
+        temperature=temperature, dump=dump,
+    )
+
+
+def _name(purpose: str, n: int) -> str:
+    return purpose if n == 1 else f"{purpose}-round{n}"
+
+
+def _folded(turns: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The conversation with tool calls and results as plain text in the system message."""
+    asked = {c.id: c for m in turns for c in m.tool_calls}
+    results = [
+        f"- {asked[m.tool_call_id].name}({asked[m.tool_call_id].arguments}) → {m.content}"
+        for m in turns if m.role == "tool" and m.tool_call_id in asked
+    ]
+    plain = [m for m in turns if m.role != "tool" and not m.tool_calls]
+    if not results:
+        return plain
+    note = "What you looked up for this answer:\n" + "\n".join(results)
+    if plain and plain[0].role == "system":
+        return [ChatMessage("system", f"{plain[0].content}\n\n{note}"), *plain[1:]]
+    return [ChatMessage("system", note), *plain]
 
 
 def _with_id(call: ToolCall, round_: int, index: int) -> ToolCall:
