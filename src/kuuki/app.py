@@ -9,7 +9,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 from .clock import Clock, RealClock
 from .domain import Channel, User
@@ -210,8 +210,15 @@ async def build_app(
     if memory is not None:
         memory.attach(engine)
     models = list({id(m): m for m in scheduled.values()}.values())
+    # HTTP back-ends hold a connection pool: closed with the app.
+    closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
     return App(settings, engine, clock, store, writer, main_llm, j_llm, memory=memory,
-               models=models)
+               models=models, closers=closers)
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
 
 
 def _scheduled(

@@ -86,7 +86,7 @@ async def test_three_rounds_then_the_model_must_answer(tmp_path: Path) -> None:
         # The fourth call offered no tools and held the three results as plain text.
         last = h.llm.history[3]
         assert not any(m.role == "tool" or m.tool_calls for m in last.messages)
-        assert last.messages[0].content.count("- now({}) → {") == 3
+        assert last.messages[-1].content.count("now({}) → {") == 3
         assert h.outbox.sent[-1][1].text == "It's 09:00."
         assert any("3 rounds spent" in step for step in h.decisions[-1].trace.steps)
     finally:

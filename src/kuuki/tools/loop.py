@@ -28,6 +28,13 @@ from .base import ToolContext
 from .toolbox import Toolbox
 
 MAX_CALLS_PER_ROUND = 3
+# Said in the system message of a tools round: small models pick a tool far more often
+# when the prompt itself says tools exist and when to use them.
+HINT = (
+    "You can look things up before answering, with these functions:\n{tools}\n"
+    "Call one when the question needs facts you do not have; then answer briefly and "
+    "say where the answer came from."
+)
 
 
 async def answer_with_tools(
@@ -49,7 +56,7 @@ async def answer_with_tools(
     ``found`` collects "tool: result" for each successful call, so a retry after the guard
     rejected the answer can still use what was looked up.
     """
-    turns = list(messages)
+    turns = _hinted(list(messages), toolbox)
     rounds = toolbox.max_rounds
     n = 0
     while n < rounds:
@@ -94,24 +101,38 @@ async def answer_with_tools(
     )
 
 
+def _hinted(turns: list[ChatMessage], toolbox: Toolbox) -> list[ChatMessage]:
+    listed = "\n".join(f"- {t.name}: {t.description}" for t in toolbox.specs())
+    hint = HINT.format(tools=listed)
+    if turns and turns[0].role == "system":
+        return [ChatMessage("system", f"{turns[0].content}\n\n{hint}"), *turns[1:]]
+    return [ChatMessage("system", hint), *turns]
+
+
 def _name(purpose: str, n: int) -> str:
     return purpose if n == 1 else f"{purpose}-round{n}"
 
 
 def _folded(turns: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """The conversation with tool calls and results as plain text in the system message."""
+    """The conversation with tool calls and results as plain turns after the question:
+    the bot says what it looked up, the results follow as the last turn. (The shipped
+    model used a result written there 3 times in 6, one in the system message as often,
+    but mostly by copying the block; docs/decisions.md "Tools".)"""
     asked = {c.id: c for m in turns for c in m.tool_calls}
     results = [
-        f"- {asked[m.tool_call_id].name}({asked[m.tool_call_id].arguments}) → {m.content}"
+        f"{asked[m.tool_call_id].name}({asked[m.tool_call_id].arguments}) → {m.content}"
         for m in turns if m.role == "tool" and m.tool_call_id in asked
     ]
     plain = [m for m in turns if m.role != "tool" and not m.tool_calls]
     if not results:
         return plain
-    note = "What you looked up for this answer:\n" + "\n".join(results)
-    if plain and plain[0].role == "system":
-        return [ChatMessage("system", f"{plain[0].content}\n\n{note}"), *plain[1:]]
-    return [ChatMessage("system", note), *plain]
+    names = ", ".join(dict.fromkeys(c.name for c in asked.values()))
+    return [
+        *plain,
+        ChatMessage("assistant", f"Let me look that up ({names})."),
+        ChatMessage("user", "What you found:\n" + "\n".join(results)
+                    + "\nNow answer the question above in one or two sentences."),
+    ]
 
 
 def _with_id(call: ToolCall, round_: int, index: int) -> ToolCall:
