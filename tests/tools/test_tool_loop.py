@@ -141,3 +141,36 @@ async def test_tools_can_be_switched_off(tmp_path: Path) -> None:
         assert h.llm.history[0].tools is None
     finally:
         await h.app.close()
+
+
+async def test_the_judge_is_never_offered_tools(tmp_path: Path) -> None:
+    from kuuki.app import build_app
+    from kuuki.clock import VirtualClock
+    from kuuki.domain import ChatEvent, EventKind, Message, User
+    from kuuki.testing import RecordingOutbox
+    from memory.conftest import GENERAL, FakeEmbedder
+
+    llm = RoutedLLM()
+    llm.route("judge", {"should_respond": True, "response_type": "full_response",
+                        "confidence": 0.9, "reason": "a question"})
+    llm.route("reply", tool_call("now"))
+    llm.route("reply-round2", "Half past ten.")
+    clock = VirtualClock(START)
+    outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
+    app = await build_app(replace(settings(), judge_mode="llm"), clock=clock, outbox=outbox,
+                          llm=llm, store_url=f"sqlite:///{tmp_path / 'j.db'}",
+                          embedder=FakeEmbedder())
+    try:
+        for i, text in enumerate(["anyone know what time it is?", "what time is it?"]):
+            msg = Message(f"m{i}", "general", ALICE, text, clock.now())
+            await app.engine.handle(ChatEvent(EventKind.POSTED, GENERAL, msg.id, msg.ts,
+                                              message=msg))
+            await app.engine.idle()
+            await clock.advance(120)  # past the burst wait: the judge runs
+            await app.engine.idle()
+        offered = {p: c.tools is not None for p, c in zip(llm.purposes, llm.history,
+                                                          strict=True)}
+        assert offered.get("judge") is False  # the judge was asked, without tools
+        assert {p for p, o in offered.items() if o} <= {"reply", "reply-round2"}
+    finally:
+        await app.close()
