@@ -65,17 +65,13 @@ async def answer_with_tools(
             llm, trace, _name(purpose, n), turns, max_tokens=max_tokens,
             temperature=temperature, dump=dump, tools=toolbox.specs(),
         )
-        empty = completion is None and bool(trace.llm_calls) and (
-            trace.llm_calls[-1].outcome == "invalid")
-        if completion is not None and not completion.tool_calls:
-            if completion.text.strip():
-                return completion
-            empty = True
-        if empty:
-            trace.step(f"tools round {n}: an empty answer; asking once more without tools")
-            break
         if completion is None:
             return None
+        if not completion.tool_calls:
+            if completion.text.strip():
+                return completion
+            trace.step(f"tools round {n}: an empty answer; asking once more without tools")
+            break
         calls = [_with_id(c, n, i) for i, c in enumerate(completion.tool_calls)]
         turns.append(ChatMessage("assistant", completion.text, tool_calls=tuple(calls)))
         for i, call in enumerate(calls):
