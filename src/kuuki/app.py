@@ -256,7 +256,8 @@ def build_toolbox(settings: Settings, clock: Clock, memory: Any = None) -> Toolb
 
     t = settings.tools
     host = ToolHost(t, clock, memory)
-    tools = [create(name, host) for name in dict.fromkeys(t.enabled)]
+    declared = {spec.name for spec in t.http}
+    tools = [create(name, host) for name in dict.fromkeys(t.enabled) if name not in declared]
     tools += [HttpJsonTool(spec, timeout_s=t.timeout_s) for spec in t.http]
     return Toolbox(tools, clock=clock, timeout_s=t.timeout_s, result_chars=t.result_chars,
                    max_rounds=t.max_rounds)

@@ -93,15 +93,16 @@ async def test_three_rounds_then_the_model_must_answer(tmp_path: Path) -> None:
         await h.app.close()
 
 
-async def test_an_empty_answer_to_a_tools_round_is_asked_again_without_tools(
+async def test_an_empty_answer_to_a_tools_round_is_retried_without_tools(
     tmp_path: Path,
 ) -> None:
     h = await make(tmp_path)
     try:
         h.llm.route("reply", "")  # what llama-cpp-python's function calling sends for text
-        h.llm.route("reply-round2", "Hi Alice!")
+        h.llm.route("reply-retry", "Hi Alice!")
         await h.say(ALICE, "Kuu, hi")
         assert [c.tools is None for c in h.llm.history] == [False, True]
+        assert [g.check for g in h.decisions[-1].trace.guard] == ["empty", ""]
         assert h.outbox.sent[-1][1].text == "Hi Alice!"
     finally:
         await h.app.close()

@@ -98,3 +98,21 @@ async def test_now_answers_in_the_users_zone_then_the_channels() -> None:
     assert json.loads(bob.text)["timezone"] == "America/New_York"
     bad = await box.run(ToolCall("c", "now", '{"timezone": "Mars/Olympus"}'), _ctx(clock))
     assert bad.text == "error: unknown time zone 'Mars/Olympus'"
+
+
+def test_the_app_offers_enabled_and_declared_tools() -> None:
+    from dataclasses import replace
+
+    from kuuki.app import build_toolbox
+    from kuuki.settings import Settings
+    from kuuki.tool_settings import http_tools
+
+    declared = http_tools("tools.http", [{"name": "maintenance", "description": "d",
+                                          "url": "http://127.0.0.1/m"}])
+    tools = ToolSettings(enabled=("now", "maintenance"), http=declared)
+    box = build_toolbox(replace(Settings(), tools=tools), VirtualClock())
+    assert box.names == ["maintenance", "now"]
+    with pytest.raises(ConfigError) as err:
+        build_toolbox(replace(Settings(), tools=ToolSettings(enabled=("wether",))),
+                      VirtualClock())
+    assert err.value.key == "tools.enabled"

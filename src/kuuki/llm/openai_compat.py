@@ -337,8 +337,8 @@ class OpenAICompatLLM:
         text = (content or "").strip()
         tool_calls = _tool_calls(message) if calls else ()
         # An empty answer to a tools round is returned, not raised: llama-cpp-python's
-        # function calling sends one whenever the model chose to talk, and the tool loop
-        # asks again without tools (kuuki.tools.loop).
+        # function calling sends one whenever the model chose to talk; the guard rejects
+        # it and its retry asks again without tools (kuuki.tools.loop).
         if not text and not calls:
             raise LLMBadOutput(f"{self.base_url} returned an empty answer")
         data = parse_json(text, json_schema) if json_schema is not None else None

@@ -9,8 +9,8 @@
 The last call carries the results as plain text rather than as ``tool`` turns because not
 every server renders those: llama-cpp-python's function-calling chat format drops their
 content, and answers a tools request with an empty message when the model chose to talk
-(measured, docs/decisions.md "Tools"). An empty answer to a tools round therefore also
-goes to the plain call instead of failing the reply.
+(measured, docs/decisions.md "Tools"). An empty answer to a tools round is an answer like
+any other: the guard rejects it and its retry, which offers no tools, asks again.
 
 A round whose calls all fail still goes on: the model reads the notes ("error: the service
 answered HTTP 500") and answers without what it wanted. The text that comes out of the
@@ -65,13 +65,8 @@ async def answer_with_tools(
             llm, trace, _name(purpose, n), turns, max_tokens=max_tokens,
             temperature=temperature, dump=dump, tools=toolbox.specs(),
         )
-        if completion is None:
-            return None
-        if not completion.tool_calls:
-            if completion.text.strip():
-                return completion
-            trace.step(f"tools round {n}: an empty answer; asking once more without tools")
-            break
+        if completion is None or not completion.tool_calls:
+            return completion  # an answer (the guard judges it) or the caller's fallback
         calls = [_with_id(c, n, i) for i, c in enumerate(completion.tool_calls)]
         turns.append(ChatMessage("assistant", completion.text, tool_calls=tuple(calls)))
         for i, call in enumerate(calls):
