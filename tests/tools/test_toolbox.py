@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +117,28 @@ def test_the_app_offers_enabled_and_declared_tools() -> None:
         build_toolbox(replace(Settings(), tools=ToolSettings(enabled=("wether",))),
                       VirtualClock())
     assert err.value.key == "tools.enabled"
+
+
+def test_a_plugin_package_registers_through_its_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real (if tiny) installed distribution: importlib.metadata finds its entry point.
+    (tmp_path / "kuuki_dice.py").write_text(
+        "class Dice:\n"
+        "    name, description = 'dice', 'roll a die'\n"
+        "    parameters = {'type': 'object', 'properties': {}}\n"
+        "    async def run(self, args, ctx):\n"
+        "        return 4\n"
+        "def plug(register):\n"
+        "    register('dice', lambda host: Dice())\n"
+    )
+    info = tmp_path / "kuuki_dice-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kuuki-dice\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[kuuki.tools]\ndice = kuuki_dice:plug\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
+    assert "dice" in registry.names()
+    tool = registry.create("dice", registry.ToolHost(ToolSettings(), VirtualClock()))
+    assert tool.description == "roll a die"
