@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .clock import Clock
 from .domain import Channel
@@ -25,6 +25,7 @@ from .memory.context import ContextBuilder
 from .prompts import LANGUAGES, Prompts
 from .respond import PromptDump, Responder
 from .settings import LLMSettings, Persona, Settings
+from .tools.toolbox import Toolbox
 
 __all__ = ["App", "PromptDumper", "build_app", "make_llm"]
 
@@ -169,12 +170,15 @@ async def build_app(
             languages=model_languages(settings.llm, main_llm),
         )
     # -----------------------------------------------------------------------------------------
+    provider = memory.provider() if memory is not None else None
     responder = Responder(
         settings.persona, context_builder(settings.persona, prompts, settings.llm, main_llm),
         main_llm, guard, dump=dump,
-        memory=memory.provider() if memory is not None else None,
+        memory=provider,
         languages=model_languages(settings.llm, main_llm),
         clock=clock, budget_s=settings.llm.reply_budget_s,
+        toolbox=build_toolbox(settings, clock, provider),
+        tools_off=tools_off(settings.llm, main_llm),
     )
     settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
     if judge is None:
@@ -203,8 +207,15 @@ async def build_app(
     if memory is not None:
         memory.attach(engine)
     models = list({id(m): m for m in scheduled.values()}.values())
+    # HTTP back-ends hold a connection pool: closed with the app.
+    closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
     return App(settings, engine, clock, store, writer, main_llm, j_llm, memory=memory,
-               models=models)
+               models=models, closers=closers)
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
 
 
 def _scheduled(
@@ -231,6 +242,38 @@ def _scheduled(
     m, j = wrap(main), wrap(judge)
     by_wrapper = {id(w): w for w in made.values()}
     return m, j, by_wrapper
+
+
+def build_toolbox(settings: Settings, clock: Clock, memory: Any = None) -> Toolbox:
+    """The tools replies may use: those named in ``tools.enabled`` (built-ins and plugins,
+    kuuki.tools.registry) and every `[[tools.http]]` declared. Only the responder gets it:
+    the judge never calls tools."""
+    from .tools.http import HttpJsonTool
+    from .tools.registry import ToolHost, create
+
+    t = settings.tools
+    host = ToolHost(t, clock, memory)
+    declared = {spec.name for spec in t.http}
+    tools = [create(name, host) for name in dict.fromkeys(t.enabled) if name not in declared]
+    tools += [HttpJsonTool(spec, timeout_s=t.timeout_s) for spec in t.http]
+    return Toolbox(tools, clock=clock, timeout_s=t.timeout_s, result_chars=t.result_chars,
+                   max_rounds=t.max_rounds)
+
+
+def tools_off(s: LLMSettings, llm: LLM | None) -> str | None:
+    """Why the main model is not offered tools, or None when it is.
+
+    ``llm.tools = auto`` offers them to every model but the shipped SmolLM2-135M, which was
+    measured unable to choose a tool sensibly through the grammar-constrained call format
+    (docs/benchmarks.md, "Tools"); ``on`` offers them anyway, ``off`` never.
+    """
+    if s.tools == "off":
+        return "switched off (llm.tools = off)"
+    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
+    if s.tools == "auto" and isinstance(inner, EmbeddedLLM) and inner.shipped:
+        return ("the shipped SmolLM2-135M cannot choose tools reliably (docs/benchmarks.md); "
+                "set llm.tools = on to try it anyway")
+    return None
 
 
 def judge_mode_for(mode: str, judge_llm: LLM | None) -> str:

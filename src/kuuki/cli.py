@@ -94,6 +94,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report = asyncio.run(bench_reply(_settings(args), limit=args.limit, busy=args.busy))
         print_report(report, sys.stdout, details=args.details)
         return 0
+    elif args.what == "tools":
+        from .app import make_llm
+        from .tools.bench import bench_tools
+        from .tools.bench import print_report as print_tools
+
+        settings = _settings(args, {"KUUKI_LLM": args.llm} if args.llm else None)
+        llm = make_llm(settings.llm)
+        if llm is None:
+            raise KuukiError("bench tools needs a model (--llm embedded, openai, …)")
+        report = asyncio.run(bench_tools(settings, llm))
+        print_tools(report, sys.stdout, details=args.details)
+        return 0
     elif args.what == "scenarios":
         from .platforms import scenario_bench
 
@@ -316,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--busy", action="store_true",
                     help="each message arrives while a memory call (a summary) runs on the model")
     rb.set_defaults(fn=cmd_bench)
+    tb = bsub.add_parser(
+        "tools", help="24 messages: does the model choose the sensible tool (or none)?"
+    )
+    tb.add_argument("--llm", help="back-end (default: the setting)")
+    tb.add_argument("--details", action="store_true", help="every message and its choice")
+    tb.set_defaults(fn=cmd_bench)
     sb = bsub.add_parser(
         "scenarios", help="replay transcripts with a back-end and count the expect lines that "
         "hold (compare --llm none with a model)"

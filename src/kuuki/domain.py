@@ -157,6 +157,35 @@ class LLMCallRecord:
 
 
 @dataclass(slots=True)
+class ToolCallRecord:
+    """One tool the model asked for while replying (kuuki.tools), and what came of it.
+
+    ``arguments`` is what the model wrote (shortened); ``result_chars`` how much of the
+    result went into the prompt; ``outcome`` "ok", or why the model got a note instead:
+    "invalid" (bad arguments or unknown tool), "timeout", "error", "refused" (limits).
+    """
+
+    name: str
+    arguments: str
+    duration_ms: float
+    result_chars: int
+    outcome: str
+    detail: str = ""
+    round: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "arguments": self.arguments,
+            "duration_ms": round(self.duration_ms, 2),
+            "result_chars": self.result_chars,
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "round": self.round,
+        }
+
+
+@dataclass(slots=True)
 class GuardRecord:
     """One verdict of the output guard on something a model wrote (kuuki.guard)."""
 
@@ -216,6 +245,7 @@ class DecisionTrace:
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     guard: list[GuardRecord] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
     stages: list[StageRecord] = field(default_factory=list)
 
     def stage(self, name: str) -> StageRecord | None:
@@ -264,6 +294,7 @@ class DecisionTrace:
             "errors": list(self.errors),
             "guard": [g.to_dict() for g in self.guard],
             "stages": [r.to_dict() for r in self.stages],
+            "tool_calls": [t.to_dict() for t in self.tool_calls],
         }
 
 

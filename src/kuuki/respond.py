@@ -16,6 +16,11 @@ Safe defaults (the trace records which one was used and why):
   included → the same fallback at once: the channel's other messages wait behind a reply
   at most that long, whatever the model does (docs/decisions.md, "The reply budget");
 - no LLM configured (`--llm none`) → the action stands with no text (replay prints null).
+
+A reply (not an ack) may look things up first: with a `Toolbox` and a model that can call
+tools, the first generation is a short tool loop (kuuki.tools.loop); its final text goes
+through the same guard. When tools are configured but the model cannot use them, the trace
+says so and the reply is written without them.
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ from .domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Mes
 from .guard.language import conversation_language
 from .guard.reply import Expect, GuardVerdict, ReplyGuard
 from .judge.response_type import pick_emoji
-from .llm.base import LLM, ChatMessage, current_deadline
+from .llm.base import LLM, ChatMessage, Completion, ToolCalling, current_deadline
 from .llm.record import call_llm
 from .memory.context import ContextBuilder, PromptContext
 from .ports import MemoryProvider, PromptDump
 from .settings import Persona
+from .tools.base import ToolContext
+from .tools.loop import answer_with_tools
+from .tools.toolbox import Toolbox
 
 __all__ = ["MemoryProvider", "PromptDump", "Responder", "Response", "pick_emoji"]
 
@@ -72,6 +80,10 @@ class Responder:
     # limit beyond the back-end's timeout). Enforced on `clock` by the model's door.
     clock: Clock | None = None
     budget_s: float | None = None
+    # Tools a reply may use (kuuki.tools); None or empty: none. ``tools_off`` is why the
+    # model is not offered them although some are configured (said in the trace).
+    toolbox: Toolbox | None = None
+    tools_off: str | None = None
 
     async def act(
         self,
@@ -155,15 +167,18 @@ class Responder:
         addressed: bool,
     ) -> Response:
         """The first answer through the guard, one stricter retry, else the fallback."""
+        found: list[str] = []
+        tools = self._tools_for(name, channel, trigger, trace)
         first = await self._attempt(
-            name, [ChatMessage("system", system), self._turn(trigger)], max_tokens, expect, trace
+            name, [ChatMessage("system", system), self._turn(trigger)], max_tokens, expect, trace,
+            tools=tools, found=found,
         )
         if isinstance(first, GuardVerdict) and first.ok:
             return self._posted(kind, channel, trigger, first.text)
         if isinstance(first, GuardVerdict):
             trace.step(f"{name}: the guard rejected the answer ({first.reason}); "
                        "one retry with a shorter, stricter prompt")
-            retry = self._retry_messages(kind, trigger, conversation, lang)
+            retry = self._retry_messages(kind, trigger, conversation, lang, found)
             second = await self._attempt(f"{name}-retry", retry, max_tokens, expect, trace)
             if isinstance(second, GuardVerdict) and second.ok:
                 return self._posted(kind, channel, trigger, second.text)
@@ -189,8 +204,25 @@ class Responder:
         out = re.sub(rf"@(?:{names})\b\s*", "", out, flags=re.I).strip()
         return out if any(ch.isalnum() for ch in out) else text
 
+    def _tools_for(
+        self, name: str, channel: Channel, trigger: Message, trace: DecisionTrace
+    ) -> ToolContext | None:
+        """The context tools run in, when this generation may use them."""
+        if name != "reply" or not self.toolbox:
+            return None
+        if self.tools_off is not None:
+            trace.step(f"tools off: {self.tools_off}")
+            return None
+        why = self.llm.tool_support() if isinstance(self.llm, ToolCalling) else (
+            "this back-end cannot call tools")
+        if why is not None:
+            trace.step(f"tools off: {why}")
+            return None
+        return ToolContext(channel, trigger.user, trace.started_at)
+
     def _retry_messages(
-        self, kind: ActionKind, trigger: Message, conversation: Sequence[Message], lang: str
+        self, kind: ActionKind, trigger: Message, conversation: Sequence[Message], lang: str,
+        found: Sequence[str] = (),
     ) -> list[ChatMessage]:
         system = self.builder.prompts.render(
             "retry",
@@ -200,6 +232,8 @@ class Responder:
             speaker=trigger.user.name,
             kind="ack" if kind is ActionKind.ACK else "reply",
         )
+        if found:  # what the first attempt looked up still answers the question
+            system += "\n\nWhat you looked up:\n" + "\n".join(f"- {f}" for f in found)
         return [ChatMessage("system", system), ChatMessage("user", self._uncalled(trigger.text))]
 
     async def _attempt(
@@ -209,13 +243,23 @@ class Responder:
         max_tokens: int,
         expect: Expect,
         trace: DecisionTrace,
+        *,
+        tools: ToolContext | None = None,
+        found: list[str] | None = None,
     ) -> GuardVerdict | str:
         """One generation through the guard: its verdict, or why the model gave nothing."""
         assert self.llm is not None
-        completion = await call_llm(
-            self.llm, trace, purpose, messages, max_tokens=max_tokens, temperature=0.7,
-            dump=self._dump_for(trace),
-        )
+        completion: Completion | None
+        if tools is not None and self.toolbox is not None:
+            completion = await answer_with_tools(
+                self.llm, self.toolbox, messages, tools, trace, purpose=purpose,
+                max_tokens=max_tokens, dump=self._dump_for(trace), found=found,
+            )
+        else:
+            completion = await call_llm(
+                self.llm, trace, purpose, messages, max_tokens=max_tokens, temperature=0.7,
+                dump=self._dump_for(trace),
+            )
         if completion is None:
             outcome = trace.llm_calls[-1].outcome if trace.llm_calls else "error"
             deadline = current_deadline.get()

@@ -31,6 +31,7 @@ from .setting_values import store_url as _store_url
 from .setting_values import text as _str
 from .setting_values import text_list as _list
 from .setting_values import thresholds as _thresholds
+from .tool_settings import ToolSettings, http_tools, resolve_secrets, timezone, timezones
 
 log = logging.getLogger("kuuki.settings")
 
@@ -38,6 +39,9 @@ LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
 # The LLM back-ends are the registry's one list (kuuki.llm.registry; see llm_backends).
+# Whether the main model is offered tools: auto is on, except for the shipped SmolLM2-135M
+# (measured unable to pick a tool; kuuki.app.tools_for, docs/decisions.md).
+LLM_TOOL_MODES = ("auto", "on", "off")
 
 DEFAULT_EMOJI = ("👀", "😊", "👍", "🤔", "✨", "💡")
 DEFAULT_SYSTEM_PROMPT = {
@@ -106,6 +110,7 @@ class LLMSettings:
     # The languages the model can write; () means "as known for the model": the shipped
     # SmolLM2 writes English only, any other model is trusted with both (kuuki.app).
     languages: tuple[str, ...] = ()
+    tools: str = "auto"
 
     def redacted(self) -> dict[str, Any]:
         return {
@@ -123,6 +128,7 @@ class Settings:
     persona: Persona = field(default_factory=Persona)
     llm: LLMSettings = field(default_factory=LLMSettings)
     judge_llm: LLMSettings | None = None  # None: the judge uses the main model
+    tools: ToolSettings = field(default_factory=ToolSettings)
     store_url: str = ""  # "" → SQLite file under the user data dir
     prompts_dir: str = ""
     channel_allow: tuple[str, ...] = ()
@@ -220,6 +226,21 @@ SPECS: tuple[Spec, ...] = (
         _int_range(0, 1_000_000),
     ),
     Spec("KUUKI_LLM_LANGUAGES", "llm.languages", "llm.languages", _languages),
+    Spec("KUUKI_LLM_TOOLS", "llm.tools", "llm.tools", _choice(*LLM_TOOL_MODES)),
+    Spec("KUUKI_TOOLS", "tools.enabled", "tools.enabled", _list),
+    Spec("KUUKI_TOOL_ROUNDS", "tools.max_rounds", "tools.max_rounds", _int_range(0, 3)),
+    Spec("KUUKI_TOOL_TIMEOUT", "tools.timeout_s", "tools.timeout_s", _float_range(0.1, 120)),
+    Spec(
+        "KUUKI_TOOL_RESULT_CHARS", "tools.result_chars", "tools.result_chars",
+        _int_range(100, 20_000),
+    ),
+    Spec("KUUKI_TIMEZONE", "tools.timezone", "tools.timezone", timezone),
+    Spec(
+        "KUUKI_CHANNEL_TIMEZONES", "tools.channel_timezones", "tools.channel_timezones",
+        timezones,
+    ),
+    Spec("KUUKI_USER_TIMEZONES", "tools.user_timezones", "tools.user_timezones", timezones),
+    Spec("KUUKI_TOOLS_HTTP", "tools.http", "tools.http", http_tools),
     Spec("KUUKI_JUDGE_LLM", "judge_llm.backend", "judge_llm.backend", _backend),
     Spec("EAVESDROP_JUDGE_MODEL", "judge_llm.model", "judge_llm.model", _str),
     Spec("KUUKI_JUDGE_BASE_URL", "judge_llm.base_url", "judge_llm.base_url", _str),
@@ -436,7 +457,9 @@ def load_settings(
         if name not in _BY_ENV:
             raise _unknown(name, _BY_ENV, "command line")
         raws.append(Raw(_BY_ENV[name], EnvText(value), name, "command line"))
-    return apply_values(Settings(), raws)
+    settings = apply_values(Settings(), raws)
+    # Header secrets are read from the environment here, at the edge, and only here.
+    return replace(settings, tools=resolve_secrets(settings.tools, env))
 
 
 def validate(s: Settings) -> Settings:
@@ -480,6 +503,14 @@ def describe(s: Settings) -> dict[str, Any]:
         value = getattr(s, f.name)
         if isinstance(value, LLMSettings):
             value = value.redacted()
+        elif isinstance(value, ToolSettings):
+            value = {
+                "enabled": list(value.enabled),
+                "max_rounds": value.max_rounds,
+                "timeout_s": value.timeout_s,
+                "http": [{"name": t.name, "url": t.url, "method": t.method,
+                          "headers": {h: "***" for h in t.headers}} for t in value.http],
+            }
         elif f.name.endswith("_token"):
             value = "***" if value else ""
         elif isinstance(value, Persona):

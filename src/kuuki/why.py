@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from .domain import GuardRecord, Message
 from .errors import KuukiError
-from .platforms.explain import feature_line, guard_line
+from .platforms.explain import feature_line, guard_line, tool_line, tool_record
 from .settings import Settings
 from .store.urls import display_url, normalise_url, sqlite_file
 
@@ -49,6 +49,8 @@ def trace_lines(trace: dict[str, Any]) -> list[str]:
             f"{call['prompt_tokens']}+{call['completion_tokens']} tokens "
             f"{call['latency_ms']:.0f} ms"
         )
+    for t in trace.get("tool_calls", []):
+        lines.append(f"  {tool_line(tool_record(t))}")
     for e in trace.get("errors", []):
         lines.append(f"  ! {e}")
     return lines

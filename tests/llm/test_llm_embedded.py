@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from kuuki.errors import LLMTimeout, LLMUnavailable
-from kuuki.llm.base import ChatMessage
+from kuuki.llm.base import ChatMessage, ToolSpec
 from kuuki.llm.embedded import EmbeddedLLM, shipped_model_path
 from kuuki.llm.schema import schema_errors
+from kuuki.llm.tool_format import choice_schema, with_instruction
 
 SCHEMA = {
     "type": "object",
@@ -85,3 +86,18 @@ async def test_a_missing_model_file_is_unavailable(tmp_path: object) -> None:
         await EmbeddedLLM(model_path="/nonexistent/model.gguf").complete(
             [ChatMessage("user", "hi")]
         )
+
+
+async def test_a_tools_round_writes_only_the_call_format(llm: EmbeddedLLM) -> None:
+    recall = ToolSpec("recall", "Search what you remember from this chat.", {
+        "type": "object", "properties": {"query": {"type": "string", "maxLength": 40}},
+        "required": ["query"], "additionalProperties": False})
+    asked = [ChatMessage("system", "You are Kuu, a friendly chat member."),
+             ChatMessage("user", "alice: what did we decide about the venue?")]
+    schema = choice_schema([recall])
+    chosen = await llm.complete(with_instruction(asked, [recall]), json_schema=schema,
+                                max_tokens=64, temperature=0.7)
+    # The grammar leaves the model one of the options, each held to its own schema.
+    assert any(not schema_errors(chosen.data, option) for option in schema["anyOf"])
+    done = await llm.complete_tools(asked, [recall], max_tokens=40)
+    assert done.tool_calls or done.text  # a call, or "none" answered in words

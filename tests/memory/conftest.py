@@ -75,6 +75,10 @@ class RoutedLLM(ScriptedLLM):
         self.purposes.append(current_purpose.get() or "")
         return await super().complete(messages, **kw)
 
+    async def complete_tools(self, messages: Any, tools: Any, **kw: Any) -> Any:
+        self.purposes.append(current_purpose.get() or "")
+        return await super().complete_tools(messages, tools, **kw)
+
 
 def settings(language: str = "en", **kw: Any) -> Settings:
     return replace(Settings(persona=Persona(language=language)), **kw)

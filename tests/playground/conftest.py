@@ -13,7 +13,7 @@ from starlette.testclient import WebSocketTestSession as WS
 
 from kuuki.domain import ActionKind, DecisionTrace, Stage
 from kuuki.judge.base import Judge, Situation, Verdict
-from kuuki.llm.base import ChatMessage, Completion, current_purpose
+from kuuki.llm.base import ChatMessage, Completion, ToolSpec, current_purpose
 from kuuki.llm.stub import passive_value
 from kuuki.platforms.playground import create_app
 from kuuki.settings import Settings, load_settings
@@ -86,6 +86,13 @@ class ReplyScript(ScriptedLLM):
             )
         data = passive_value(json_schema) if json_schema is not None else None
         return Completion(text="" if data is None else json.dumps(data), model=self.name, data=data)
+
+    async def complete_tools(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], **kw: Any
+    ) -> Completion:
+        if not self.hold.is_set():  # only replies are offered tools
+            await asyncio.to_thread(self.hold.wait, 30)
+        return await super().complete_tools(messages, tools, **kw)
 
 
 class LoadingLLM(ReplyScript):

@@ -14,7 +14,7 @@ from kuuki.platforms.playground import create_app
 from kuuki.platforms.playground.room import Hub, Room
 from kuuki.platforms.transcript import parse_lines
 from kuuki.settings import Persona, Settings
-from kuuki.testing.llm import ScriptedLLM
+from kuuki.testing.llm import ScriptedLLM, tool_call
 
 from .conftest import collect_until, say, wait_for
 
@@ -59,6 +59,18 @@ def test_addressed_message_gets_a_reply_with_its_trace(
     assert prompt.status_code == 200
     assert "alice: how are you?" in prompt.text  # the message to answer, without the call
     assert "how are you" in llm.history[0].prompt
+
+
+def test_the_card_shows_the_tool_calls(client: TestClient, llm: ScriptedLLM) -> None:
+    llm.enqueue(tool_call("now") + tool_call("recall", "{oops"), "It's morning here.")
+    with client.websocket_connect("/ws") as ws:
+        ws.receive_json()
+        say(ws, "alice", "@Kuu what time is it?")
+        seen = collect_until(ws, "decision", lambda m: m["after"] == "p1")
+    card = seen[-1]["card"]
+    assert card["tools"][0].startswith("tool now({}): ok · round 1")
+    assert card["tools"][1].startswith("tool recall({oops): invalid (not JSON")
+    assert [t["outcome"] for t in seen[-1]["trace"]["tool_calls"]] == ["ok", "invalid"]
 
 
 def test_open_question_is_rejudged_when_the_clock_jumps(

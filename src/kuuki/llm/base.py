@@ -7,13 +7,38 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool the model asked for: ``arguments`` is the JSON text exactly as written
+    (untrusted: kuuki.tools validates it against the tool's schema before anything runs)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as a model is told about it: name, what it does, a JSON schema for its
+    arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
+    """One turn. An assistant turn may carry ``tool_calls``; a ``tool`` turn answers the
+    call whose id is ``tool_call_id`` (the standard chat-completions shape)."""
+
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +63,9 @@ class Completion:
     # "stop" when the model ended its answer, "length" when max_tokens cut it off (the
     # output guard then drops the unfinished sentence).
     finish_reason: str = "stop"
+    # The tools the model asked for (only from `ToolCalling.complete_tools`); ``text`` may
+    # then be empty.
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class LLM(Protocol):
@@ -57,6 +85,29 @@ class LLM(Protocol):
         messages: Sequence[ChatMessage],
         *,
         json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion: ...
+
+
+@runtime_checkable
+class ToolCalling(Protocol):
+    """A back-end that can offer the model tools while it answers.
+
+    `complete_tools` sends the messages (which may hold earlier tool calls and ``tool``
+    turns with their results) and the tools the model may ask for; it returns a Completion
+    whose ``tool_calls`` holds the calls, or whose text is the answer. With ``tools`` empty
+    the model must answer in text. Errors are LLMErrors, as for `complete`.
+    `tool_support` is None when tools work, else a sentence saying why not (for the trace).
+    """
+
+    def tool_support(self) -> str | None: ...
+
+    async def complete_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
         max_tokens: int = 256,
         temperature: float = 0.7,
     ) -> Completion: ...
@@ -101,4 +152,9 @@ current_deadline: ContextVar[float | None] = ContextVar("kuuki_llm_deadline", de
 
 def render_messages(messages: Sequence[ChatMessage]) -> str:
     """The messages as plain text, one ``role: content`` block each, for traces and dumps."""
-    return "\n\n".join(f"{m.role}: {m.content}" for m in messages)
+    return "\n\n".join(_rendered(m) for m in messages)
+
+
+def _rendered(m: ChatMessage) -> str:
+    calls = "".join(f"\n  → {c.name}({c.arguments})" for c in m.tool_calls)
+    return f"{m.role}: {m.content}{calls}"

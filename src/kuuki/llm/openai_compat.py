@@ -12,6 +12,11 @@ broken, which the circuit breaker must hear about), not a Python error from deep
 the SDK. A 429 is waited out only when its ``Retry-After`` fits this call's own patience
 (``backoff_max_s``); a longer one ends the call at once with ``retry_after`` set, so the
 breaker keeps every caller away for that long instead of each retrying every few seconds.
+
+Tools go through the standard ``tools`` / ``tool_calls`` fields, with ``tool_choice`` said
+explicitly ("auto"): llama-cpp-python's function-calling chat format offers no tools when
+it is left out. A server that rejects ``tools`` (400/422) is remembered as unable, and the
+reply is written without them (`tool_support` then says why, for the trace).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
 from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
-from kuuki.llm.base import ChatMessage, Completion, Usage
+from kuuki.llm.base import ChatMessage, Completion, ToolCall, ToolSpec, Usage
 from kuuki.llm.schema import parse_json
 
 log = logging.getLogger(__name__)
@@ -97,6 +102,7 @@ class OpenAICompatLLM:
             max_retries=0,
         )
         self._json_modes = list(_JSON_MODES)
+        self._tools_refused: str | None = None
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -129,6 +135,43 @@ class OpenAICompatLLM:
                 f"({type(exc).__name__}: {str(exc)[:200]})"
             )
         # Raised outside the except block so a scrubbed error carries no __context__.
+        raise self._without_key(failure)
+
+    def tool_support(self) -> str | None:
+        return self._tools_refused
+
+    async def complete_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        if self._tools_refused is not None:
+            return await self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        start = time.monotonic()
+        failure: LLMError
+        try:
+            try:
+                response = await self._with_retries(
+                    messages, None, max_tokens, temperature, tools=tools
+                )
+            except _FormatRejected as exc:
+                self._tools_refused = f"{self.base_url} rejected tools ({exc})"
+                log.info("%s; replying without tools from now on", self._tools_refused)
+                return await self.complete(
+                    messages, max_tokens=max_tokens, temperature=temperature
+                )
+            return self._completion(response, None, (time.monotonic() - start) * 1000,
+                                    calls=True)
+        except LLMError as exc:
+            failure = exc
+        except Exception as exc:
+            failure = LLMUnavailable(
+                f"{self.base_url} sent something that is not a chat completion "
+                f"({type(exc).__name__}: {str(exc)[:200]})"
+            )
         raise self._without_key(failure)
 
     def _without_key(self, exc: LLMError) -> LLMError:
@@ -178,11 +221,15 @@ class OpenAICompatLLM:
         response_format: dict[str, Any] | None,
         max_tokens: int,
         temperature: float,
+        *,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> Any:
         attempt = 0
         while True:
             try:
-                return await self._attempt(messages, response_format, max_tokens, temperature)
+                return await self._attempt(
+                    messages, response_format, max_tokens, temperature, tools
+                )
             except _Retryable as exc:
                 after = exc.retry_after
                 if after is not None and after > self.backoff_max_s:
@@ -223,16 +270,24 @@ class OpenAICompatLLM:
         response_format: dict[str, Any] | None,
         max_tokens: int,
         temperature: float,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> Any:
         extra: dict[str, Any] = {}
         if response_format is not None:
             extra["response_format"] = response_format
+        if tools:
+            extra["tools"] = [
+                {"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters,
+                }}
+                for t in tools
+            ]
+            extra["tool_choice"] = "auto"
         try:
             return await self._client.chat.completions.create(
                 model=self.model,
                 messages=cast(
-                    "list[ChatCompletionMessageParam]",
-                    [{"role": m.role, "content": m.content} for m in messages],
+                    "list[ChatCompletionMessageParam]", [_wire(m) for m in messages]
                 ),
                 max_tokens=max_tokens,
                 temperature=temperature,
@@ -259,7 +314,7 @@ class OpenAICompatLLM:
                 f"{self.base_url} does not know model {self.model!r} (HTTP 404)"
             ) from exc
         except _REJECTED as exc:
-            if response_format is not None:
+            if response_format is not None or tools:
                 raise _FormatRejected(_status_message(exc)) from exc
             raise LLMError(f"{self.base_url} rejected the request: {_status_message(exc)}") from exc
         except openai.APIStatusError as exc:
@@ -269,7 +324,8 @@ class OpenAICompatLLM:
             raise LLMUnavailable(f"{self.base_url} sent an unreadable answer: {exc}") from exc
 
     def _completion(
-        self, response: Any, json_schema: dict[str, Any] | None, latency_ms: float
+        self, response: Any, json_schema: dict[str, Any] | None, latency_ms: float,
+        *, calls: bool = False,
     ) -> Completion:
         choices = getattr(response, "choices", None)
         first = choices[0] if isinstance(choices, list) and choices else None
@@ -279,7 +335,11 @@ class OpenAICompatLLM:
             # A 200 that is not a chat completion: a proxy's page, another API's answer.
             raise LLMUnavailable(f"{self.base_url} answered with no chat completion in it")
         text = (content or "").strip()
-        if not text:
+        tool_calls = _tool_calls(message) if calls else ()
+        # An empty answer to a tools round is returned, not raised: llama-cpp-python's
+        # function calling sends one whenever the model chose to talk; the guard rejects
+        # it and its retry asks again without tools (kuuki.tools.loop).
+        if not text and not calls:
             raise LLMBadOutput(f"{self.base_url} returned an empty answer")
         data = parse_json(text, json_schema) if json_schema is not None else None
         usage = getattr(response, "usage", None)
@@ -293,7 +353,39 @@ class OpenAICompatLLM:
             data=data,
             latency_ms=latency_ms,
             finish_reason=str(getattr(first, "finish_reason", None) or "stop"),
+            tool_calls=tool_calls,
         )
+
+
+def _wire(m: ChatMessage) -> dict[str, Any]:
+    """One message in the chat-completions shape, tool calls and results included."""
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        # "" rather than null: llama-cpp-python's server refuses a null content.
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.arguments}}
+            for c in m.tool_calls
+        ]
+    return out
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    """The calls in an answer; anything malformed becomes a call the toolbox will refuse
+    (an unknown name, arguments that are not JSON), never an exception here."""
+    out = []
+    for i, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        arguments = getattr(function, "arguments", None)
+        out.append(ToolCall(
+            str(getattr(call, "id", None) or f"call_{i}"),
+            name if isinstance(name, str) else "",
+            arguments if isinstance(arguments, str) else "",
+        ))
+    return tuple(out)
 
 
 class _FormatRejected(Exception):

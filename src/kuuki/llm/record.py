@@ -15,7 +15,15 @@ from typing import Any
 
 from kuuki.domain import DecisionTrace, LLMCallRecord
 from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
-from kuuki.llm.base import LLM, ChatMessage, Completion, current_purpose, render_messages
+from kuuki.llm.base import (
+    LLM,
+    ChatMessage,
+    Completion,
+    ToolCalling,
+    ToolSpec,
+    current_purpose,
+    render_messages,
+)
 from kuuki.llm.breaker import CircuitOpen
 
 PromptDump = Callable[[str, list[ChatMessage]], None]
@@ -32,21 +40,29 @@ async def call_llm(
     temperature: float,
     keep_prompt: bool = False,
     dump: PromptDump | None = None,
+    tools: Sequence[ToolSpec] | None = None,
 ) -> Completion | None:
     """Ask ``llm``; record the call in ``trace``; None instead of any LLMError.
 
     ``purpose`` names the call in the trace ("judge", "reply", …). ``keep_prompt`` stores
     the rendered prompt in the record; ``dump`` sees every prompt before it is sent (the
-    CLI's ``--dump-prompts``).
+    CLI's ``--dump-prompts``). With ``tools`` (a `ToolCalling` back-end only) the model may
+    answer with tool calls; ``()`` offers none but lets the messages hold earlier ones.
     """
     if dump is not None:
         dump(purpose, list(messages))
     token = current_purpose.set(purpose)
     start = time.perf_counter()
     try:
-        completion = await llm.complete(
-            messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature
-        )
+        if tools is not None and isinstance(llm, ToolCalling):
+            completion = await llm.complete_tools(
+                messages, tools, max_tokens=max_tokens, temperature=temperature
+            )
+        else:
+            completion = await llm.complete(
+                messages, json_schema=json_schema, max_tokens=max_tokens,
+                temperature=temperature,
+            )
     except Exception as exc:
         outcome = _outcome(exc) if isinstance(exc, LLMError) else "error"
         # A skipped call never reached the model: it took no time worth reporting.

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from ..clock import Clock
@@ -46,6 +46,8 @@ from .base import (
     ChatMessage,
     Completion,
     Interruptible,
+    ToolCalling,
+    ToolSpec,
     Warmable,
     current_deadline,
     current_purpose,
@@ -68,7 +70,9 @@ _PRIORITY = {
 
 
 def priority_of(purpose: str | None) -> int:
-    return _PRIORITY.get(purpose or "", BACKGROUND)
+    # "reply-round2" (the answer after a tool round) is as urgent as "reply".
+    purpose = purpose or ""
+    return _PRIORITY.get(purpose, _PRIORITY.get(purpose.split("-")[0], BACKGROUND))
 
 
 class _Call:
@@ -130,6 +134,34 @@ class ScheduledLLM:
         max_tokens: int = 256,
         temperature: float = 0.7,
     ) -> Completion:
+        inner = self.inner
+        return await self._through_door(lambda: inner.complete(
+            messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature,
+        ))
+
+    def tool_support(self) -> str | None:
+        inner = self.inner
+        if isinstance(inner, ToolCalling):
+            return inner.tool_support()
+        return f"the {self.name} back-end cannot call tools"
+
+    async def complete_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        """A tool round goes through the same door as any call: queue, breaker, deadline."""
+        inner = self.inner
+        if not isinstance(inner, ToolCalling):
+            raise LLMError(f"the {self.name} back-end cannot call tools")
+        return await self._through_door(lambda: inner.complete_tools(
+            messages, tools, max_tokens=max_tokens, temperature=temperature,
+        ))
+
+    async def _through_door(self, send: Callable[[], Awaitable[Completion]]) -> Completion:
         priority = priority_of(current_purpose.get())
         breaker = self.breaker
         if breaker is not None and not breaker.allow():
@@ -142,10 +174,7 @@ class ScheduledLLM:
         if priority == REPLY:
             self._preempt()
         try:
-            return await self._bounded(
-                self._run(call, priority, messages, json_schema, max_tokens, temperature),
-                call, task,
-            )
+            return await self._bounded(self._run(call, priority, send), call, task)
         finally:
             if call.running is False and breaker is not None:
                 breaker.record_aborted()  # never reached the model: frees a trial slot
@@ -154,23 +183,14 @@ class ScheduledLLM:
                 self._signal()
 
     async def _run(
-        self,
-        call: _Call,
-        priority: int,
-        messages: Sequence[ChatMessage],
-        json_schema: dict[str, Any] | None,
-        max_tokens: int,
-        temperature: float,
+        self, call: _Call, priority: int, send: Callable[[], Awaitable[Completion]]
     ) -> Completion:
         await self._admit(priority)
         call.running = True
         self._running_calls[call] = priority
         breaker = self.breaker
         try:
-            result = await self.inner.complete(
-                messages, json_schema=json_schema, max_tokens=max_tokens,
-                temperature=temperature,
-            )
+            result = await send()
         except LLMBadOutput:
             if breaker is not None:  # the service is up; the model wrote nonsense
                 breaker.record_success()

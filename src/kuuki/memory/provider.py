@@ -11,6 +11,7 @@ store write (noting that a fact was used) is left to a background job.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from ..domain import Channel, DecisionTrace, Visibility
@@ -19,12 +20,23 @@ from .book import MemoryBook
 from .context import ChannelMemoryView, PromptContext, UserView
 from .fact_store import FactMemory
 from .jobs import Jobs
+from .keywords import keyword_set, keywords
 from .privacy import ChannelRegistry, may_show_channel
 from .profiles import Profiles
 from .summarizer import Summarizer
 
 MAX_CHANNELS = 20
 MAX_THREADS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """One remembered thing that answers a search: where it is from and what it says."""
+
+    kind: str  # "fact", "channel memory", "thread memory", "workspace memory", "profile"
+    source: str  # "#general", "thread 1712", "alice", "workspace"
+    text: str
+    score: float
 
 
 class MemoryContextProvider:
@@ -103,6 +115,52 @@ class MemoryContextProvider:
         if shown:
             trace.step("memory: " + ", ".join(shown[:8]))
 
+    def recall(
+        self, target: Channel, query: str, *, now: datetime, limit: int = 5
+    ) -> list[RecallHit]:
+        """What the bot remembers about ``query`` that a prompt for ``target`` may show.
+
+        The same sources and the same privacy rule as `fill`: facts through
+        `FactMemory.search`, channel memories through `_channels`, thread and workspace
+        documents through `MemoryBook.visible`, profiles through `Profiles.visible`. So a
+        private channel's memory never answers a question asked anywhere else.
+        """
+        words = keyword_set(keywords(query))
+        hits = [
+            RecallHit("fact", self._source_name(h.fact.source_channel_id), h.fact.content,
+                      h.score)
+            for h in self.facts.search(target, query, now=now, limit=limit)
+        ]
+        texts: list[tuple[str, str, str]] = []
+        for view in self._channels(target):
+            for text in (view.long_term, view.short_term):
+                texts.append(("channel memory", f"#{view.name}", text))
+        for rec in self.book.threads_of(target.id, MAX_THREADS):
+            if self.book.visible(target, rec) and isinstance(rec.content, str):
+                texts.append(("thread memory", rec.scope_id.split(":", 1)[1], rec.content))
+        for kind in ("long_term", "short_term"):
+            doc = self.book.get("workspace", target.workspace, kind)
+            if doc is not None and self.book.visible(target, doc) and isinstance(doc.content,
+                                                                                str):
+                texts.append(("workspace memory", "workspace", doc.content))
+        for kind, source, text in texts:
+            score = _overlap(words, text)
+            if score > 0:
+                hits.append(RecallHit(kind, source, text, score))
+        if self.user_profiles:
+            for person in self.profiles.all():
+                facts = self.profiles.visible(person.user_id, target)
+                if facts is None or not words & keyword_set(keywords(facts.name)):
+                    continue
+                text = self.prompts.render("memory_profile", p=facts).strip()
+                hits.append(RecallHit("profile", facts.name, text, 1.0))
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def _source_name(self, channel_id: str | None) -> str:
+        channel = self.registry.get(channel_id)
+        return f"#{channel.name}" if channel is not None else "memory"
+
     def _channels(self, target: Channel) -> list[ChannelMemoryView]:
         visible = [
             c
@@ -149,6 +207,13 @@ class MemoryContextProvider:
                 await touch(fact_id, at)
 
         self.jobs.spawn("touch-facts", run)
+
+
+def _overlap(words: frozenset[str], text: str) -> float:
+    """The share of the query's keywords a remembered text contains (0 when none)."""
+    if not words or not text:
+        return 0.0
+    return len(words & keyword_set(keywords(text, limit=500))) / len(words)
 
 
 def _text(content: object) -> str:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ..channels import ChannelState
-from ..domain import ActionKind, Decision, GuardRecord, LLMCallRecord
+from ..domain import ActionKind, Decision, GuardRecord, LLMCallRecord, ToolCallRecord
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 GENERATION = ("reply", "ack", "proactive")  # call purposes whose text would be posted
@@ -99,6 +99,26 @@ def call_line(call: LLMCallRecord) -> str:
         if call.detail:
             line += f" ({call.detail})"
     return line
+
+
+def tool_line(t: ToolCallRecord) -> str:
+    """'tool now({}): ok · round 1 · 2 ms · 87 chars', or what went wrong instead."""
+    line = f"tool {t.name}({t.arguments}): {t.outcome}"
+    if t.detail:
+        line += f" ({t.detail})"
+    line += f" · round {t.round} · {latency(t.duration_ms)}"
+    if t.outcome == "ok":
+        line += f" · {plural(t.result_chars, 'char')} to the prompt"
+    return line
+
+
+def tool_record(d: Mapping[str, Any]) -> ToolCallRecord:
+    """A stored trace's tool call (`ToolCallRecord.to_dict`) back as a record."""
+    return ToolCallRecord(
+        str(d.get("name", "")), str(d.get("arguments", "")), float(d.get("duration_ms", 0)),
+        int(d.get("result_chars", 0)), str(d.get("outcome", "")), str(d.get("detail", "")),
+        int(d.get("round", 1)),
+    )
 
 
 def _subject(subject: str) -> str:
@@ -222,6 +242,7 @@ class Explanation:
     rules: list[str]
     features: list[str]
     calls: list[str]
+    tools: list[str]
     guard: list[str]
     steps: list[str]
     errors: list[str]
@@ -235,6 +256,7 @@ def explain(d: Decision) -> Explanation:
         rules=[rule_line(c.rule, c.points, c.detail) for c in t.contributions],
         features=feature_lines(t.features),
         calls=[call_line(c) for c in t.llm_calls],
+        tools=[tool_line(c) for c in t.tool_calls],
         guard=guard_lines(d),
         steps=list(t.steps),
         errors=list(t.errors),

@@ -106,6 +106,7 @@ def format_trace(d: Decision) -> str:
     lines += [f"  {r}" for r in e.rules]
     lines += [f"  · {f}" for f in e.features]
     lines += [f"  llm: {c}" for c in e.calls]
+    lines += [f"  {t}" for t in e.tools]
     lines += [f"  guard: {g}" for g in e.guard]
     lines += [f"  → {s}" for s in e.steps]
     lines += [f"  ! {x}" for x in e.errors]

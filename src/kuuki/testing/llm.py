@@ -1,6 +1,7 @@
 """`ScriptedLLM`: a test double that answers from a queue.
 
-Importing this module registers it as the ``scripted`` back-end.
+Importing this module registers it as the ``scripted`` back-end. It can call tools: an
+enqueued `ToolCalls` (made with `tool_call`) is the model asking for tools in a tool round.
 """
 
 from __future__ import annotations
@@ -11,22 +12,44 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kuuki.llm.base import ChatMessage, Completion, Usage
+from kuuki.llm.base import ChatMessage, Completion, ToolCall, ToolSpec, Usage
 from kuuki.llm.registry import register
 from kuuki.llm.schema import parse_json, validate
 from kuuki.llm.stub import passive_value
 
-Scripted = str | dict[str, Any] | list[Any] | BaseException
+
+@dataclass(frozen=True, slots=True)
+class ToolCalls:
+    """A scripted answer that asks for tools (``text`` beside them, usually empty)."""
+
+    calls: tuple[ToolCall, ...]
+    text: str = ""
+
+    def __add__(self, other: ToolCalls) -> ToolCalls:
+        return ToolCalls(self.calls + other.calls, self.text or other.text)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *,
+              id: str = "") -> ToolCalls:
+    """The model asking for one tool; ``arguments`` as a dict, or raw text (to script a
+    malformed call). Add two with ``+`` for several calls in one round."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    return ToolCalls((ToolCall(id, name, raw),))
+
+
+Scripted = str | dict[str, Any] | list[Any] | BaseException | ToolCalls
 
 
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
-    """What one `complete` call was asked."""
+    """What one `complete` (or `complete_tools`) call was asked."""
 
     messages: tuple[ChatMessage, ...]
     json_schema: dict[str, Any] | None
     max_tokens: int
     temperature: float
+    # The tools offered (None: a plain `complete` call, which can offer none).
+    tools: tuple[ToolSpec, ...] | None = None
 
     @property
     def prompt(self) -> str:
@@ -56,8 +79,10 @@ class ScriptedLLM:
         *items: Scripted,
         default: Scripted | _Unset | None = _UNSET,
         name: str = "scripted",
+        tools: bool = True,
     ) -> None:
         self.name = name
+        self.tools = tools
         self.default = default
         self.history: list[ScriptedCall] = []
         self._queue: deque[Scripted] = deque(items)
@@ -87,12 +112,37 @@ class ScriptedLLM:
         item = self._next(json_schema)
         if isinstance(item, BaseException):
             raise item
+        if isinstance(item, ToolCalls):
+            raise AssertionError(f"{self.name}: tool calls scripted for a call without tools")
         if isinstance(item, str):
             data = parse_json(item, json_schema) if json_schema is not None else None
             return self._completion(item, data, messages)
         if json_schema is not None:
             validate(item, json_schema)
         return self._completion(json.dumps(item), item, messages)
+
+    def tool_support(self) -> str | None:
+        return None if self.tools else f"{self.name} is scripted without tools"
+
+    async def complete_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.7,
+    ) -> Completion:
+        self.history.append(ScriptedCall(tuple(messages), None, max_tokens, temperature,
+                                         tuple(tools)))
+        item = self._next(None)
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, ToolCalls):
+            done = self._completion(item.text, None, messages)
+            return Completion(done.text, done.model, done.usage, tool_calls=item.calls,
+                              finish_reason="tool_calls")
+        text = item if isinstance(item, str) else json.dumps(item)
+        return self._completion(text, None, messages)
 
     def _next(self, json_schema: dict[str, Any] | None) -> Scripted:
         if self._queue:

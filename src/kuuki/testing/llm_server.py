@@ -49,9 +49,17 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def llama_server(
-    model_path: Path | None = None, *, n_ctx: int = 2048, startup_timeout_s: float = 120.0
+    model_path: Path | None = None,
+    *,
+    n_ctx: int = 2048,
+    startup_timeout_s: float = 120.0,
+    chat_format: str | None = None,
 ) -> Iterator[LlamaServer]:
-    """Run llama-cpp-python's OpenAI-compatible server for the duration of the block."""
+    """Run llama-cpp-python's OpenAI-compatible server for the duration of the block.
+
+    ``chat_format`` picks the server's chat handler; ``"chatml-function-calling"`` is the
+    one that understands ``tools`` for a ChatML model such as SmolLM2.
+    """
     port = free_port()
     command = [
         sys.executable,
@@ -72,6 +80,8 @@ def llama_server(
         "--verbose",
         "False",
     ]
+    if chat_format is not None:
+        command += ["--chat_format", chat_format]
     # Passive OpenMP waiting: see kuuki.llm.embedded (spinning threads starve each other).
     env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONPATH": _pythonpath()}
     with tempfile.TemporaryFile() as log:

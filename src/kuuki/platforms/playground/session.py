@@ -229,6 +229,7 @@ class Playground:
             "features": e.features,
             "state": state_lines(state, self.clock.now()) if state is not None else [],
             "calls": e.calls,
+            "tools": e.tools,
             "guard": e.guard,
             "steps": e.steps,
             "errors": e.errors,

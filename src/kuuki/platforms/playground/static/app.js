@@ -356,6 +356,7 @@ function cardEl(d, open) {
     linesEl("What the judge saw", c.features, "features"),
     linesEl("The channel right after", c.state, "state"),
     callsEl(d),
+    toolsEl(c.tools),
     guardEl(c.guard),
     c.steps.length ? h("section", {}, h("h3", {}, "Steps"), h("ol", { class: "steps" }, c.steps.map((x) => h("li", {}, x)))) : null,
     d.text ? h("section", {}, h("h3", {}, "Sent"), h("div", { class: "text" }, d.text)) : null,
@@ -368,6 +369,13 @@ function linesEl(title, lines, testid) {
   if (!lines || !lines.length) return null;
   return h("section", {}, h("h3", {}, title),
     h("ul", { class: "lines", "data-testid": `card-${testid}` }, lines.map((x) => h("li", {}, x))));
+}
+function toolsEl(lines) {
+  if (!lines || !lines.length) return null;
+  return h("section", {}, h("h3", {}, "Tool calls"),
+    h("ul", { class: "lines tools", "data-testid": "card-tools" }, lines.map((x) => h("li", {
+      class: /\): ok /.test(x) ? "good" : "bad",
+    }, x))));
 }
 function guardEl(lines) {
   if (!lines || !lines.length) return null;
