@@ -21,6 +21,7 @@ from .llm.breaker import CircuitBreaker
 from .llm.embedded import EmbeddedLLM
 from .llm.registry import create
 from .llm.scheduler import ScheduledLLM
+from .llm.stub import StubLLM
 from .memory.context import ContextBuilder
 from .prompts import LANGUAGES, Prompts
 from .respond import PromptDump, Responder
@@ -279,11 +280,14 @@ def tools_off(s: LLMSettings, llm: LLM | None) -> str | None:
 def judge_mode_for(mode: str, judge_llm: LLM | None) -> str:
     """The judge mode in effect: ``auto`` is ``hybrid``, but ``rules`` when the judge's model
     is the shipped SmolLM2-135M, whose judgments made the scenario suite's decisions worse
-    than the local stage alone (docs/decisions.md, docs/benchmarks.md)."""
+    than the local stage alone (docs/decisions.md, docs/benchmarks.md), or the counting
+    `stub`, whose answers are all "do nothing" (`kuuki bench judge` asks for hybrid)."""
     if mode != "auto":
         return mode
     inner = judge_llm.inner if isinstance(judge_llm, ScheduledLLM) else judge_llm
     if isinstance(inner, EmbeddedLLM) and inner.shipped:
+        return "rules"
+    if isinstance(inner, StubLLM):  # it answers "do nothing" to everything: no judgment
         return "rules"
     return "hybrid"
 

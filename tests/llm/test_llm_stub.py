@@ -4,10 +4,15 @@ from typing import Any
 
 import pytest
 
-from kuuki.llm.base import ChatMessage
+from kuuki.app import judge_mode_for, reply_guard
+from kuuki.guard.language import detect
+from kuuki.guard.reply import Expect
+from kuuki.llm.base import ChatMessage, current_purpose
 from kuuki.llm.registry import create
 from kuuki.llm.schema import schema_errors
 from kuuki.llm.stub import StubLLM, passive_value
+from kuuki.prompts import Prompts
+from kuuki.settings import Settings
 
 ASK = [ChatMessage("user", "anything")]
 
@@ -72,6 +77,41 @@ async def test_free_text_is_empty_and_every_call_is_counted() -> None:
     await llm.complete(ASK, json_schema={"title": "judge", "type": "object"})
     assert llm.calls == 4
     assert llm.by_purpose == {"text": 3, "judge": 1}
+
+
+@pytest.mark.parametrize(("lang", "system", "said"), [
+    ("en", "You are Kuu, a member of this chat.", "@Kuu what do you think of the new logo?"),
+    ("ja", "あなたはこのチャットのメンバー、くうです。", "@くう ok?"),  # the prompt tells
+])
+async def test_what_the_bot_says_passes_the_guard_in_the_conversations_language(
+    lang: str, system: str, said: str
+) -> None:
+    llm = StubLLM()
+    guard = reply_guard(Settings(), Prompts(lang))
+    texts = []
+    for purpose in ("reply", "ack", "proactive", "reply-retry"):
+        token = current_purpose.set(purpose)
+        try:
+            texts.append((await llm.complete(
+                [ChatMessage("system", system), ChatMessage("user", f"{said} {purpose}")]
+            )).text)
+        finally:
+            current_purpose.reset(token)
+    for text in texts:
+        assert detect(text) == lang
+        verdict = guard.check(text, Expect(lang, [said], ["alice"]))
+        assert verdict.ok, (text, verdict.reason)
+    assert len(set(texts)) > 1  # not one sentence over and over
+    token = current_purpose.set("summary")
+    try:
+        assert (await llm.complete([ChatMessage("user", said)])).text == ""
+    finally:
+        current_purpose.reset(token)
+
+
+def test_auto_judge_mode_never_asks_the_stub() -> None:
+    assert judge_mode_for("auto", StubLLM()) == "rules"
+    assert judge_mode_for("hybrid", StubLLM()) == "hybrid"  # bench judge asks for it
 
 
 def test_min_items_are_filled_with_passive_items() -> None:

@@ -3,17 +3,35 @@
 Used to measure how many LLM calls a pipeline would make without running a model: every
 structured request gets the most passive object its schema allows (booleans false,
 numbers at their minimum, empty strings and lists, a "none"-like enum value where one is
-recognisable) and every free-text request gets "".
+recognisable). A free-text request for something the bot says (a reply, an ack, proactive
+talk) gets one short fixed sentence in the language of the message it answers, so the
+whole path — the guard, the send, what is recorded — runs as with a model; every other
+free-text request gets "". Its judgments are not judgments: the judge mode ``auto`` never
+asks it (kuuki.app.judge_mode_for).
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from kuuki.guard.language import detect
 from kuuki.llm.base import ChatMessage, Completion, current_purpose
+
+# What the stub says when the bot speaks, by language: plain, complete and in no way an
+# echo of the prompt, so the output guard lets it through; one picked by the message it
+# answers, so the bot does not say the same thing twice in a row.
+SAYS = {
+    "en": ("Sounds good to me.", "I see, thanks for telling me.", "That makes sense.",
+           "Good to know.", "Nice, I like that."),
+    "ja": ("なるほど、いいと思います。", "そうなんですね、教えてくれてありがとう。",
+           "たしかに、それはわかります。", "いいですね、覚えておきます。",
+           "それは気になりますね。"),
+}
+_SPOKEN = ("reply", "ack", "proactive")
 
 # Enum values that mean "do nothing"/"no change", in order of preference.
 _PASSIVE_WORDS = (
@@ -101,9 +119,20 @@ class StubLLM:
         self.calls += 1
         self.by_purpose[self._purpose(json_schema)] += 1
         if json_schema is None:
-            return Completion(text="", model=self.name)
+            return Completion(text=self._says(messages), model=self.name)
         data = passive_value(json_schema)
         return Completion(text=json.dumps(data), model=self.name, data=data)
+
+    @staticmethod
+    def _says(messages: Sequence[ChatMessage]) -> str:
+        purpose = (current_purpose.get() or "").split("-")[0]
+        if purpose not in _SPOKEN or not messages:
+            return ""
+        last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        # the prompt is written in the conversation's language; the message may be too short
+        lang = detect(messages[0].content) or detect(last) or "en"
+        options = SAYS.get(lang, SAYS["en"])
+        return options[zlib.crc32(last.encode("utf-8", "replace")) % len(options)]
 
     @staticmethod
     def _purpose(json_schema: dict[str, Any] | None) -> str:
