@@ -7,8 +7,8 @@ import resource
 import tempfile
 import time
 from collections import deque
-from collections.abc import Awaitable
-from datetime import timedelta
+from collections.abc import Awaitable, Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 from .clock import VirtualClock
@@ -69,12 +69,17 @@ def peak_rss_mb() -> float:
 
 
 def synthetic_events(n: int, channels: int, seed: int = 7) -> list[ChatEvent]:
+    return list(synthetic_stream(n, channels, seed=seed))
+
+
+def synthetic_stream(
+    n: int, channels: int, start: datetime | None = None, seed: int = 7
+) -> Iterator[ChatEvent]:
+    """The synthetic chat, made one message at a time (the soak never holds it all)."""
     rng = random.Random(seed)
-    clock = VirtualClock()
     chans = [Channel(f"c{i}", f"channel-{i}") for i in range(channels)]
     users = [User(f"u{i}", f"user{i}") for i in range(max(4, channels * 3))]
-    events: list[ChatEvent] = []
-    t = clock.now()
+    t = start or VirtualClock().now()
     for i in range(n):
         ch = chans[i % channels]
         user = users[(i * 7 + rng.randrange(3)) % len(users)]
@@ -86,8 +91,7 @@ def synthetic_events(n: int, channels: int, seed: int = 7) -> list[ChatEvent]:
             text = "Kuu, " + text  # a few name calls: the reply path without an LLM
         t += timedelta(seconds=rng.random() * 0.5)
         m = Message(f"m{i}", ch.id, user, text, t)
-        events.append(ChatEvent(EventKind.POSTED, ch, m.id, t, message=m))
-    return events
+        yield ChatEvent(EventKind.POSTED, ch, m.id, t, message=m)
 
 
 async def ingest(

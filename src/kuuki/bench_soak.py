@@ -19,17 +19,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import random
 import tempfile
 import time
 from collections import deque
-from collections.abc import Awaitable, Iterator
-from datetime import timedelta
+from collections.abc import Awaitable
 from typing import Any
 
-from .bench import _WORDS_EN, _WORDS_JA, peak_rss_mb
+from .bench import peak_rss_mb, synthetic_stream
 from .clock import VirtualClock
-from .domain import Channel, ChatEvent, EventKind, Message, User
+from .domain import Channel, User
 from .platforms.replay import RecordingOutbox
 from .settings import Settings
 
@@ -60,26 +58,6 @@ def malloc_trim() -> bool:
     return True
 
 
-def stream(n: int, channels: int, start: Any, seed: int = 11) -> Iterator[ChatEvent]:
-    """The bench's synthetic chat, made one message at a time (see `bench.synthetic_events`)."""
-    rng = random.Random(seed)
-    chans = [Channel(f"c{i}", f"channel-{i}") for i in range(channels)]
-    users = [User(f"u{i}", f"user{i}") for i in range(max(4, channels * 3))]
-    t = start
-    for i in range(n):
-        ch = chans[i % channels]
-        user = users[(i * 7 + rng.randrange(3)) % len(users)]
-        words = _WORDS_JA if rng.random() < 0.3 else _WORDS_EN
-        text = " ".join(rng.choice(words) for _ in range(rng.randint(2, 12)))
-        if rng.random() < 0.1:
-            text += "?"
-        if rng.random() < 0.01:
-            text = "Kuu, " + text
-        t += timedelta(seconds=rng.random() * 0.5)
-        m = Message(f"m{i}", ch.id, user, text, t)
-        yield ChatEvent(EventKind.POSTED, ch, m.id, t, message=m)
-
-
 async def soak(
     messages: int, channels: int, *, sample_every: int = 10_000, store_url: str | None = None
 ) -> dict[str, Any]:
@@ -100,7 +78,7 @@ async def soak(
         samples: list[dict[str, float]] = []
         waiting: deque[Awaitable[bool]] = deque()
         started = time.perf_counter()
-        for i, ev in enumerate(stream(messages, channels, clock.now()), 1):
+        for i, ev in enumerate(synthetic_stream(messages, channels, clock.now(), seed=11), 1):
             waiting.append(engine.submit(ev))
             if len(waiting) >= WINDOW:
                 await waiting.popleft()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -79,16 +79,31 @@ class Intake:
         self._task: asyncio.Task[None] | None = None
         self.commits = 0
         self.failures = 0
+        # With `close_on_refusal` (set by an adapter that reads lost events back, kuuki.
+        # platforms.retry), a channel with refused events refuses newer ones until
+        # `reopen`: a later event must not be stored past a refused one. Front ends with
+        # no read-back (chat, replay, playground) leave it off.
+        self.close_on_refusal = False
+        self.closed_channels: set[str] = set()
 
     def submit(self, event: ChatEvent) -> asyncio.Future[bool]:
         """Join the next commit; the future is True once the event is durable and queued,
         False when the store already had it, or fails with `IntakeUnavailable`."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
+        if event.channel.id in self.closed_channels:
+            future.set_exception(IntakeUnavailable(
+                f"channel {event.channel.id} lost events to the store; it is read back first"
+            ))
+            return future
         self._waiting.append(_Waiting(event, future, loop.time()))
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run(), name="kuuki-intake")
         return future
+
+    def reopen(self, channel_ids: Iterable[str]) -> None:
+        """Take these channels' events in again (their loss is being read back)."""
+        self.closed_channels.difference_update(channel_ids)
 
     @property
     def waiting(self) -> int:
@@ -131,8 +146,14 @@ class Intake:
         """Fail the events whose patience ran out; the rest are retried after a pause."""
         now = asyncio.get_running_loop().time()
         keep: list[_Waiting] = []
+        # A channel's events are taken in without gaps: once one is refused, so is every
+        # later one of that channel already waiting. Otherwise a later one could be stored
+        # while the refused one is not, and reading the channel back after the store's
+        # last message (a restart) would skip the refused one for good.
+        refused: set[str] = set()
         for w in self._waiting:
-            if now - w.since >= self.patience_s:
+            if now - w.since >= self.patience_s or w.event.channel.id in refused:
+                refused.add(w.event.channel.id)
                 if not w.future.done():
                     w.future.set_exception(IntakeUnavailable(
                         f"the store cannot take events in: {type(exc).__name__}: {exc}"
@@ -141,6 +162,8 @@ class Intake:
                 keep.append(w)
         given_up = len(self._waiting) - len(keep)
         self._waiting = keep
+        if self.close_on_refusal:
+            self.closed_channels |= refused
         log.warning(
             "intake: the store failed (%s: %s); %d events refused, %d retried in %.2fs",
             type(exc).__name__, exc, given_up, len(keep), backoff,

@@ -42,10 +42,12 @@ class Retrier:
         *,
         name: str,
         start_of: Callable[[str], str | None] | None = None,
+        reopen: Callable[[Sequence[str]], None] | None = None,
     ) -> None:
         self.catch_up = catch_up
         self.name = name
         self.start_of = start_of
+        self.reopen = reopen  # the engine's intake takes these channels' events again
         self._missed: set[str] = set()
         self._starts: dict[str, str | None] = {}
         self._owed: set[str] = set()  # missed and not yet read back successfully
@@ -91,6 +93,8 @@ class Retrier:
             self._missed.clear()
             self.rounds += 1
             starts = {c: self._starts[c] for c in todo if c in self._starts}
+            if self.reopen is not None:
+                self.reopen(todo)  # the read-back's own events; live ones wait on `owes`
             try:
                 await self.catch_up(todo, starts)
             except Exception as exc:

@@ -113,7 +113,8 @@ class KuukiClient(discord.AutoShardedClient):
         self._fetched: dict[int, Any] = {}  # channels fetched because none was cached
         self.store: Any = getattr(engine, "store", None)
         self.retrier = Retrier(self._catch_up_channels, name="discord",
-                               start_of=engine.last_taken)
+                               start_of=engine.last_taken, reopen=engine.intake.reopen)
+        engine.intake.close_on_refusal = True  # lost events are read back (the retrier)
         self.caught_up_rounds = 0
         self.caught_up = asyncio.Event()  # set after each start-up catch-up round
         parsers: dict[str, Callable[[Any], None]] = self._connection.parsers

@@ -132,7 +132,9 @@ class SlackAdapter:
             per_channel=self.backfill_limit,
         )
         self._retrier = Retrier(self._history.catch_up, name="slack",
-                                start_of=self.app.engine.last_taken)
+                                start_of=self.app.engine.last_taken,
+                                reopen=self.app.engine.intake.reopen)
+        self.app.engine.intake.close_on_refusal = True  # lost events are read back
         try:
             await self._history.start()
         except IntakeUnavailable as exc:

@@ -1,0 +1,57 @@
+"""The intake's refusals keep each channel gap-free (kuuki.intake, issue 11)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import pytest
+
+from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
+from kuuki.errors import IntakeUnavailable
+from kuuki.intake import Intake
+
+A, B = Channel("a", "a"), Channel("b", "b")
+T0 = datetime(2026, 1, 5, 10, tzinfo=UTC)
+
+
+def posted(channel: Channel, mid: str) -> ChatEvent:
+    m = Message(mid, channel.id, User("u", "u"), "hi", T0)
+    return ChatEvent(EventKind.POSTED, channel, mid, T0, message=m)
+
+
+class FlakyInbox:
+    def __init__(self) -> None:
+        self.down = True
+        self.stored: list[str] = []
+
+    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
+        if self.down:
+            raise ConnectionRefusedError("the store is down")
+        self.stored += [e.event_id for e in events]
+        return {e.event_id for e in events}
+
+    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]:
+        return []
+
+
+async def test_once_an_event_is_refused_later_ones_of_its_channel_are_too_until_reopened(
+) -> None:
+    inbox = FlakyInbox()
+    intake = Intake(inbox, lambda events: None, patience_s=0.05)
+    intake.close_on_refusal = True
+    old = intake.submit(posted(A, "a1"))
+    await asyncio.sleep(0.06)  # a1's patience runs out while the store is down
+    young_a, young_b = intake.submit(posted(A, "a2")), intake.submit(posted(B, "b1"))
+    with pytest.raises(IntakeUnavailable):
+        await old
+    with pytest.raises(IntakeUnavailable):
+        await young_a  # refused with a1, though its own patience had not run out
+    with pytest.raises(IntakeUnavailable):
+        await intake.submit(posted(A, "a3"))  # the channel stays closed
+    inbox.down = False
+    assert await young_b is True  # another channel is not held
+    intake.reopen(["a"])  # the adapter reads the channel back
+    assert await intake.submit(posted(A, "a4")) is True
+    assert inbox.stored == ["b1", "a4"]
