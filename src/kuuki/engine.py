@@ -3,6 +3,7 @@
     0 intake     the event is durable (the store's inbox) before `handle` returns, so an
                  adapter acknowledges only what a crash cannot lose (kuuki.intake)
     1-2 record   store + short-term buffer; edits, deletes and reactions update both
+                 (steps 1-4: kuuki.recording)
     3 structure  the channel's ConversationTracker places the message in a conversation
     4 remember   memory hooks (counters, background jobs — never on the reply path)
     5 decide     the decision pipeline (kuuki.decide): an ordered list of stages built once
@@ -55,8 +56,8 @@ from .intake import Inbox, Intake
 from .judge.base import AddressedOnlyJudge, BotState, Judge
 from .memory.buffer import ChannelBuffer
 from .ports import MemoryHook, MessageStore, Outbox, Tracker, Usage, Writer
+from .recording import Recording
 from .respond import Responder
-from .safety import clean_incoming
 from .settings import Settings
 
 __all__ = ["DecisionListener", "Engine", "MemoryHook", "MessageStore", "Outbox", "Tracker"]
@@ -67,7 +68,7 @@ PREPARE_BATCH = 64
 SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
-class Engine(Deciding):
+class Engine(Recording, Deciding):
     def __init__(
         self,
         settings: Settings,
@@ -370,71 +371,6 @@ class Engine(Deciding):
         self._seen[key] = None
         if len(self._seen) > self._seen_capacity:
             self._seen.popitem(last=False)
-
-    # -- the steps ------------------------------------------------------------------------------
-
-    async def _process(self, state: ChannelState, event: ChatEvent) -> None:
-        self.handled += 1
-        if event.kind is EventKind.POSTED and event.message is not None:
-            owed = len(state.missed)
-            await self._posted(
-                state, event.message, backfill=event.backfill, catch_up=event.catch_up
-            )
-            if len(state.missed) > owed:
-                state.missed_events.append(event.event_id)
-            for pending in state.pending.values():  # held for an owed answer: not yet done
-                mine = pending.message.id == event.message.id
-                if pending.owed and pending.event_id is None and mine:
-                    pending.event_id = event.event_id
-                    state.held_events.add(event.event_id)
-        elif event.kind is EventKind.EDITED and event.target_id is not None:
-            text = clean_incoming(event.text or "")
-            state.buffer.edit(event.target_id, text)
-            if state.tracker is not None:
-                state.tracker.edit(event.target_id, text)
-            if self.store is not None:
-                await self._flush()
-                await self.store.edit_message(event.target_id, text)
-        elif event.kind is EventKind.DELETED and event.target_id is not None:
-            state.buffer.delete(event.target_id)
-            if state.tracker is not None:
-                state.tracker.delete(event.target_id)
-            if self.store is not None:
-                await self._flush()
-                await self.store.delete_message(event.target_id)
-        elif (
-            event.kind is EventKind.REACTION_ADDED
-            and event.target_id
-            and event.emoji
-            and self.store is not None
-            and event.user is not None
-        ):
-            await self._flush()
-            await self.store.add_reaction(event.target_id, event.user.id, event.emoji, event.at)
-
-    async def _flush(self) -> None:
-        if self.writer is not None:
-            await self.writer.flush()
-
-    async def _record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None:
-        if own:
-            state.bot_message_ids.add(msg.id)
-        state.buffer.add(msg)
-        conversation_id: str | None = None
-        if state.tracker is not None:
-            try:
-                state.tracker.observe(msg)
-                conversation_id = state.tracker.conversation_of(msg.id)
-            except Exception as exc:
-                log.warning("tracker failed on %s: %s", msg.id, exc)
-        if self.writer is not None:
-            await self.writer.add_message(msg, conversation_id=conversation_id)
-        for hook in self.memory_hooks:  # 4 remember
-            try:
-                await hook.observe(state.channel, msg, from_bot=own)
-            except Exception as exc:
-                log.warning("memory hook %s failed on %s: %s", type(hook).__name__, msg.id, exc)
-        return conversation_id
 
 
 def _what(item: QueueItem) -> str:
