@@ -127,6 +127,7 @@ class Responder:
             conversation=before,
             other_messages=other,
             trigger=trigger,
+            language=lang,
         )
         if self.memory is not None:
             try:

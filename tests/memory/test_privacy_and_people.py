@@ -231,3 +231,22 @@ async def test_the_bots_name_is_not_a_topic() -> None:
     await profiles.flush(datetime(2026, 1, 5, tzinfo=UTC))
     words = profiles._profiles["bob"].last_topics["general"]["keywords"]
     assert "docker" in words and "kuu" not in [w.lower() for w in words]
+
+
+async def test_the_profile_is_written_in_the_conversations_language(tmp_path: Path) -> None:
+    """A Japanese persona answering in English gets the person's profile in English too
+    (a Japanese block in an English prompt pulled small models into Japanese)."""
+    s = settings("ja", CHANNEL_CONTEXT_ENABLED=False, REFLECTION_ENABLED=False,
+                 PROACTIVE_CONVERSATION_ENABLED=False)
+    h = await make(tmp_path, s=s)
+    try:
+        h.llm.route("reply", "hello", "やあ")
+        await h.say(BOB, "Kuu, hello there, how are you doing today?", channel=GENERAL)
+        english = h.llm.prompts("reply")[-1]
+        assert "## About Bob" in english and "Relationship: stranger" in english
+        assert "関係性" not in english
+        await h.say(BOB, "Kuu、こんにちは。今日は元気ですか？", channel=GENERAL)
+        japanese = h.llm.prompts("reply")[-1]
+        assert "関係性: 初見" in japanese and "Relationship:" not in japanese
+    finally:
+        await h.app.close()

@@ -64,6 +64,9 @@ class PromptContext:
     user_profile: UserView | None = None
     facts: Sequence[str] = ()
     trigger: Message | None = None
+    # The language the prompt is written in (the conversation's); memory rendered into
+    # it (a profile, the channel's situation) follows it. None: the persona's default.
+    language: str | None = None
 
 
 def estimate_tokens(text: str) -> int:

@@ -97,10 +97,10 @@ class MemoryContextProvider:
             state = self.summarizer.context(ch.id)
             if state is not None and self.book.visible(ch, self.book.get("channel", ch.id,
                                                                            "context")):
-                ctx.channel_context = state.view(self.prompts.language)
+                ctx.channel_context = state.view(ctx.language or self.prompts.language)
         trigger = ctx.trigger
         if self.user_profiles and trigger is not None and not trigger.user.is_bot:
-            ctx.user_profile = self._profile(trigger.user.id, ch)
+            ctx.user_profile = self._profile(trigger.user.id, ch, ctx.language)
         if self.retrieve_facts and trigger is not None and trigger.text.strip():
             hits = self.facts.search(
                 ch, trigger.text, now=ctx.now, speaker=trigger.user.id, limit=self.fact_limit
@@ -190,11 +190,13 @@ class MemoryContextProvider:
     def _has_channel_memory(self, ch: Channel) -> bool:
         return any(self.book.get("channel", ch.id, k) for k in ("long_term", "short_term"))
 
-    def _profile(self, user_id: str, target: Channel) -> UserView | None:
+    def _profile(
+        self, user_id: str, target: Channel, language: str | None = None
+    ) -> UserView | None:
         facts = self.profiles.visible(user_id, target)
         if facts is None:
             return None
-        text = self.prompts.render("memory_profile", p=facts).strip()
+        text = self.prompts.render("memory_profile", language=language, p=facts).strip()
         return UserView(name=facts.name, text=text)
 
     def _touch(self, ids: list[int], at: datetime) -> None:
