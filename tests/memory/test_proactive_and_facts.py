@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kuuki.domain import ActionKind, Stage, Visibility
 from kuuki.memory.bench import run_bench_facts
@@ -73,7 +75,9 @@ async def test_proactive_talk_brings_a_fact_up_once_per_channel(tmp_path: Path) 
         await h.app.close()
 
 
-async def test_no_proactive_talk_in_cooldown_or_for_private_facts(tmp_path: Path) -> None:
+async def test_no_proactive_talk_in_cooldown_or_for_private_facts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
         h.llm.route("memory_reflection", reflection_answer(
@@ -86,6 +90,9 @@ async def test_no_proactive_talk_in_cooldown_or_for_private_facts(tmp_path: Path
         await h.advance(30)
         assert not [d for d in h.decisions if d.stage is Stage.PROACTIVE]
         assert h.memory.jobs.of("proactive")[-1].reason == "no related shareable fact"
+        # nothing to bring up is the usual case, not a warning in the operator's terminal
+        assert not [r for r in caplog.records
+                    if r.levelno >= logging.WARNING and "proactive" in r.getMessage()]
         h.llm.route("reply", "sure")
         await h.say(ALICE, "Kuu, are you there?")
         await h.advance(3600 - 5 * 60)  # silent long enough, but the bot spoke recently…

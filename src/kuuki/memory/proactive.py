@@ -144,7 +144,9 @@ class ProactiveTalker:
             return acted
 
     def _record(self, channel: Channel, now: datetime, ok: bool, reason: str) -> None:
-        self.jobs.record(JobRecord("proactive", channel.id, now, ok, reason))
+        # Not bringing anything up (no related fact, or the decision was to stay quiet) is
+        # the usual outcome, not a failure: skipped, so it is not logged as a warning.
+        self.jobs.record(JobRecord("proactive", channel.id, now, ok, reason, skipped=not ok))
 
     def forget_cache(self) -> None:
         self._used.clear()
