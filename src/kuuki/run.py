@@ -99,7 +99,12 @@ async def run_platforms(settings: Settings) -> int:
 
         d_out = DiscordOutbox()
         outboxes["discord"] = d_out
-        starters.append(lambda app: run_discord(app, settings.discord_token, d_out))
+        shards: dict[str, Any] = {}
+        if settings.discord_shard_count:
+            shards["shard_count"] = settings.discord_shard_count
+            if settings.discord_shard_ids:
+                shards["shard_ids"] = list(settings.discord_shard_ids)
+        starters.append(lambda app: run_discord(app, settings.discord_token, d_out, **shards))
     if "slack" in names:
         from .platforms.slack import SlackOutbox, run_slack
 

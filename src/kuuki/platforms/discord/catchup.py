@@ -74,8 +74,8 @@ async def catch_up(
     total = 0
     for channel_id in ids:
         found = await _resolve(client, channel_id)
-        if found is None:
-            continue
+        if found is None or not client.owns(_guild_id(found)):
+            continue  # gone, or a guild on another process's shard (one store for all)
         channel = await client.kuuki_channel(found)
         if channel is None:
             continue
@@ -108,6 +108,11 @@ async def last_messages(store: History) -> dict[str, str | None]:
             if before < int(at):
                 out[event.channel.id] = str(before)
     return out
+
+
+def _guild_id(found: Any) -> int | None:
+    guild = getattr(found, "guild", None)
+    return guild.id if guild is not None else None
 
 
 async def _resolve(client: KuukiClient, channel_id: str) -> Any:
