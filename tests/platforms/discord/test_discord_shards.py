@@ -46,13 +46,15 @@ async def server() -> AsyncIterator[DiscordServer]:
         Route.BASE = old
 
 
-async def start_bot(server: DiscordServer, tmp_path: Path, shard: int) -> Bot:
+async def start_bot(
+    server: DiscordServer, tmp_path: Path, shard: int, *, store: str = ""
+) -> Bot:
     settings = replace(Settings(), discord_shard_count=2, discord_shard_ids=(shard,))
     llm = ScriptedLLM()
     llm.enqueue(f"hello from shard {shard}")
     outbox = DiscordOutbox()
     app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
-                          store_url=f"sqlite:///{tmp_path}/shard{shard}.sqlite3",
+                          store_url=store or f"sqlite:///{tmp_path}/shard{shard}.sqlite3",
                           embedder=None)
     task = asyncio.create_task(run_discord(
         app, server.token, outbox, guild_ready_timeout=0.05,
@@ -114,3 +116,43 @@ async def test_each_process_sees_only_the_guilds_of_its_own_shards(
     finally:
         for bot in bots:
             await stop_bot(bot)
+
+
+async def test_catching_up_reads_back_only_the_channels_of_its_own_shards(
+    server: DiscordServer, tmp_path: Path
+) -> None:
+    """Processes share one store: a start must not read back (and answer) a channel of a
+    guild on another process's shard."""
+    shared = f"sqlite:///{tmp_path}/shared.sqlite3"
+    guild0 = server.add_guild(shard=0, shard_count=2)
+    ch0 = server.text_channel("zero", guild_id=guild0)["id"]
+    first = await start_bot(server, tmp_path, 0, store=shared)
+    try:
+        await server.post("alice", ch0, "morning")
+        await server.sync()
+        await first.client.idle()
+        await first.app.engine.idle()
+    finally:
+        await stop_bot(first)
+    owed = await server.post("alice", ch0, f"<@{server.bot_user['id']}> still there?")
+
+    before = len(server.requests)
+    other = await start_bot(server, tmp_path, 1, store=shared)  # caught up on start
+    try:
+        await other.app.engine.idle()
+        assert server.bot_messages == []
+        assert await other.app.store.messages_by_ids([owed["id"]]) == []
+        touched = [r.path for r in server.requests[before:] if ch0 in r.path]
+        assert touched == [], "the channel was neither fetched nor read by shard 1"
+    finally:
+        await stop_bot(other)
+
+    again = await start_bot(server, tmp_path, 0, store=shared)
+    try:
+        await server.wait_for(lambda: len(server.bot_messages) >= 1)
+        await again.app.engine.idle()
+        assert [(m["channel_id"], m["content"]) for m in server.bot_messages] == [
+            (ch0, "hello from shard 0")]
+        assert len(await again.app.store.messages_by_ids([owed["id"]])) == 1
+    finally:
+        await stop_bot(again)
