@@ -118,6 +118,27 @@ async def test_each_process_sees_only_the_guilds_of_its_own_shards(
             await stop_bot(bot)
 
 
+async def leave_in_inbox(
+    store_url: str, server: DiscordServer, channel_id: str, user: str, text: str
+) -> str:
+    """A message taken into the inbox by shard 0's process, which died before handling it."""
+    from kuuki.domain import ChatEvent, EventKind, Message, User
+    from kuuki.store import Store
+
+    msg = await server.post(user, channel_id, text)
+    store = await Store.open(store_url)
+    try:
+        channel = await store.get_channel(channel_id)
+        assert channel is not None and channel.workspace == msg["guild_id"]
+        m = Message(msg["id"], channel_id, User(server.user(user)["id"], user), text,
+                    RealClock().now())
+        assert await store.admit_events([ChatEvent(EventKind.POSTED, channel, m.id, m.ts,
+                                                   message=m)]) == {m.id}
+    finally:
+        await store.close()
+    return str(msg["id"])
+
+
 async def test_catching_up_reads_back_only_the_channels_of_its_own_shards(
     server: DiscordServer, tmp_path: Path
 ) -> None:
@@ -135,15 +156,18 @@ async def test_catching_up_reads_back_only_the_channels_of_its_own_shards(
     finally:
         await stop_bot(first)
     owed = await server.post("alice", ch0, f"<@{server.bot_user['id']}> still there?")
+    left = await leave_in_inbox(shared, server, ch0, "bob", "and one taken in at a crash")
 
     before = len(server.requests)
     other = await start_bot(server, tmp_path, 1, store=shared)  # caught up on start
     try:
         await other.app.engine.idle()
         assert server.bot_messages == []
-        assert await other.app.store.messages_by_ids([owed["id"]]) == []
+        assert await other.app.store.messages_by_ids([owed["id"], left]) == []
         touched = [r.path for r in server.requests[before:] if ch0 in r.path]
         assert touched == [], "the channel was neither fetched nor read by shard 1"
+        pending = await other.app.store.pending_events(platform="discord")
+        assert [e.event_id for e in pending] == [left], "not recovered by shard 1"
     finally:
         await stop_bot(other)
 
@@ -153,6 +177,7 @@ async def test_catching_up_reads_back_only_the_channels_of_its_own_shards(
         await again.app.engine.idle()
         assert [(m["channel_id"], m["content"]) for m in server.bot_messages] == [
             (ch0, "hello from shard 0")]
-        assert len(await again.app.store.messages_by_ids([owed["id"]])) == 1
+        assert len(await again.app.store.messages_by_ids([owed["id"], left])) == 2
+        assert await again.app.store.pending_events(platform="discord") == []
     finally:
         await stop_bot(again)

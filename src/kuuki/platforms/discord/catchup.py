@@ -69,7 +69,7 @@ async def catch_up(
     before the first refusal (kuuki.platforms.retry)."""
     if channel_ids is None:  # not the channels of guilds on other processes' shards
         ids = [c.id for c in await store.channels()
-               if c.platform == mapping.PLATFORM and client.owns(_workspace_guild(c))]
+               if c.platform == mapping.PLATFORM and client.owns_channel(c)]
     else:  # channels that lost events to an outage, known to the store or not
         ids = list(dict.fromkeys(channel_ids))
     total = 0
@@ -109,11 +109,6 @@ async def last_messages(store: History) -> dict[str, str | None]:
             if before < int(at):
                 out[event.channel.id] = str(before)
     return out
-
-
-def _workspace_guild(channel: Channel) -> int | None:
-    """The guild id a stored Discord channel records as its workspace (None: a DM)."""
-    return int(channel.workspace) if channel.workspace.isdigit() else None
 
 
 def _guild_id(found: Any) -> int | None:

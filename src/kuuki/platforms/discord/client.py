@@ -160,7 +160,7 @@ class KuukiClient(discord.AutoShardedClient):
         try:
             async with self._in_order:  # live events wait: they come after the history
                 since = await last_messages(self.store)  # before recovery stores anything
-                await self.engine.recover(mapping.PLATFORM)
+                await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
                 try:
                     await catch_up(self, self.store, None, since=since)
                 except IntakeUnavailable as exc:
@@ -308,6 +308,11 @@ class KuukiClient(discord.AutoShardedClient):
             return True
         shard = 0 if guild_id is None else (guild_id >> 22) % self.shard_count
         return shard in self.shard_ids
+
+    def owns_channel(self, channel: Channel) -> bool:
+        """Whether a stored channel's guild (its workspace) is on this process's shards."""
+        guild = int(channel.workspace) if channel.workspace.isdigit() else None
+        return self.owns(guild)
 
     def _bot_id(self) -> int | None:
         return self.user.id if self.user is not None else None
