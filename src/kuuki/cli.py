@@ -180,7 +180,15 @@ def _loopback(host: str) -> bool:
 def cmd_run(args: argparse.Namespace) -> int:
     from .run import run_platforms
 
-    return asyncio.run(run_platforms(_settings(args)))
+    flags = {
+        "KUUKI_DISCORD_SHARD_COUNT": args.shard_count,
+        "KUUKI_DISCORD_SHARD_IDS": args.shard_ids,
+        "KUUKI_SLACK_MODE": args.slack_mode,
+        "KUUKI_SLACK_HOST": args.host,
+        "KUUKI_SLACK_PORT": args.port,
+    }
+    overrides = {name: str(v) for name, v in flags.items() if v is not None}
+    return asyncio.run(run_platforms(_settings(args, overrides)))
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
@@ -354,6 +362,16 @@ def build_parser() -> argparse.ArgumentParser:
         "Discord; SLACK_BOT_TOKEN and SLACK_APP_TOKEN for Slack (environment or kuuki.toml "
         "[discord]/[slack]). Stops with Ctrl-C. See the README for creating the bot.",
     )
+    run.add_argument("--shard-count", metavar="N",
+                     help="Discord gateway shards in all (the same in every process)")
+    run.add_argument("--shard-ids", metavar="IDS",
+                     help="the Discord shards this process runs, e.g. 0,1 (default: all)")
+    run.add_argument("--slack-mode", choices=("socket", "http"),
+                     help="Slack Socket Mode (default) or the HTTP Events API, signed with "
+                     "SLACK_SIGNING_SECRET")
+    run.add_argument("--host", help="address the Slack HTTP endpoint listens on "
+                     "(default 0.0.0.0)")
+    run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
     run.set_defaults(fn=cmd_run)
 
     pg = sub.add_parser("playground", help="a web page to try kuuki and see why it speaks")

@@ -204,15 +204,18 @@ class Engine(Recording, Deciding):
         self.channels.touch(state, self.clock.now())
         self._put(state, item)
 
-    async def recover(self, platform: str | None = None) -> list[Channel]:
+    async def recover(
+        self, platform: str | None = None, *, owns: Callable[[Channel], bool] | None = None
+    ) -> list[Channel]:
         """Queue the events a crash left taken in but not handled (those of ``platform``'s
-        channels, or all), as catch-up; returns their channels, which an adapter then
-        marks `caught_up` once it has also read their history."""
+        channels, or all; with ``owns``, only of the channels this process owns when
+        several share the store), as catch-up; returns their channels, which an adapter
+        then marks `caught_up` once it has also read their history."""
         if self.inbox is None:
             return []
         channels: dict[str, Channel] = {}
         for event in await self.inbox.pending_events(platform=platform):
-            if event.event_id in self._seen:
+            if event.event_id in self._seen or (owns is not None and not owns(event.channel)):
                 continue
             self._mark_seen(event.event_id)
             self._enqueue(replace(event, catch_up=True))

@@ -99,15 +99,26 @@ async def run_platforms(settings: Settings) -> int:
 
         d_out = DiscordOutbox()
         outboxes["discord"] = d_out
-        starters.append(lambda app: run_discord(app, settings.discord_token, d_out))
+        shards: dict[str, Any] = {}
+        if settings.discord_shard_count:
+            shards["shard_count"] = settings.discord_shard_count
+            if settings.discord_shard_ids:
+                shards["shard_ids"] = list(settings.discord_shard_ids)
+        starters.append(lambda app: run_discord(app, settings.discord_token, d_out, **shards))
     if "slack" in names:
-        from .platforms.slack import SlackOutbox, run_slack
+        from .platforms.slack import SlackOutbox, run_slack, run_slack_http
 
         s_out = SlackOutbox()
         outboxes["slack"] = s_out
-        starters.append(
-            lambda app: run_slack(app, settings.slack_bot_token, settings.slack_app_token, s_out)
-        )
+        if settings.slack_mode == "http":
+            starters.append(lambda app: run_slack_http(
+                app, settings.slack_bot_token, settings.slack_signing_secret, s_out,
+                host=settings.slack_http_host, port=settings.slack_http_port,
+            ))
+        else:
+            starters.append(lambda app: run_slack(
+                app, settings.slack_bot_token, settings.slack_app_token, s_out
+            ))
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes))
     from .platforms.model_status import ModelLoader
 

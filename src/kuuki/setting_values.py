@@ -169,3 +169,32 @@ def store_url(key: str, v: Any) -> str:
         except StoreError as exc:
             raise ConfigError(key, str(exc)) from None
     return value
+
+
+def int_list(lo: int, hi: int) -> Parser:
+    """Whole numbers from `lo` to `hi`, each once: ``"0,1"`` or ``[0, 1]``."""
+
+    def parse(key: str, v: Any) -> tuple[int, ...]:
+        nums: list[int] | None = None
+        if isinstance(v, EnvText):
+            try:
+                nums = [int(p) for p in text_list(key, v)]
+            except ValueError:
+                nums = None
+        elif isinstance(v, list) and all(
+            isinstance(p, int) and not isinstance(p, bool) for p in v
+        ):
+            nums = list(v)
+        if nums is None:
+            raise ConfigError(
+                key, f"expected a list of whole numbers such as [0, 1], got {shown(v)}"
+            )
+        wrong = [n for n in nums if not lo <= n <= hi]
+        if wrong:
+            raise ConfigError(key, f"expected numbers from {lo} to {hi}, got {wrong[0]}")
+        twice = sorted({n for n in nums if nums.count(n) > 1})
+        if twice:
+            raise ConfigError(key, f"{twice[0]} is listed twice")
+        return tuple(nums)
+
+    return parse

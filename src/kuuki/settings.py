@@ -23,6 +23,7 @@ from .setting_values import EnvText, Parser
 from .setting_values import boolean as _bool
 from .setting_values import choice as _choice
 from .setting_values import float_range as _float_range
+from .setting_values import int_list as _int_list
 from .setting_values import int_range as _int_range
 from .setting_values import languages as _languages
 from .setting_values import llm_backend as _backend
@@ -38,6 +39,8 @@ log = logging.getLogger("kuuki.settings")
 LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
+SLACK_MODES = ("socket", "http")
+MAX_SHARDS = 65_536
 # The LLM back-ends are the registry's one list (kuuki.llm.registry; see llm_backends).
 # Whether the main model is offered tools: auto is on, except for the shipped SmolLM2-135M
 # (measured unable to pick a tool; kuuki.app.tools_for, docs/decisions.md).
@@ -170,6 +173,16 @@ class Settings:
     discord_token: str = field(default="", repr=False)
     slack_bot_token: str = field(default="", repr=False)
     slack_app_token: str = field(default="", repr=False)
+    # Discord gateway shards (issue 14): 0 lets discord.py ask Discord for the recommended
+    # count and run every shard here; () runs every shard of the count in this process.
+    discord_shard_count: int = 0
+    discord_shard_ids: tuple[int, ...] = ()
+    # Slack: Socket Mode (one process), or the HTTP Events API behind a load balancer,
+    # each request checked against the signing secret (kuuki.platforms.slack.http).
+    slack_mode: str = "socket"
+    slack_signing_secret: str = field(default="", repr=False)
+    slack_http_host: str = "0.0.0.0"
+    slack_http_port: int = 3000
     # attribute path → (key as the user wrote it, where it came from); see `key_of`.
     sources: Mapping[str, tuple[str, str]] = field(
         default_factory=dict, compare=False, repr=False
@@ -270,6 +283,18 @@ SPECS: tuple[Spec, ...] = (
     Spec("DISCORD_TOKEN", "discord.token", "discord_token", _str),
     Spec("SLACK_BOT_TOKEN", "slack.bot_token", "slack_bot_token", _str),
     Spec("SLACK_APP_TOKEN", "slack.app_token", "slack_app_token", _str),
+    Spec(
+        "KUUKI_DISCORD_SHARD_COUNT", "discord.shard_count", "discord_shard_count",
+        _int_range(0, MAX_SHARDS),
+    ),
+    Spec(
+        "KUUKI_DISCORD_SHARD_IDS", "discord.shard_ids", "discord_shard_ids",
+        _int_list(0, MAX_SHARDS - 1),
+    ),
+    Spec("KUUKI_SLACK_MODE", "slack.mode", "slack_mode", _choice(*SLACK_MODES)),
+    Spec("SLACK_SIGNING_SECRET", "slack.signing_secret", "slack_signing_secret", _str),
+    Spec("KUUKI_SLACK_HOST", "slack.host", "slack_http_host", _str),
+    Spec("KUUKI_SLACK_PORT", "slack.port", "slack_http_port", _int_range(1, 65_535)),
     *(
         Spec(name, f"tuning.{name}", name, parser)
         for name, parser in (
@@ -488,10 +513,34 @@ def validate(s: Settings) -> Settings:
             raise s.error(f"{group}.model_path", f"no GGUF file at {llm.model_path}")
     if not s.persona.emoji:
         raise s.error("persona.emoji", "expected at least one emoji")
+    _validate_platforms(s)
     overlap = set(s.channel_allow) & set(s.channel_deny)
     if overlap:
         raise s.error("channel_deny", f"channels both allowed and denied: {sorted(overlap)}")
     return s
+
+
+def _validate_platforms(s: Settings) -> None:
+    if s.discord_shard_ids and not s.discord_shard_count:
+        count = s.key_of("discord_shard_count")[0]
+        raise s.error(
+            "discord_shard_ids",
+            f"shard ids need the total number of shards: set {count} too (the same in "
+            "every process)",
+        )
+    beyond = [i for i in s.discord_shard_ids if i >= s.discord_shard_count]
+    if beyond:
+        raise s.error(
+            "discord_shard_ids",
+            f"shard {beyond[0]} does not exist: with {s.discord_shard_count} shards the ids "
+            f"are 0 to {s.discord_shard_count - 1}",
+        )
+    if s.slack_mode == "http" and s.slack_bot_token and not s.slack_signing_secret:
+        raise s.error(
+            "slack_signing_secret",
+            "the HTTP Events API mode needs the app's signing secret (Basic Information → "
+            "App Credentials → Signing Secret) to check that requests come from Slack",
+        )
 
 
 def describe(s: Settings) -> dict[str, Any]:
@@ -511,7 +560,7 @@ def describe(s: Settings) -> dict[str, Any]:
                 "http": [{"name": t.name, "url": t.url, "method": t.method,
                           "headers": {h: "***" for h in t.headers}} for t in value.http],
             }
-        elif f.name.endswith("_token"):
+        elif f.name.endswith(("_token", "_secret")):
             value = "***" if value else ""
         elif isinstance(value, Persona):
             value = {

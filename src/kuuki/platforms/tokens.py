@@ -60,19 +60,22 @@ def platforms_to_run(settings: Settings) -> list[str]:
     if settings.discord_token:
         found.append("discord")
     bot, app_token = settings.slack_bot_token, settings.slack_app_token
-    if bot and not app_token:
-        raise settings.error(
-            "slack_app_token",
-            f"{settings.key_of('slack_bot_token')[0]} is set but Socket Mode also needs the "
-            "app-level token (xapp-…, scope connections:write)",
-        )
     if app_token and not bot:
         raise settings.error(
             "slack_bot_token",
             f"{settings.key_of('slack_app_token')[0]} is set but the bot token (xoxb-…) "
             "is missing",
         )
-    if bot and app_token:
+    # The HTTP Events API needs no app-level token; its signing secret is checked with
+    # the other settings (kuuki.settings.validate).
+    if bot and not app_token and settings.slack_mode == "socket":
+        raise settings.error(
+            "slack_app_token",
+            f"{settings.key_of('slack_bot_token')[0]} is set but Socket Mode also needs the "
+            "app-level token (xapp-…, scope connections:write); or set slack.mode = "
+            '"http" for the HTTP Events API',
+        )
+    if bot:
         found.append("slack")
     if not found:
         raise settings.error(

@@ -5,6 +5,11 @@ discord.py runs against it unchanged, pointed here through its documented seams 
 gateway (the client is an AutoShardedClient, which asks for it). Every REST request and
 every gateway frame the client sends is recorded in full.
 
+Sharding: an IDENTIFY whose ``shard`` is ``[i, n]`` with n > 1 opens the session of shard
+i; guilds (`add_guild`) and every dispatch about a guild go to the shard Discord would
+use, ``(guild_id >> 22) % n`` (DMs to shard 0), so several clients (or processes) each
+running some shards see only their guilds. Sharded sessions are not resumable here.
+
 The gateway keeps one session with a numbered event log: dispatches made while the client
 is away stay in the log and a RESUME replays everything after the client's sequence number
 (`resume_overlap` re-sends some already delivered events too, the way a flaky network can).
@@ -67,6 +72,14 @@ class Session:
     seq: int = 0
 
 
+@dataclass(slots=True)
+class ShardLink:
+    """The session and connection of one shard (sharded IDENTIFYs only)."""
+
+    session: Session
+    ws: web.WebSocketResponse | None
+
+
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -87,6 +100,9 @@ class DiscordServer:
         self.token = token
         self._ids = itertools.count(1)
         self.guild_id = self.snowflake()
+        self.guild_ids = [self.guild_id]
+        self.shard_count = 1  # as the clients' sharded IDENTIFYs said
+        self.shard_links: dict[int, ShardLink] = {}
         self.app_id = self.snowflake()
         self.bot_user = self._user_payload(self.snowflake(), bot_name, bot=True)
         self.bot_role_id = self.snowflake()
@@ -147,7 +163,12 @@ class DiscordServer:
 
     @property
     def connected(self) -> bool:
-        return self._ws is not None
+        return self._ws is not None or any(
+            link.ws is not None for link in self.shard_links.values()
+        )
+
+    def shard_of(self, guild_id: str | None) -> int:
+        return 0 if guild_id is None else (int(guild_id) >> 22) % self.shard_count
 
     # -- the world --------------------------------------------------------------------------
 
@@ -156,6 +177,15 @@ class DiscordServer:
         its id), for messages said while the bot was away."""
         ms = int((time.time() - ago_s) * 1000) - DISCORD_EPOCH_MS
         return str((ms << 22) | (next(self._ids) & 0x3FFFFF))
+
+    def add_guild(self, *, shard: int = 0, shard_count: int = 1) -> str:
+        """A new guild whose id falls on `shard` of `shard_count` (Discord's rule)."""
+        for ms in range(shard_count):
+            gid = self.snowflake(ago_s=(ms + 1) / 1000)
+            if (int(gid) >> 22) % shard_count == shard:
+                self.guild_ids.append(gid)
+                return gid
+        raise AssertionError("unreachable: consecutive milliseconds cover every shard")
 
     def _user_payload(self, uid: str, name: str, *, bot: bool = False) -> Payload:
         return {
@@ -176,21 +206,25 @@ class DiscordServer:
         roles = [self.bot_role_id] if user["id"] == self.bot_user["id"] else []
         return {"roles": roles, "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
 
-    def text_channel(self, name: str, *, private: bool = False) -> Payload:
-        """The guild text channel called `name` (created on first use)."""
+    def text_channel(
+        self, name: str, *, private: bool = False, guild_id: str | None = None
+    ) -> Payload:
+        """The guild text channel called `name` (created on first use), in the first guild
+        unless `guild_id` says which."""
+        guild = guild_id or self.guild_id
         for ch in self.channels.values():
-            if ch.get("name") == name and ch["type"] == 0:
+            if ch.get("name") == name and ch["type"] == 0 and ch["guild_id"] == guild:
                 return ch
         overwrites: list[Payload] = []
         if private:
             overwrites = [
-                {"id": self.guild_id, "type": 0, "allow": "0", "deny": str(VIEW_CHANNEL)},
+                {"id": guild, "type": 0, "allow": "0", "deny": str(VIEW_CHANNEL)},
                 {"id": self.bot_role_id, "type": 0, "allow": str(VIEW_CHANNEL), "deny": "0"},
             ]
         ch = {
             "id": self.snowflake(),
             "type": 0,
-            "guild_id": self.guild_id,
+            "guild_id": guild,
             "name": name,
             "position": len(self.channels),
             "permission_overwrites": overwrites,
@@ -218,9 +252,10 @@ class DiscordServer:
         self.channels[ch["id"]] = ch
         return ch
 
-    def guild_payload(self) -> Payload:
+    def guild_payload(self, guild_id: str | None = None) -> Payload:
+        guild = guild_id or self.guild_id
         everyone = {
-            "id": self.guild_id,
+            "id": guild,
             "name": "@everyone",
             "permissions": str(MEMBER_PERMISSIONS),
             "position": 0,
@@ -237,10 +272,11 @@ class DiscordServer:
             "managed": True,
             "tags": {"bot_id": self.bot_user["id"]},
         }
-        guild_channels = [c for c in self.channels.values() if c["type"] == 0]
-        threads = [c for c in self.channels.values() if c["type"] in (11, 12)]
+        mine = [c for c in self.channels.values() if c.get("guild_id") == guild]
+        guild_channels = [c for c in mine if c["type"] == 0]
+        threads = [c for c in mine if c["type"] in (11, 12)]
         return {
-            "id": self.guild_id,
+            "id": guild,
             "name": "kuuki-test",
             "icon": None,
             "owner_id": next(iter(self.users.values()), self.bot_user)["id"],
@@ -306,7 +342,7 @@ class DiscordServer:
             "flags": flags,
         }
         if ch["type"] != 1:
-            msg["guild_id"] = self.guild_id
+            msg["guild_id"] = ch.get("guild_id", self.guild_id)
             msg["member"] = self._member(author)
         if reference is not None:
             msg["message_reference"] = {
@@ -437,16 +473,27 @@ class DiscordServer:
     # -- gateway ------------------------------------------------------------------------------
 
     async def dispatch(self, name: str, data: Any) -> int:
-        """Append an event to the session log and send it if the client is connected."""
+        """Append an event to the session log (its guild's shard's, when sharded) and send
+        it if the client is connected."""
         async with self._send_lock:
-            session = self.session
-            if session is None:
+            if not self.shard_links:
+                return await self._dispatch_on(self.session, self._ws, name, data)
+            guild = data.get("guild_id") if isinstance(data, dict) else None
+            link = self.shard_links.get(self.shard_of(guild))
+            if link is None:
                 return 0
-            session.seq += 1
-            frame = {"op": 0, "t": name, "s": session.seq, "d": data}
-            session.log.append(frame)
-            await self._send(frame)
-            return session.seq
+            return await self._dispatch_on(link.session, link.ws, name, data)
+
+    async def _dispatch_on(
+        self, session: Session | None, ws: web.WebSocketResponse | None, name: str, data: Any
+    ) -> int:
+        if session is None:
+            return 0
+        session.seq += 1
+        frame = {"op": 0, "t": name, "s": session.seq, "d": data}
+        session.log.append(frame)
+        await self._send(frame, ws)
+        return session.seq
 
     async def send_raw(self, frame: Any) -> None:
         """Send any frame as is (malformed payloads, unknown opcodes); a dict with "op": 0
@@ -459,8 +506,8 @@ class DiscordServer:
                 self.session.log.append(frame)
             await self._send(frame)
 
-    async def _send(self, frame: Any) -> None:
-        ws = self._ws
+    async def _send(self, frame: Any, to: web.WebSocketResponse | None = None) -> None:
+        ws = to if to is not None else None if self.shard_links else self._ws
         if ws is None or ws.closed:
             return
         with contextlib.suppress(ConnectionError):  # it is in the log; a RESUME replays it
@@ -486,6 +533,9 @@ class DiscordServer:
             self._sockets.discard(ws)
             if self._ws is ws:
                 self._ws = None
+            for link in self.shard_links.values():
+                if link.ws is ws:
+                    link.ws = None
             await self._notify()
         return ws
 
@@ -508,6 +558,10 @@ class DiscordServer:
 
     async def _identify(self, ws: web.WebSocketResponse, d: Payload) -> None:
         self.identifies += 1
+        shard, count = d.get("shard") or [0, 1]
+        if count > 1:
+            await self._identify_shard(ws, d, shard, count)
+            return
         async with self._send_lock:
             self.session = Session(uuid.uuid4().hex)
             self._ws = ws
@@ -525,6 +579,29 @@ class DiscordServer:
         }
         await self.dispatch("READY", ready)
         await self.dispatch("GUILD_CREATE", self.guild_payload())
+
+    async def _identify_shard(
+        self, ws: web.WebSocketResponse, d: Payload, shard: int, count: int
+    ) -> None:
+        async with self._send_lock:
+            self.shard_count = count
+            link = self.shard_links[shard] = ShardLink(Session(uuid.uuid4().hex), ws)
+            guilds = [g for g in self.guild_ids if self.shard_of(g) == shard]
+            ready = {
+                "v": 10,
+                "user": self.bot_user,
+                "guilds": [{"id": g, "unavailable": True} for g in guilds],
+                "session_id": link.session.id,
+                "resume_gateway_url": self.gateway_url,
+                "shard": [shard, count],
+                "application": {"id": self.app_id, "flags": 0},
+                "private_channels": [],
+                "relationships": [],
+                "presences": [],
+            }
+            await self._dispatch_on(link.session, ws, "READY", ready)
+            for g in guilds:
+                await self._dispatch_on(link.session, ws, "GUILD_CREATE", self.guild_payload(g))
 
     async def _resume(self, ws: web.WebSocketResponse, d: Payload) -> None:
         async with self._send_lock:
@@ -559,11 +636,15 @@ class DiscordServer:
         """Return once the client has parsed every dispatch sent so far: ask for a heartbeat
         (op 1) and wait for it; discord.py reads frames in order."""
         async with self._send_lock:
-            if self._ws is None:
+            live = [self._ws] if self._ws is not None else []
+            live += [link.ws for link in self.shard_links.values() if link.ws is not None]
+            if not live:
                 return
             before = self.heartbeats
-            await self._send({"op": 1, "s": None, "t": None, "d": None})
-        await self.wait_for(lambda: self.heartbeats > before or self._ws is None, timeout)
+            for ws in live:
+                await self._send({"op": 1, "s": None, "t": None, "d": None}, ws)
+        await self.wait_for(lambda: self.heartbeats >= before + len(live)
+                            or not self.connected, timeout)
 
     # -- waiting ------------------------------------------------------------------------------
 
@@ -701,7 +782,7 @@ class DiscordServer:
         return _json_response(self.channels[channel_id])
 
     async def _get_guild(self, body: Any, guild_id: str) -> web.Response:
-        return _json_response(self.guild_payload())
+        return _json_response(self.guild_payload(guild_id if guild_id in self.guild_ids else None))
 
     async def _create_message(self, body: Any, channel_id: str) -> web.Response:
         if channel_id not in self.channels:

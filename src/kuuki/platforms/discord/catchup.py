@@ -67,15 +67,16 @@ async def catch_up(
     between, and reading from after the recovered messages would skip them (the owed
     answer would be sent a second time); after an outage, the last message taken in
     before the first refusal (kuuki.platforms.retry)."""
-    if channel_ids is None:
-        ids = [c.id for c in await store.channels() if c.platform == mapping.PLATFORM]
+    if channel_ids is None:  # not the channels of guilds on other processes' shards
+        ids = [c.id for c in await store.channels()
+               if c.platform == mapping.PLATFORM and client.owns_channel(c)]
     else:  # channels that lost events to an outage, known to the store or not
         ids = list(dict.fromkeys(channel_ids))
     total = 0
     for channel_id in ids:
         found = await _resolve(client, channel_id)
-        if found is None:
-            continue
+        if found is None or not client.owns(_guild_id(found)):
+            continue  # gone, or a guild on another process's shard (one store for all)
         channel = await client.kuuki_channel(found)
         if channel is None:
             continue
@@ -108,6 +109,11 @@ async def last_messages(store: History) -> dict[str, str | None]:
             if before < int(at):
                 out[event.channel.id] = str(before)
     return out
+
+
+def _guild_id(found: Any) -> int | None:
+    guild = getattr(found, "guild", None)
+    return guild.id if guild is not None else None
 
 
 async def _resolve(client: KuukiClient, channel_id: str) -> Any:

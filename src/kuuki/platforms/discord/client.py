@@ -31,6 +31,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import replace
 from typing import Any
 
+import yarl
+
 import discord
 from discord import app_commands
 from discord.gateway import DiscordWebSocket
@@ -123,6 +125,22 @@ class KuukiClient(discord.AutoShardedClient):
 
     # -- life cycle --------------------------------------------------------------------------
 
+    async def launch_shards(self) -> None:
+        """discord.py's, except that with a given `shard_count` the gateway URL still
+        comes from ``GET /gateway/bot`` (discord.py then dials a hard-coded URL): Discord
+        asks bots to use the URL it returns, and the local test server is found the same
+        way. Each process runs only its `shard_ids`; Discord sends it only the events of
+        the guilds on those shards (guild_id >> 22 % shard_count)."""
+        if self.shard_count is None or self.is_closed():
+            await super().launch_shards()
+            return
+        _, url, _ = await self.http.get_bot_gateway()
+        self._connection.shard_count = self.shard_count
+        shard_ids = self.shard_ids or list(range(self.shard_count))
+        self._connection.shard_ids = shard_ids
+        for shard_id in shard_ids:
+            await self.launch_shard(yarl.URL(url), shard_id, initial=shard_id == shard_ids[0])
+
     async def setup_hook(self) -> None:
         self._bind()
         self.outbox.bind(self)
@@ -142,7 +160,7 @@ class KuukiClient(discord.AutoShardedClient):
         try:
             async with self._in_order:  # live events wait: they come after the history
                 since = await last_messages(self.store)  # before recovery stores anything
-                await self.engine.recover(mapping.PLATFORM)
+                await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
                 try:
                     await catch_up(self, self.store, None, since=since)
                 except IntakeUnavailable as exc:
@@ -283,6 +301,18 @@ class KuukiClient(discord.AutoShardedClient):
             ))
             return refused
         return self.engine.submit(event)
+
+    def owns(self, guild_id: int | None) -> bool:
+        """Whether this process runs the shard of `guild_id` (DMs arrive on shard 0)."""
+        if self.shard_count is None or self.shard_ids is None:
+            return True
+        shard = 0 if guild_id is None else (guild_id >> 22) % self.shard_count
+        return shard in self.shard_ids
+
+    def owns_channel(self, channel: Channel) -> bool:
+        """Whether a stored channel's guild (its workspace) is on this process's shards."""
+        guild = int(channel.workspace) if channel.workspace.isdigit() else None
+        return self.owns(guild)
 
     def _bot_id(self) -> int | None:
         return self.user.id if self.user is not None else None

@@ -6,8 +6,9 @@ tests, with the LLM, judge, store and memory panel injectable.
 
 from __future__ import annotations
 
+from ..asgi_server import running_server
 from .memory import MemorySnapshot
-from .serve import running_server, serve_playground
+from .serve import serve_playground
 from .server import create_app
 from .session import Playground
 

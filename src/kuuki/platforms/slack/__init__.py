@@ -1,4 +1,5 @@
-"""Slack: slack-bolt (async) over Socket Mode, for one workspace.
+"""Slack: slack-bolt (async) over Socket Mode, for one workspace, or over the HTTP Events
+API (`run_slack_http`, kuuki.platforms.slack.http) for several processes.
 
 `run_slack` connects an App's engine to Slack and runs until cancelled. Build the App with a
 `SlackOutbox` (it is bound to the Slack client once connected)::
@@ -17,13 +18,14 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from .adapter import SlackAdapter
+from .http import run_slack_http
 from .mapping import MalformedPayload
 from .outbox import SlackOutbox
 
 if TYPE_CHECKING:
     from ...app import App
 
-__all__ = ["MalformedPayload", "SlackAdapter", "SlackOutbox", "run_slack"]
+__all__ = ["MalformedPayload", "SlackAdapter", "SlackOutbox", "run_slack", "run_slack_http"]
 
 
 async def run_slack(

@@ -1,4 +1,5 @@
-"""`SlackAdapter`: slack-bolt (async, Socket Mode) between Slack and the engine.
+"""`SlackAdapter`: slack-bolt (async) between Slack and the engine, over Socket Mode or,
+with a signing secret, the HTTP Events API (`asgi`, served by kuuki.platforms.slack.http).
 
 Start-up order: ``auth.test`` (the bot's user id joins ``engine.bot_user_ids`` before any
 channel exists), bind the outbox, backfill history, then open the Socket Mode connection,
@@ -11,8 +12,12 @@ delivered twice (both ``message`` and ``app_mention``, or a redelivery) has the 
 event id and is handled once. When the store cannot take an event in (an outage), the
 listener fails, bolt answers 500 and the envelope stays unacked: Slack delivers it again,
 and the channel is also read back from its history once the store answers (so nothing is
-lost when Slack's retries run out). Anything that cannot be mapped is logged with its
-kind, acked and skipped: one bad payload never stops the adapter.
+lost when Slack's retries run out). Over HTTP the same holds per request: the answer is
+200 only once the event is durable, 500 when the store cannot take it (Slack retries,
+with ``X-Slack-Retry-Num``), and a retry of an event already taken has its event id and
+is handled once (answered 200). A request whose signature does not match the signing
+secret is answered 401 by bolt before any listener runs. Anything that cannot be mapped
+is logged with its kind, acked and skipped: one bad payload never stops the adapter.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
+from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -71,6 +77,7 @@ class SlackAdapter:
         *,
         base_url: str | None = None,
         backfill_limit: int = 50,
+        signing_secret: str | None = None,
     ) -> None:
         self.app = app
         if outbox is None:
@@ -85,6 +92,8 @@ class SlackAdapter:
         self.app_token = app_token
         self.base_url = base_url or SLACK_API
         self.backfill_limit = backfill_limit
+        self.signing_secret = signing_secret  # set: the HTTP Events API instead of sockets
+        self.asgi: AsyncSlackRequestHandler | None = None  # the HTTP endpoint, once started
         self._session: aiohttp.ClientSession | None = None
         self._handler: AsyncSocketModeHandler | None = None
         self._mapper: Mapper | None = None
@@ -101,8 +110,9 @@ class SlackAdapter:
         return self._mapper
 
     async def start(self) -> None:
-        """Authenticate, backfill, connect. Raises ConfigError when Slack refuses a token."""
-        if not self.app_token.startswith("xapp-"):
+        """Authenticate, backfill, connect (Socket Mode) or make `asgi` ready (HTTP).
+        Raises ConfigError when Slack refuses a token."""
+        if self.signing_secret is None and not self.app_token.startswith("xapp-"):
             raise ConfigError(
                 "SLACK_APP_TOKEN",
                 "Socket Mode needs an app-level token (xapp-…) with the connections:write scope",
@@ -141,12 +151,19 @@ class SlackAdapter:
             log.warning("could not store the history read at start-up (%s); retrying", exc)
             self._retrier.missed(await self._member_ids(),
                                  starts=self._history.start_points)
-        bolt = AsyncApp(client=client, process_before_response=True, logger=log)
+        # With a signing secret bolt checks every request's v0 signature and timestamp
+        # (401 otherwise) and answers url_verification, both before `_guard`.
+        bolt = AsyncApp(client=client, process_before_response=True, logger=log,
+                        signing_secret=self.signing_secret)
         bolt.use(self._guard)
         bolt.error(self._on_error)
         for kind in sorted(_HANDLED_TYPES):
             bolt.event(kind)(self._on_event)
         bolt.command(COMMAND)(self._on_command)
+        if self.signing_secret is not None:
+            self.asgi = AsyncSlackRequestHandler(bolt)
+            log.info("Slack team %s as %s: HTTP Events API ready", team_id, bot_user_id)
+            return
         self._handler = AsyncSocketModeHandler(bolt, self.app_token)
         await self._handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("connected to Slack team %s as %s", team_id, bot_user_id)
