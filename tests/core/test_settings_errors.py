@@ -141,6 +141,6 @@ def test_llm_back_ends_come_from_the_registry(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ConfigError) as info:
         load_settings(env={"KUUKI_LLM": "myplugin"})
     assert "myplugin" in str(info.value) and "embedded" in str(info.value)
-    monkeypatch.setitem(registry._FACTORIES, "myplugin", lambda **_: StubLLM())
+    monkeypatch.setitem(registry.REGISTRY.factories, "myplugin", lambda **_: StubLLM())
     assert load_settings(env={"KUUKI_LLM": "myplugin"}).llm.backend == "myplugin"
     assert load_settings(env={"KUUKI_JUDGE_LLM": "none"}).judge.backend == "none"

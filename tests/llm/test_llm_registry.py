@@ -37,7 +37,7 @@ def test_a_plugin_registers_like_a_built_in() -> None:
     try:
         assert isinstance(registry.create("mine"), Mine)
     finally:
-        registry._FACTORIES.pop("mine")
+        registry.REGISTRY.factories.pop("mine")
 
 
 def test_an_entry_point_plugin_is_offered_by_settings_and_the_cli(
@@ -55,15 +55,15 @@ def test_an_entry_point_plugin_is_offered_by_settings_and_the_cli(
         def load(self) -> object:
             return lambda register: register("plugged", lambda **c: Plugin(**c))
 
-    monkeypatch.setattr(registry, "entry_points", lambda group: [Entry()])
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    monkeypatch.setattr("kuuki.registry.entry_points", lambda group: [Entry()])
+    monkeypatch.setattr(registry.REGISTRY, "plugins_loaded", False)
     try:
         assert "plugged" in llm_backends()
         settings = load_settings(env={"KUUKI_LLM": "plugged"}, path=None)
         assert settings.llm.backend == "plugged"
         assert isinstance(registry.create("plugged"), Plugin)
     finally:
-        registry._FACTORIES.pop("plugged", None)
+        registry.REGISTRY.factories.pop("plugged", None)
     # The scripted test double is never offered to users: only importing kuuki.testing
     # registers it (a fresh interpreter, so this test's imports do not count).
     code = "from kuuki.settings import llm_backends; print(' '.join(llm_backends()))"

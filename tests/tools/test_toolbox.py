@@ -137,8 +137,8 @@ def test_a_plugin_package_registers_through_its_entry_point(
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kuuki-dice\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[kuuki.tools]\ndice = kuuki_dice:plug\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
+    monkeypatch.setattr(registry.REGISTRY, "plugins_loaded", False)
+    monkeypatch.setattr(registry.REGISTRY, "factories", dict(registry.REGISTRY.factories))
     assert "dice" in registry.names()
     tool = registry.create("dice", registry.ToolHost(ToolSettings(), VirtualClock()))
     assert tool.description == "roll a die"

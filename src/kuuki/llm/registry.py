@@ -12,33 +12,22 @@ by importing `kuuki.testing.llm`. Third-party packages can also expose a
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
 from kuuki.errors import ConfigError
 from kuuki.llm.base import LLM
+from kuuki.registry import Registry
 
 Factory = Callable[..., LLM]
 
-_FACTORIES: dict[str, Factory] = {}
-_plugins_loaded = False
-
-
-def register(name: str, factory: Factory) -> None:
-    """Make ``factory`` available as ``create(name, ...)``; a later registration wins."""
-    _FACTORIES[name] = factory
-
-
-def names() -> list[str]:
-    """The back-end names that `create` accepts, sorted."""
-    _load_plugins()
-    return sorted(_FACTORIES)
+REGISTRY: Registry[Factory] = Registry("kuuki.llm")
+register = REGISTRY.register
+names = REGISTRY.names  # the back-end names that `create` accepts, sorted
 
 
 def create(name: str, /, **config: Any) -> LLM:
     """Build the back-end registered as ``name`` with ``config`` as its settings."""
-    _load_plugins()
-    factory = _FACTORIES.get(name)
+    factory = REGISTRY.get(name)
     if factory is None:
         raise ConfigError("llm.backend", f"unknown back-end {name!r}; choose one of {names()}")
     try:
@@ -46,15 +35,6 @@ def create(name: str, /, **config: Any) -> LLM:
     except TypeError as exc:
         # A misspelt or unsupported setting: say which back-end, not a bare TypeError.
         raise ConfigError(f"llm.{name}", str(exc)) from exc
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for entry in entry_points(group="kuuki.llm"):
-        entry.load()(register)
 
 
 def _embedded(**config: Any) -> LLM:

@@ -1,4 +1,4 @@
-"""Named tools, created for an app — the same shape as the LLM back-end registry.
+"""Named tools, created for an app — the same mechanism as the LLM back-ends (kuuki.registry).
 
 Every tool, built-in or plugin, gets in through `register(name, factory)`; a factory takes
 a `ToolHost` (what a tool may be built from: settings, the clock, the memory search) and
@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from importlib.metadata import entry_points
 from typing import Protocol
 
 from ..clock import Clock
 from ..domain import Channel
 from ..errors import ConfigError
+from ..registry import Registry
 from ..tool_settings import ToolSettings
 from .base import Tool
 
@@ -57,40 +57,20 @@ class ToolHost:
 
 Factory = Callable[[ToolHost], Tool]
 
-_FACTORIES: dict[str, Factory] = {}
-_plugins_loaded = False
-
-
-def register(name: str, factory: Factory) -> None:
-    """Make ``factory`` available as ``create(name, host)``; a later registration wins."""
-    _FACTORIES[name] = factory
-
-
-def names() -> list[str]:
-    """The tool names `create` accepts, sorted."""
-    _load_plugins()
-    return sorted(_FACTORIES)
+REGISTRY: Registry[Factory] = Registry("kuuki.tools")
+register = REGISTRY.register
+names = REGISTRY.names  # the tool names `create` accepts, sorted
 
 
 def create(name: str, host: ToolHost) -> Tool:
     """Build the tool registered as ``name``."""
-    _load_plugins()
-    factory = _FACTORIES.get(name)
+    factory = REGISTRY.get(name)
     if factory is None:
         raise ConfigError(
             "tools.enabled",
             f"unknown tool {name!r}; choose from {names()} or declare it in [[tools.http]]",
         )
     return factory(host)
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for entry in entry_points(group="kuuki.tools"):
-        entry.load()(register)
 
 
 def _recall(host: ToolHost) -> Tool:
