@@ -151,7 +151,8 @@ class LLMCallRecord:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
-    outcome: str  # "ok" | "invalid" | "timeout" | "unavailable" | "error" | "skipped"
+    # "ok" | "invalid" | "timeout" | "unavailable" | "interrupted" | "error" | "skipped"
+    outcome: str
     detail: str = ""
     prompt: str | None = None
 

@@ -66,5 +66,10 @@ class LLMUnavailable(LLMError):
         self.retry_after = retry_after
 
 
+class LLMInterrupted(LLMUnavailable):
+    """The call was stopped on purpose: for a more urgent call, or at shutdown. Not a
+    failure of the model (the breaker does not count it, memory jobs do not warn)."""
+
+
 class LLMBadOutput(LLMError):
     pass

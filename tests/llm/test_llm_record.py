@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from kuuki.domain import DecisionTrace
-from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
+from kuuki.errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
 from kuuki.llm.base import ChatMessage
 from kuuki.llm.breaker import BreakerState, CircuitBreaker, GuardedLLM
 from kuuki.llm.record import call_llm
@@ -52,6 +52,7 @@ async def test_a_successful_call_is_recorded() -> None:
         (LLMTimeout("too slow"), "timeout"),
         (LLMBadOutput("garbage"), "invalid"),
         (LLMUnavailable("down"), "unavailable"),
+        (LLMInterrupted("stopped for a reply"), "interrupted"),
         (LLMError("odd"), "error"),
     ],
 )

@@ -19,7 +19,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
 
-from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
+from kuuki.errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
 from kuuki.llm.base import ChatMessage, Completion, ToolSpec, Usage
 from kuuki.llm.llama_compat import no_extra_buffer_types
 from kuuki.llm.schema import parse_json
@@ -159,7 +159,7 @@ class EmbeddedLLM:
         except TimeoutError as exc:
             raise LLMTimeout(f"{self.name} took longer than {self.timeout_s}s") from exc
         if deadline.interrupted:
-            raise LLMUnavailable(f"{self.name}: interrupted for a more urgent call or shutdown")
+            raise LLMInterrupted(f"{self.name}: interrupted for a more urgent call or shutdown")
         if deadline.fired:
             # Generation was cut short by the deadline (just as wait_for gave up): the
             # text, if any, is incomplete.

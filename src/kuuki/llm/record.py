@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kuuki.domain import DecisionTrace, LLMCallRecord
-from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
+from kuuki.errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
 from kuuki.llm.base import (
     LLM,
     ChatMessage,
@@ -91,6 +91,8 @@ def _outcome(exc: LLMError) -> str:
         return "timeout"
     if isinstance(exc, LLMBadOutput):
         return "invalid"
+    if isinstance(exc, LLMInterrupted):
+        return "interrupted"
     if isinstance(exc, LLMUnavailable):
         return "unavailable"
     return "error"

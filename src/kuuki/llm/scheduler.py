@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from ..clock import Clock
-from ..errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
+from ..errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
 from .base import (
     LLM,
     ChatMessage,
@@ -257,7 +257,7 @@ class ScheduledLLM:
 
     async def _admit(self, priority: int) -> None:
         if self._closed:
-            raise LLMUnavailable(f"{self.name}: shutting down")
+            raise LLMInterrupted(f"{self.name}: shutting down")
         if self._running < self.concurrency and not self.waiting:
             self._running += 1
             self.served[priority] += 1
@@ -272,7 +272,7 @@ class ScheduledLLM:
             raise
         if self._closed:
             self._release()
-            raise LLMUnavailable(f"{self.name}: shutting down")
+            raise LLMInterrupted(f"{self.name}: shutting down")
         self.served[priority] += 1
 
     def _interrupt_background(self) -> bool:

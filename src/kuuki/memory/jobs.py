@@ -69,7 +69,9 @@ class Jobs:
 
     def record(self, rec: JobRecord) -> None:
         self.records.append(rec)
-        if rec.ok or rec.skipped:
+        interrupted = rec.trace is not None and any(
+            c.outcome == "interrupted" for c in rec.trace.llm_calls)
+        if rec.ok or rec.skipped or interrupted:  # stopped for a reply or at shutdown: by design
             log.debug("memory %s in %s: %s", rec.job, rec.channel_id, rec.reason or "ok")
         else:
             log.warning("memory %s in %s left memory unchanged: %s", rec.job, rec.channel_id,
