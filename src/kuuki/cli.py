@@ -73,6 +73,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         result = asyncio.run(soak(args.messages, args.channels, sample_every=args.sample_every,
                                   store_url=args.store))
+    elif args.what == "crash":
+        from .testing.crash import bench as crash_bench
+
+        platforms = ["discord", "slack"] if args.platform == "both" else [args.platform]
+        result = crash_bench(platforms, postgres=args.postgres)
+        print(json.dumps(result, ensure_ascii=False))
+        return 0 if all(c["held"] for c in result["cases"]) else 1
     elif args.what == "disentangle":
         from .conversation.cli import run_bench
 
@@ -310,6 +317,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="messages between two readings of the resident set (default 10000)")
     soak.add_argument("--store", metavar="URL", help="store URL (default: a temporary SQLite file)")
     soak.set_defaults(fn=cmd_bench)
+    crash = bsub.add_parser("crash", help="kill -9 (and a stopped PostgreSQL) mid-stream "
+                            "through the local Discord and Slack servers: what was kept")
+    crash.add_argument("--platform", choices=("discord", "slack", "both"), default="both",
+                       help="which local platform server (default both)")
+    crash.add_argument("--postgres", action="store_true",
+                       help="also stop a private PostgreSQL cluster for 6 s mid-stream (needs "
+                       "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
+    crash.set_defaults(fn=cmd_bench)
     dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
     dis.add_argument("--data", default=str(_data_dir()), metavar="DIR",
                      help="the irc-disentanglement data (default: %(default)s)")

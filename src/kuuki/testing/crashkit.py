@@ -1,5 +1,6 @@
-"""The parent's side of the crash tests: a bot in its own process (kuuki.testing.bot_process)
-that can be SIGKILLed, and what a test reads back from the store once it is gone."""
+"""The parent's side of the crash tests and `kuuki bench crash`: a bot in its own process
+(kuuki.testing.bot_process) that can be SIGKILLed, and what is read back from the store
+once it is gone."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kuuki.store import Store
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 class BotProcess:
@@ -33,8 +32,9 @@ class BotProcess:
         with self.log.open("ab") as err:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "kuuki.testing.bot_process", self.platform,
-                "--api", self.api, "--store", self.store, "--token", self.token, "--accepted", str(self.accepted_path),
-                stdout=asyncio.subprocess.PIPE, stderr=err, env=self.env, cwd=REPO,
+                "--api", self.api, "--store", self.store, "--token", self.token,
+                "--accepted", str(self.accepted_path),
+                stdout=asyncio.subprocess.PIPE, stderr=err, env=self.env,
             )
         assert self.proc.stdout is not None
         async with asyncio.timeout(timeout):
@@ -115,7 +115,7 @@ class PrivateServer:
         self.root = root
 
     @staticmethod
-    def bindir() -> Path | None:
+    def find_bindir() -> Path | None:
         found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
                        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit()
                        else 0)
