@@ -101,6 +101,7 @@ async def ingest(
     each message durable (acknowledged) before the platform would be told it arrived;
     ``window`` unacknowledged messages at most (1: one at a time, no group commit)."""
     from .app import build_app
+    from .heap import settle
 
     events = synthetic_events(messages, channels)
     with tempfile.TemporaryDirectory(prefix="kuuki-bench-") as tmp:
@@ -112,6 +113,7 @@ async def ingest(
         )
         # Load the embedder before the clock starts: it is a one-off start-up cost.
         app.engine.tracker_factory and app.engine.tracker_factory(Channel("warm", "warm"))
+        settle()  # as `kuuki run` does once started (kuuki.heap)
         decisions = 0
 
         def count(_: Any) -> None:

@@ -120,6 +120,7 @@ async def run_platforms(settings: Settings) -> int:
                 app, settings.slack_bot_token, settings.slack_app_token, s_out
             ))
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes))
+    from .heap import settle
     from .platforms.model_status import ModelLoader
 
     # Load a local model before connecting: the first person to talk must not wait for it.
@@ -130,6 +131,7 @@ async def run_platforms(settings: Settings) -> int:
         print(f"kuuki run: {status.headline()}", flush=True,
               file=sys.stderr if status.state == "failed" else sys.stdout)
     print(f"kuuki run: {settings.persona.name} on {', '.join(names)}", flush=True)
+    settle()  # start-up is over: its objects leave the collector's passes (kuuki.heap)
     try:
         await asyncio.gather(*(start(app) for start in starters))
     finally:
