@@ -156,6 +156,18 @@ class LLMCallRecord:
     detail: str = ""
     prompt: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "purpose": self.purpose,
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": round(self.latency_ms, 2),
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "prompt": self.prompt,
+        }
+
 
 @dataclass(slots=True)
 class ToolCallRecord:
@@ -279,19 +291,7 @@ class DecisionTrace:
                 {"rule": c.rule, "points": c.points, "detail": c.detail} for c in self.contributions
             ],
             "features": dict(self.features),
-            "llm_calls": [
-                {
-                    "purpose": c.purpose,
-                    "model": c.model,
-                    "prompt_tokens": c.prompt_tokens,
-                    "completion_tokens": c.completion_tokens,
-                    "latency_ms": round(c.latency_ms, 2),
-                    "outcome": c.outcome,
-                    "detail": c.detail,
-                    "prompt": c.prompt,
-                }
-                for c in self.llm_calls
-            ],
+            "llm_calls": [c.to_dict() for c in self.llm_calls],
             "errors": list(self.errors),
             "guard": [g.to_dict() for g in self.guard],
             "stages": [r.to_dict() for r in self.stages],

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.domain import Channel, ChatEvent, Decision, EventKind, Message, User, Visibility
+from kuuki.store.trace_json import trace_document
 from kuuki.store.types import clean_text, to_utc
 
 
@@ -210,7 +211,7 @@ def decision_row(d: Decision) -> dict[str, Any]:
         "reason": d.reason,
         "decided_at": to_utc(d.decided_at),
         "llm_calls": d.llm_calls,
-        "trace": d.trace.to_dict(),  # cleaned by SafeJSON
+        "trace": trace_document(d.trace),  # encoded once; cleaned when it must be
     }
 
 
