@@ -43,6 +43,11 @@ def suspect_json(dumped: str) -> bool:
     return False
 
 
+# json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds this encoder anew on
+# every call; the message path stores a few documents a message.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 class EncodedJSON(str):
     """JSON text already encoded the way :func:`dump_json` does and found clean
     (see kuuki.store.trace_json): stored as it is."""
@@ -89,7 +94,7 @@ def dump_json(value: Any) -> str | None:
     if type(value) is EncodedJSON:
         return str(value)
     try:
-        dumped = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        dumped = _encode(value)
     except (TypeError, ValueError):
         dumped = None
     if dumped is not None and not suspect_json(dumped):
