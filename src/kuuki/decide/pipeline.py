@@ -41,6 +41,10 @@ class Pipeline:
         names = [s.name for s in self.stages]
         if len(set(names)) != len(names):
             raise ValueError(f"stage names must be unique: {names}")
+        # The stages each pass runs, in order: the list is fixed once built, and a stage's
+        # ``passes`` is its class's (looking them up per message and stage showed up in
+        # the ingest profile).
+        self._by_pass = {p: tuple(s for s in self.stages if p in s.passes) for p in Pass}
 
     @property
     def names(self) -> list[str]:
@@ -60,17 +64,16 @@ class Pipeline:
         """Run the list for ``case``; never raises (a failure is traced, then silence)."""
         trace = case.trace
         trace.features["pass"] = str(case.passing)
-        for stage in self.stages:
-            if case.passing not in stage.passes:
-                continue
+        records = trace.stages
+        for stage in self._by_pass[case.passing]:
             try:
                 result = await stage.run(case)
             except Exception as exc:
                 trace.error(f"stage {stage.name} failed: {type(exc).__name__}: {exc}")
-                trace.stages.append(record(stage.name, StageResult.silent(
+                records.append(record(stage.name, StageResult.silent(
                     Stage.ERROR, 0, "stage failed: stay silent")))
                 return Verdict(ActionKind.NONE, Stage.ERROR, 0, f"{stage.name} failed: stay silent")
-            trace.stages.append(record(stage.name, result))
+            records.append(record(stage.name, result))
             if result.outcome is not Outcome.PASS and result.verdict is not None:
                 return result.verdict
         score = case.local.score if case.local is not None else 0.0

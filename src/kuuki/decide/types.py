@@ -14,6 +14,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
@@ -58,7 +59,8 @@ class StageResult:
 
     @classmethod
     def passing(cls, **facts: Any) -> StageResult:
-        return cls(Outcome.PASS, None, facts)
+        # Most stages pass most messages with nothing to add: one shared, read-only result.
+        return cls(Outcome.PASS, None, facts) if facts else _PASSED
 
     @classmethod
     def decide(cls, verdict: Verdict, **facts: Any) -> StageResult:
@@ -68,6 +70,9 @@ class StageResult:
     @classmethod
     def silent(cls, stage: Stage, score: float, reason: str, **facts: Any) -> StageResult:
         return cls(Outcome.DECIDE, Verdict(ActionKind.NONE, stage, score, reason), facts)
+
+
+_PASSED = StageResult(Outcome.PASS, None, MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True)

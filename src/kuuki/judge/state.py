@@ -122,6 +122,8 @@ class StateClassifier:
         self._protos: Any = None
         self._labels: list[ConvState] = []
         self._groups: list[tuple[ConvState, Any]] = []  # label -> prototype rows
+        self._order: Any = None
+        self._starts: Any = None
         self._cue_memo: dict[str, tuple[tuple[tuple[ConvState, str], ...], bool, bool]] = {}
         # Embed the prototypes now, not on the first message's clock.
         self._prototypes()
@@ -214,8 +216,13 @@ class StateClassifier:
                 (st, np.array([i for i, lab in enumerate(self._labels) if lab is st]))
                 for st in order
             ]
-        best = {label: max(-1.0, float(sims[rows].max())) for label, rows in self._groups}
-        ranked = sorted(best.items(), key=lambda kv: kv[1], reverse=True)
+            # Each label's rows side by side: one reduceat gives every label's best.
+            self._order = np.concatenate([rows for _, rows in self._groups])
+            sizes = [len(rows) for _, rows in self._groups]
+            self._starts = np.cumsum([0, *sizes[:-1]])
+        tops = np.maximum.reduceat(sims[self._order], self._starts).tolist()
+        best = [(label, max(-1.0, top)) for (label, _), top in zip(self._groups, tops, strict=True)]
+        ranked = sorted(best, key=lambda kv: kv[1], reverse=True)
         (state, sim), (_, second) = ranked[0], ranked[1]
         return state, sim, sim - second
 
