@@ -45,6 +45,9 @@ class Pipeline:
         # ``passes`` is its class's (looking them up per message and stage showed up in
         # the ingest profile).
         self._by_pass = {p: tuple(s for s in self.stages if p in s.passes) for p in Pass}
+        self._after_send: list[tuple[str, Any]] = [
+            (s.name, hook) for s in self.stages if (hook := getattr(s, "sent", None)) is not None
+        ]
 
     @property
     def names(self) -> list[str]:
@@ -81,14 +84,11 @@ class Pipeline:
 
     def sent(self, case: Case, decision: Decision) -> None:
         """``decision`` was carried out (its send succeeded, or it was silence)."""
-        for stage in self.stages:
-            hook = getattr(stage, "sent", None)
-            if hook is None:
-                continue
+        for name, hook in self._after_send:
             try:
                 hook(case, decision)
             except Exception:
-                log.exception("stage %s failed after the send", stage.name)
+                log.exception("stage %s failed after the send", name)
 
     # -- the Judge port, for code that judges one situation (tests, the playground) ---------
 
