@@ -276,6 +276,18 @@ class ConversationTracker:
             return []
         return [self._seen[m].msg for m in conv.message_ids if m in self._seen]
 
+    def _last_turns(self, conversation_id: str, n: int) -> list[Message]:
+        """The last ``n`` messages not deleted, oldest first (read from the end)."""
+        conv = self._convs.get(conversation_id)
+        out: list[Message] = []
+        for mid in reversed(conv.message_ids if conv is not None else []):
+            seen = self._seen.get(mid)
+            if seen is not None and not seen.msg.deleted:
+                out.append(seen.msg)
+                if len(out) == n:
+                    break
+        return out[::-1]
+
     def who_talks_to_whom(self, conversation_id: str) -> dict[tuple[str, str], int]:
         """(speaker user id, addressed user id) -> number of replies, from the reply links."""
         out: dict[tuple[str, str], int] = {}
@@ -290,7 +302,7 @@ class ConversationTracker:
 
     def is_one_to_one(self, conversation_id: str) -> bool:
         """Exactly two humans, replying to each other, in the conversation's recent turns."""
-        recent = [m for m in self.messages(conversation_id) if not m.deleted][-_RECENT_TURNS:]
+        recent = self._last_turns(conversation_id, _RECENT_TURNS)
         if len(recent) < 2 or any(self._seen[m.id].speaker == BOT_KEY for m in recent):
             return False
         people = {m.user.id for m in recent}
