@@ -17,12 +17,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import Dialect, Insert
 from sqlalchemy.types import JSON
 
-from kuuki.store.types import SafeJSON, dump_json
+from kuuki.store.types import SafeJSON, UTCDateTime, dump_json
 
 Processor = Callable[[Any], Any] | None
 
@@ -61,12 +62,45 @@ def prepare(stmt: Insert, keys: Sequence[str], dialect: Dialect) -> Prepared:
         t = types.get(name)
         if isinstance(t, SafeJSON | JSON):
             out.append(dump_json)  # one encode per document instead of two
+        elif isinstance(t, UTCDateTime) and _same_text(procs.get(name), sqlite_datetime):
+            out.append(sqlite_datetime)
         else:
             proc = procs.get(name)
             if proc is not None and not callable(proc):  # per-element (array types)
                 raise ValueError(f"cannot prepare {name!r} for plain tuples")
             out.append(proc)
     return Prepared(str(compiled), tuple(order), tuple(out))
+
+
+def sqlite_datetime(value: datetime | None) -> str | None:
+    """A `UTCDateTime` bound for SQLite, as SQLAlchemy's processors write it (in UTC, no
+    zone, microseconds always): one format instead of a TypeDecorator, a zone conversion,
+    a dict and a format (6 µs → 1 µs; two or three a message). `prepare` uses it only
+    after checking that it writes what SQLAlchemy's processor writes."""
+    if value is None:
+        return None
+    v = value.astimezone(UTC) if value.tzinfo is not None else value
+    # %-formatting: 1.1 µs here, the same f-string 2.5 µs
+    return "%04d-%02d-%02d %02d:%02d:%02d.%06d" % (  # noqa: UP031
+        v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond
+    )
+
+
+_SAMPLES = (
+    datetime(2026, 1, 5, 10, 0, 3, 1234, tzinfo=UTC),
+    datetime(2026, 1, 5, 19, 0, tzinfo=timezone(timedelta(hours=9))),
+    datetime(999, 12, 31, 23, 59, 59),
+    None,
+)
+
+
+def _same_text(proc: Any, fast: Callable[[Any], Any]) -> bool:
+    if proc is None or not callable(proc):
+        return False
+    try:
+        return all(proc(v) == fast(v) for v in _SAMPLES)
+    except Exception:
+        return False
 
 
 def run(db: sqlite3.Connection, steps: Sequence[tuple[str, list[tuple[Any, ...]]]],

@@ -93,6 +93,8 @@ def dump_json(value: Any) -> str | None:
         return None
     if type(value) is EncodedJSON:
         return str(value)
+    if type(value) is list and not value:
+        return "[]"  # a message's mentions, mostly
     try:
         dumped = _encode(value)
     except (TypeError, ValueError):
