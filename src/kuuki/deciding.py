@@ -52,7 +52,8 @@ class Deciding(Acting):
     async def _posted(
         self, state: ChannelState, raw: Message, *, backfill: bool = False, catch_up: bool = False
     ) -> None:
-        msg = replace(raw, text=clean_incoming(raw.text))
+        text = clean_incoming(raw.text)
+        msg = raw if text == raw.text else replace(raw, text=text)  # frozen: shared when clean
         if not allowed(self.settings, state.channel):
             return  # a denied channel leaves nothing behind, not even in the store
         own = self._is_own(msg.user)
