@@ -140,22 +140,24 @@ class RuleScorer:
         text = "\n".join(m.text for m in view.burst())
         bot_ids = s.bot.user_ids if s.bot else frozenset()
         r.from_bot = msg.user.is_bot
+        # The channel's messages before this one: read by several rules, listed once.
+        before = [m for m in s.recent if m.id != msg.id and m.ts <= msg.ts]
         r.short = len(text.split()) <= 6 if text.isascii() else len(text) <= 20
         if s.addressing:
             r.addressed = s.addressing.kind
             points = 80 if s.addressing.kind in ("name", "thread") else 100
             trace.add(f"addressed:{s.addressing.kind}", points, s.addressing.detail)
-        self._question(s, text, trace, r)
+        self._question(s, text, trace, r, before)
         if r.open_question and view.in_exchange(bot_ids):
             # Someone is already talking with the asker: they will likely answer.
             trace.add("already in an exchange", -15, "another person is talking with the asker")
             r.open_question = False
         if not r.addressed:
-            self._engagement(s, view, trace, r)
+            self._engagement(s, view, trace, r, before)
             self._keywords(text, trace)
             if _GOOD_NEWS.search(text) and not r.question:
                 trace.add("good news", 50, "shared with the room")
-            self._silence(s, trace)
+            self._silence(s, trace, before)
             self._one_to_one(view, trace, r, bot_ids)
             self._no_mention(s, trace, bot_ids)
             self._burst(s, trace)
@@ -175,7 +177,10 @@ class RuleScorer:
 
     # -- rules ---------------------------------------------------------------------------------
 
-    def _question(self, s: Situation, text: str, trace: DecisionTrace, r: LocalResult) -> None:
+    def _question(
+        self, s: Situation, text: str, trace: DecisionTrace, r: LocalResult,
+        before: Sequence[Message],
+    ) -> None:
         msg = s.message
         r.question = any(asks(line) for line in text.splitlines())
         if r.question and r.state is not None and r.state.state is ConvState.CONFLICT:
@@ -190,7 +195,7 @@ class RuleScorer:
             if r.question:
                 trace.add("question", 0, f"asked of {who}: no bonus")
             return
-        if not r.addressed and self._monologue(s, text, r):
+        if not r.addressed and self._monologue(s, text, r, before):
             r.monologue = True
             trace.add("monologue", -20, "talking to oneself (seed 003: do not respond)")
             if r.question:
@@ -207,13 +212,14 @@ class RuleScorer:
             r.open_question = not r.addressed and not msg.user.is_bot
 
     @staticmethod
-    def _monologue(s: Situation, text: str, r: LocalResult) -> bool:
+    def _monologue(
+        s: Situation, text: str, r: LocalResult, before: Sequence[Message]
+    ) -> bool:
         """Seed 003's obvious monologue: musing, a self-question, or a run of lines nobody
         else is part of; never when the text puts something to the room."""
         if _ROOM.search(text):
             return False
         msg = s.message
-        before = [m for m in s.recent if m.id != msg.id and m.ts <= msg.ts]
         cutoff = msg.ts - MONOLOGUE_WINDOW
         bots = s.bot.user_ids if s.bot else frozenset()
         recent_others = [m for m in before if m.ts >= cutoff and m.user.id != msg.user.id]
@@ -266,7 +272,8 @@ class RuleScorer:
         return out
 
     def _engagement(
-        self, s: Situation, view: ChannelView, trace: DecisionTrace, r: LocalResult
+        self, s: Situation, view: ChannelView, trace: DecisionTrace, r: LocalResult,
+        before: Sequence[Message],
     ) -> None:
         bot = s.bot
         if bot is None or bot.last_reply_at is None:
@@ -277,7 +284,7 @@ class RuleScorer:
         if since > ENGAGEMENT:
             return
         same: bool | None = None
-        if self._answers_the_bot(s):
+        if self._answers_the_bot(s, before):
             same = True
         elif bot.last_reply_conversation is not None:
             answer = view.same_conversation(bot.last_reply_conversation, s.message.id)
@@ -289,10 +296,9 @@ class RuleScorer:
         r.engaged = True
         trace.add("engagement", 40, f"the bot replied {since.total_seconds() / 60:.1f} min ago")
 
-    def _answers_the_bot(self, s: Situation) -> bool:
+    def _answers_the_bot(self, s: Situation, before: Sequence[Message]) -> bool:
         """The person the bot just answered speaks right after it: that is to the bot."""
         bot_ids = s.bot.user_ids if s.bot else frozenset()
-        before = [m for m in s.recent if m.id != s.message.id and m.ts <= s.message.ts]
         if not before or before[-1].user.id not in bot_ids:
             return False
         target = before[-1].reply_to
@@ -307,8 +313,7 @@ class RuleScorer:
         if found:
             trace.add("keywords", 15, ", ".join(found[:5]))
 
-    def _silence(self, s: Situation, trace: DecisionTrace) -> None:
-        before = [m for m in s.recent if m.id != s.message.id and m.ts <= s.message.ts]
+    def _silence(self, s: Situation, trace: DecisionTrace, before: Sequence[Message]) -> None:
         if not before:
             trace.add("after silence", 10, "first message in a while")
             return
