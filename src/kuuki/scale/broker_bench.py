@@ -65,8 +65,9 @@ def event(run: str, channel: str, seq: int) -> bytes:
         "channel": channel, "seq": seq, "author": {"id": "u42", "name": "hanako", "bot": False},
         "ts": "2026-11-23T05:00:00.000Z", "mentions": [], "reply_to": None,
     }
-    filler = "空気を読む bot の負荷試験です。" * 40
-    base["text"] = filler[: 1000 - len(json.dumps(base, ensure_ascii=False).encode()) // 2]
+    room = 1000 - len(json.dumps(base, ensure_ascii=False).encode()) - len(', "text": ""')
+    filler = ("空気を読む bot の負荷試験です。" * 40).encode()
+    base["text"] = filler[:room].decode(errors="ignore")  # whole characters only
     return json.dumps(base, ensure_ascii=False).encode()
 
 
@@ -226,18 +227,24 @@ async def run_cases(engine: Engine, messages: int, channels: int, tmp: Path) -> 
 
 
 async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path) -> Row:
-    """Active and standby on every partition, the messages published while they consume (the
-    publisher sets the pace), and SIGKILL to the active once it has handled a third."""
+    """Active and standby on every partition; two thirds of the messages published while they
+    consume (the publisher sets the pace), SIGKILL to the active once it has handled one third,
+    and the last third published after the kill, so the standby always has work."""
     everything = list(range(PARTITIONS))
     first_led, second_led = tmp / f"{engine.name}-active.log", tmp / f"{engine.name}-standby.log"
     active = await Consumer.start(engine.spec(everything, "active"), first_led)
     standby = await Consumer.start(engine.spec(everything, "standby"), second_led)
-    publishing = asyncio.ensure_future(engine.publish(todo))
-    while active.count() < len(todo) // 3 and not publishing.done():
+    cut = 2 * len(todo) // 3
+    publishing = asyncio.ensure_future(engine.publish(todo[:cut]))
+    deadline = time.monotonic() + 60
+    while active.count() < len(todo) // 3:
+        if time.monotonic() > deadline or active.proc.returncode is not None:
+            raise RuntimeError(f"the active consumer handled only {active.count()} messages")
         await asyncio.sleep(0.005)
     killed_at = time.time()
     await active.stop(signal.SIGKILL)
     await publishing
+    await engine.publish(todo[cut:])
     await wait_handled([active, standby], len(todo))
     await standby.stop()
     first, second = read_ledger(first_led), read_ledger(second_led)
