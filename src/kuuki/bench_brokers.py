@@ -63,7 +63,7 @@ def _rabbit_names(run: str) -> tuple[str, list[str]]:
     return f"kuuki.bench.{run}", [f"kuuki.bench.{run}.p{k}" for k in range(PARTITIONS)]
 
 
-async def rabbit_engine(url: str, run: str) -> Engine | str:
+async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> Engine | str:
     exchange_name, queue_names = _rabbit_names(run)
     try:
         conn = await aio_pika.connect(url, timeout=5)
@@ -82,7 +82,7 @@ async def rabbit_engine(url: str, run: str) -> Engine | str:
         exchange = await ch.declare_exchange(exchange_name, "x-consistent-hash", durable=True)
         for name in queue_names:
             queue = await ch.declare_queue(name, durable=True, arguments={
-                "x-queue-type": "quorum", "x-single-active-consumer": True})
+                "x-queue-type": queue_type, "x-single-active-consumer": True})
             await queue.bind(exchange, routing_key="1")  # the binding key is the ring weight
 
     async def publish(todo: list[tuple[str, int]]) -> None:
@@ -110,8 +110,9 @@ async def rabbit_engine(url: str, run: str) -> Engine | str:
         await ch.exchange_delete(exchange_name)
         await conn.close()
 
-    return Engine("rabbitmq", setup, publish, spec, teardown,
-                  "consistent-hash exchange, 8 quorum queues with SAC")
+    name = "rabbitmq" if queue_type == "quorum" else f"rabbitmq-{queue_type}"
+    return Engine(name, setup, publish, spec, teardown,
+                  f"consistent-hash exchange, {PARTITIONS} {queue_type} queues with SAC")
 
 
 async def _consume_rabbit(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event) -> None:

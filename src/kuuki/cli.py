@@ -118,7 +118,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         engines = ("rabbitmq", "nats") if args.engine == "all" else (args.engine,)
         asyncio.run(bench_broker(args.messages, args.channels, args.amqp, args.nats, sys.stdout,
-                                 engines))
+                                 engines, rabbit_queue=args.rabbit_queue))
         return 0
     elif args.what == "scenarios":
         from .platforms import scenario_bench
@@ -351,6 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "KUUKI_TEST_NATS_URL, else nats://127.0.0.1:4222)")
     brk.add_argument("--engine", choices=("all", "rabbitmq", "nats"), default="all",
                      help="which engines (default all; an unreachable one is skipped)")
+    brk.add_argument("--rabbit-queue", choices=("quorum", "classic"), default="quorum",
+                     help="RabbitMQ queue type behind the exchange (default quorum)")
     brk.set_defaults(fn=cmd_bench)
 
     jb = bsub.add_parser(

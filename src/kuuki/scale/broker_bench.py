@@ -227,15 +227,15 @@ async def run_cases(engine: Engine, messages: int, channels: int, tmp: Path) -> 
 
 
 async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path) -> Row:
-    """Active and standby on every partition; two thirds of the messages published while they
-    consume (the publisher sets the pace), SIGKILL to the active once it has handled one third,
-    and the last third published after the kill, so the standby always has work."""
+    """Two thirds of the messages waiting, an active and then a standby consumer on every
+    partition, SIGKILL to the active once it has handled a third (so it dies with a full
+    prefetch window unacked), and the last third published after the kill."""
     everything = list(range(PARTITIONS))
     first_led, second_led = tmp / f"{engine.name}-active.log", tmp / f"{engine.name}-standby.log"
+    cut = 2 * len(todo) // 3
+    await engine.publish(todo[:cut])
     active = await Consumer.start(engine.spec(everything, "active"), first_led)
     standby = await Consumer.start(engine.spec(everything, "standby"), second_led)
-    cut = 2 * len(todo) // 3
-    publishing = asyncio.ensure_future(engine.publish(todo[:cut]))
     deadline = time.monotonic() + 60
     while active.count() < len(todo) // 3:
         if time.monotonic() > deadline or active.proc.returncode is not None:
@@ -243,7 +243,6 @@ async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path) -> Ro
         await asyncio.sleep(0.005)
     killed_at = time.time()
     await active.stop(signal.SIGKILL)
-    await publishing
     await engine.publish(todo[cut:])
     await wait_handled([active, standby], len(todo))
     await standby.stop()
@@ -271,7 +270,7 @@ def print_table(rows: list[Row], skipped: list[str], out: TextIO) -> None:
 
 async def bench_broker(messages: int, channels: int, amqp_url: str | None, nats_url: str | None,
                        out: TextIO, engines: tuple[str, ...] = ("rabbitmq", "nats"),
-                       ) -> list[Row]:
+                       rabbit_queue: str = "quorum") -> list[Row]:
     """Run every reachable engine's cases, print the table, return its rows."""
     from ..bench_brokers import nats_engine, rabbit_engine
 
@@ -283,7 +282,7 @@ async def bench_broker(messages: int, channels: int, amqp_url: str | None, nats_
         logging.getLogger(name).setLevel(logging.CRITICAL)
     rows: list[Row] = []
     skipped: list[str] = []
-    makers = {"rabbitmq": lambda: rabbit_engine(amqp_url, run),
+    makers = {"rabbitmq": lambda: rabbit_engine(amqp_url, run, rabbit_queue),
               "nats": lambda: nats_engine(nats_url, run)}
     with tempfile.TemporaryDirectory(prefix="kuuki-broker-") as tmp:
         for name in engines:
