@@ -261,7 +261,7 @@ def print_table(rows: list[Row], skipped: list[str], out: TextIO) -> None:
             "note")
     cells = [head] + [(r.engine, r.case, "" if r.rate is None else f"{r.rate:,.0f}",
                        str(r.handled or ""), str(r.lost), str(r.twice), str(r.disorder),
-                       "" if r.takeover_s is None else f"{r.takeover_s:.2f}", r.note)
+                       "" if r.takeover_s is None else f"{r.takeover_s:.3f}", r.note)
                       for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
     for c in cells:
