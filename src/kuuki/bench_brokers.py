@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 import aio_pika
@@ -115,7 +116,11 @@ async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> Engin
                   f"consistent-hash exchange, {PARTITIONS} {queue_type} queues with SAC")
 
 
-async def _consume_rabbit(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event) -> None:
+Go = Callable[[], Awaitable[None]]
+
+
+async def _consume_rabbit(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event,
+                          go: Go) -> None:
     _, queue_names = _rabbit_names(spec["run"])
     conn = await aio_pika.connect(spec["url"])
     ch = await conn.channel()
@@ -127,10 +132,11 @@ async def _consume_rabbit(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Ev
         _record(ledger, message.body, bool(message.redelivered))
         await message.ack()
 
+    await go()
     for k in spec["parts"]:
         queue = await ch.get_queue(queue_names[k], ensure=False)
         await queue.consume(on_message)
-    print("ready", flush=True)
+    print("consuming", flush=True)
     await stop.wait()
     await conn.close()
 
@@ -196,7 +202,8 @@ async def nats_engine(url: str, run: str) -> Engine | str:
     return engine
 
 
-async def _consume_nats(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event) -> None:
+async def _consume_nats(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event,
+                        go: Go) -> None:
     stream, bucket = _nats_names(spec["run"])
     nc = await nats.connect(spec["url"], allow_reconnect=False)
     js = nc.jetstream()
@@ -235,13 +242,14 @@ async def _consume_nats(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Even
                 _record(ledger, message.data, message.metadata.num_delivered > 1)
                 await message.ack()
 
-    if spec["role"] == "active":  # hold the leases before saying ready: a standby comes next
+    await go()
+    if spec["role"] == "active":  # hold the leases before going on: a standby comes next
         for k in spec["parts"]:
             await take(f"p{k}")
             held.append(f"p{k}")
     tasks = [asyncio.create_task(keep_leases())]
     tasks += [asyncio.create_task(drain(k)) for k in spec["parts"]]
-    print("ready", flush=True)
+    print("consuming", flush=True)
     await stop.wait()
     for task in tasks:
         task.cancel()
@@ -252,9 +260,18 @@ async def _consume_nats(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Even
 
 
 async def consume_forever(spec: dict[str, Any]) -> None:
-    """A consumer process: handles until SIGTERM (then stops cleanly) or SIGKILL."""
+    """A consumer process: connects, says "ready", waits for "go" on stdin (so that several
+    start consuming at once, or one strictly after another), says "consuming", and handles
+    until SIGTERM (then stops cleanly) or SIGKILL."""
     stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+
+    async def go() -> None:
+        print("ready", flush=True)
+        if (await loop.run_in_executor(None, sys.stdin.readline)).strip() != "go":
+            raise SystemExit(0)  # the bench went away
+
     consume = _consume_rabbit if spec["engine"] == "rabbitmq" else _consume_nats
     with open(spec["ledger"], "a", encoding="utf-8") as ledger:
-        await consume(spec, ledger, stop)
+        await consume(spec, ledger, stop, go)
