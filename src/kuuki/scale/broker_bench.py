@@ -231,24 +231,32 @@ async def run_cases(engine: Engine, messages: int, channels: int, tmp: Path) -> 
             rows.append(Row(engine.name, f"drain, {n} consumer{'s' if n > 1 else ''}",
                             len(handled) / elapsed if elapsed > 0 else None, len(handled),
                             lost, twice, disorder))
-        rows.append(await failover(engine, todo, tmp))
+        rows.append(await failover(engine, todo, tmp, backlog=True))
+        rows.append(await failover(engine, todo, tmp, backlog=False))
     finally:
         await engine.teardown()
     return rows
 
 
-async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path) -> Row:
-    """Two thirds of the messages waiting, an active and then a standby consumer on every
-    partition, SIGKILL to the active once it has handled a third (so it dies with a full
-    prefetch window unacked), and the last third published after the kill."""
+async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path,
+                   backlog: bool) -> Row:
+    """An active and then a standby consumer on every partition, SIGKILL to the active once
+    it has handled a third, and the last third published after the kill. The first two thirds
+    are either waiting beforehand (`backlog`: the active dies with its prefetch windows full)
+    or published while it consumes (live: the publisher sets the pace, windows part full)."""
     everything = list(range(PARTITIONS))
-    first_led, second_led = tmp / f"{engine.name}-active.log", tmp / f"{engine.name}-standby.log"
+    case = "backlog" if backlog else "live"
+    first_led = tmp / f"{engine.name}-{case}-active.log"
+    second_led = tmp / f"{engine.name}-{case}-standby.log"
     cut = 2 * len(todo) // 3
-    await engine.publish(todo[:cut])
+    if backlog:
+        await engine.publish(todo[:cut])
     active = await Consumer.start(engine.spec(everything, "active"), first_led)
     standby = await Consumer.start(engine.spec(everything, "standby"), second_led)
     await active.go()  # registered first: the active one
     await standby.go()
+    publishing = asyncio.ensure_future(asyncio.sleep(0) if backlog else
+                                       engine.publish(todo[:cut]))
     deadline = time.monotonic() + 60
     while active.count() < len(todo) // 3:
         if time.monotonic() > deadline or active.proc.returncode is not None:
@@ -256,13 +264,14 @@ async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path) -> Ro
         await asyncio.sleep(0.005)
     killed_at = time.time()
     await active.stop(signal.SIGKILL)
+    await publishing
     await engine.publish(todo[cut:])
     await wait_handled([active, standby], len(todo))
     await standby.stop()
     first, second = read_ledger(first_led), read_ledger(second_led)
     lost, twice, disorder = tally(todo, first + second)
     takeover = min((h.at for h in second), default=None)
-    return Row(engine.name, "failover (SIGKILL)", None, len(first) + len(second), lost, twice,
+    return Row(engine.name, f"failover, {case}", None, len(first) + len(second), lost, twice,
                disorder, None if takeover is None else takeover - killed_at,
                f"{sum(h.redelivered for h in second)} redelivered to the standby")
 
