@@ -113,6 +113,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report = asyncio.run(bench_tools(settings, llm))
         print_tools(report, sys.stdout, details=args.details)
         return 0
+    elif args.what == "broker":
+        from .scale.broker_bench import bench_broker
+
+        engines = ("rabbitmq", "nats") if args.engine == "all" else (args.engine,)
+        asyncio.run(bench_broker(args.messages, args.channels, args.amqp, args.nats, sys.stdout,
+                                 engines, rabbit_queue=args.rabbit_queue))
+        return 0
     elif args.what == "scenarios":
         from .platforms import scenario_bench
 
@@ -329,6 +336,24 @@ def build_parser() -> argparse.ArgumentParser:
     dis.add_argument("--data", default=str(_data_dir()), metavar="DIR",
                      help="the irc-disentanglement data (default: %(default)s)")
     dis.set_defaults(fn=cmd_bench)
+
+    brk = bsub.add_parser(
+        "broker", help="scale-out brokers (RabbitMQ, NATS JetStream): confirmed publishes, "
+        "ordered delivery to 1 and 2 consumers, and a consumer killed mid-stream"
+    )
+    brk.add_argument("--messages", type=int, default=20_000, metavar="N",
+                     help="messages per case (default 20000)")
+    brk.add_argument("--channels", type=int, default=200, metavar="N",
+                     help="channel ids they are keyed by (default 200)")
+    brk.add_argument("--amqp", metavar="URL", help="RabbitMQ (default: KUUKI_TEST_AMQP_URL, "
+                     "else amqp://guest:guest@127.0.0.1:5672/)")
+    brk.add_argument("--nats", metavar="URL", help="NATS with JetStream (default: "
+                     "KUUKI_TEST_NATS_URL, else nats://127.0.0.1:4222)")
+    brk.add_argument("--engine", choices=("all", "rabbitmq", "nats"), default="all",
+                     help="which engines (default all; an unreachable one is skipped)")
+    brk.add_argument("--rabbit-queue", choices=("quorum", "classic"), default="quorum",
+                     help="RabbitMQ queue type behind the exchange (default quorum)")
+    brk.set_defaults(fn=cmd_bench)
 
     jb = bsub.add_parser(
         "judge", help="LLM calls per 100 ambient messages, local-stage latency, and (IRC logs "
