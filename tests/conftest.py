@@ -29,6 +29,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith(("KUUKI_", "JUDGE_", "EAVESDROP_", "DISCORD_", "SLACK_")) and key not in (
             "KUUKI_TEST_POSTGRES_URL",
+            "KUUKI_TEST_AMQP_URL",
             "KUUKI_SHARED_DATA",
         ):
             monkeypatch.delenv(key, raising=False)

@@ -195,7 +195,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         "KUUKI_SLACK_PORT": args.port,
     }
     overrides = {name: str(v) for name, v in flags.items() if v is not None}
-    return asyncio.run(run_platforms(_settings(args, overrides)))
+    settings = _settings(args, overrides)
+    if args.workers:
+        from .scale.cli import run_with_workers
+
+        return run_with_workers(args, settings)
+    return asyncio.run(run_platforms(settings))
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
@@ -388,6 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default 0.0.0.0)")
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
     run.set_defaults(fn=cmd_run)
+    from .scale.cli import add_parsers
+
+    add_parsers(sub, run)
 
     pg = sub.add_parser("playground", help="a web page to try kuuki and see why it speaks")
     pg.add_argument(
