@@ -93,3 +93,17 @@ async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIt
     await reset_pg(url)
     yield url
     await reset_pg(url)
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    """An empty PostgreSQL database (skips, saying why, without one)."""
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
+    problem = await _probe_pg(url)
+    if problem is not None:
+        pytest.skip(f"PostgreSQL not available: {problem}")
+    await reset_pg(url)
+    yield url
+    await reset_pg(url)

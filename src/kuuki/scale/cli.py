@@ -42,7 +42,8 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from .run import run_worker
 
-    return _until_signal(run_worker(_settings(args), index=args.index, count=args.of))
+    return _until_signal(run_worker(_settings(args), index=args.index, count=args.of,
+                                    standby_s=args.standby))
 
 def run_with_workers(args: argparse.Namespace, settings: Settings) -> int:
     """`kuuki run --workers N`: the gateway in this process, N worker processes."""
@@ -77,6 +78,9 @@ def add_parsers(sub: Any, run: argparse.ArgumentParser) -> None:
                     help="this worker's number, 0 to N-1 (default 0)")
     wk.add_argument("--of", type=int, default=1, metavar="N",
                     help="how many workers share the partitions (default 1)")
+    wk.add_argument("--standby", type=float, default=2.0, metavar="S",
+                    help="seconds before registering as a standby on the other workers' "
+                    "partitions, so that each worker's own share goes to it (default 2)")
     wk.add_argument("--broker", metavar="URL", help="RabbitMQ URL (default: KUUKI_BROKER_URL)")
     wk.set_defaults(fn=cmd_worker)
     run.add_argument("--workers", type=int, metavar="N",

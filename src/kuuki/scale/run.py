@@ -76,6 +76,7 @@ async def run_worker(
     *,
     index: int = 0,
     count: int = 1,
+    standby_s: float = 2.0,
     slack_api: str | None = None,
     build: Mapping[str, Any] | None = None,
     ready: Callable[[], None] | None = None,
@@ -125,7 +126,7 @@ async def run_worker(
             await loader.load()
         worker = Worker(app, readers, saw=saw)
         connection = await consume(worker, settings.broker_url, settings.broker_partitions,
-                                   index=index, count=count)
+                                   index=index, count=count, standby_s=standby_s)
         closers.insert(0, connection.close)
         print(f"kuuki worker {index} of {count}: consuming", flush=True)
         if ready is not None:
