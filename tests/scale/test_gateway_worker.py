@@ -18,7 +18,6 @@ from kuuki.store import Store
 from kuuki.testing.discord_server import DiscordServer
 from kuuki.testing.llm import ScriptedLLM
 
-
 DISCORD_TOKEN = "MTA4NzY1NDMyMTA5ODc2NTQzMjE.GkUuKi.a-local-test-token-shaped-like-discords"
 
 

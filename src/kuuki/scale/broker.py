@@ -3,7 +3,7 @@
 Topology, declared (idempotently) by every gateway and worker:
 
     exchange  kuuki.events      x-consistent-hash, durable
-    queues    kuuki.events.<p>  p = 0 … P-1, durable, x-single-active-consumer,
+    queues    kuuki.events.<p>  p = 0 … P-1, quorum, x-single-active-consumer,
                                 each bound with weight "1"
 
 A message's routing key is its channel id, which the exchange hashes onto one queue: a
@@ -147,8 +147,11 @@ async def declare(channel: Any, partitions: int) -> tuple[Any, list[Any]]:
         ) from exc
     queues = []
     for p in range(partitions):
+        # Quorum queues: single-active-consumer on classic queues could crash the queue
+        # instead of failing over in RabbitMQ 3.10.6-3.11 (rabbitmq-server#5460).
         queue = await channel.declare_queue(
-            queue_name(p), durable=True, arguments={"x-single-active-consumer": True}
+            queue_name(p), durable=True,
+            arguments={"x-queue-type": "quorum", "x-single-active-consumer": True},
         )
         await queue.bind(exchange, routing_key="1")
         queues.append(queue)

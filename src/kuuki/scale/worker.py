@@ -72,6 +72,7 @@ class Worker:
         self._unacked: dict[str, list[Any]] = {}
         self._recovering: set[str] = set()
         self._held: dict[str, list[tuple[Any, Envelope]]] = {}
+        self._last_submit: dict[str, asyncio.Future[bool]] = {}  # per channel, until done
         self._known: OrderedDict[str, None] = OrderedDict()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stopped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -114,14 +115,34 @@ class Worker:
             self._known.popitem(last=False)
         event = envelope.event
         if event is None:  # a gateway's catch-up marker
-            self.engine.caught_up(envelope.channel)
-            self._ack(message)
+            self._marker(envelope.channel, message)
             return
         self._unacked.setdefault(event.event_id, []).append(message)
         if self.saw is not None and event.kind is EventKind.POSTED:
             self.saw(event)
         result = asyncio.ensure_future(self.engine.submit(event))
         result.add_done_callback(lambda f: self._submitted(event.event_id, message, f))
+        self._last_submit[cid] = result
+        result.add_done_callback(lambda f: self._forget_submit(cid, f))
+
+    def _marker(self, channel: Channel, message: Any) -> None:
+        """The catch-up marker goes on the channel's queue after the events delivered
+        before it, which may still be waiting for the inbox's commit (in the engine's
+        line, but not yet on the channel's queue)."""
+        before = self._last_submit.get(channel.id)
+
+        def mark(_: Any = None) -> None:
+            self.engine.caught_up(channel)
+            self._ack(message)
+
+        if before is None or before.done():
+            mark()
+        else:
+            before.add_done_callback(mark)
+
+    def _forget_submit(self, cid: str, result: asyncio.Future[bool]) -> None:
+        if self._last_submit.get(cid) is result:
+            del self._last_submit[cid]
 
     def _submitted(self, event_id: str, message: Any, result: asyncio.Future[bool]) -> None:
         if result.cancelled():

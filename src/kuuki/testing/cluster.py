@@ -70,8 +70,8 @@ class Cluster:
         await self.discord.start()
         self.slack = SlackServer(bot_name="Kuu")
         await self.slack.start()
-        guilds = [self.discord.add_guild(shard=g, shard_count=self.gateways)
-                  for g in range(self.gateways)]
+        shards = max(1, self.gateways)
+        guilds = [self.discord.add_guild(shard=g, shard_count=shards) for g in range(shards)]
         on_discord = channels // 2
         for i in range(on_discord):
             ch = self.discord.text_channel(f"d{i}", guild_id=guilds[i % len(guilds)])
@@ -87,7 +87,8 @@ class Cluster:
         await asyncio.gather(*(self.start_worker(w) for w in range(self.workers)))
         for g in range(self.gateways):
             await self._spawn(f"gateway{g}", ["gateway"], self._env(shard=g))
-        await self._wait_up()
+        if self.gateways:
+            await self._wait_up()
 
     async def start_worker(self, index: int) -> None:
         await self._spawn(f"worker{index}", ["worker", "--index", str(index), "--of",

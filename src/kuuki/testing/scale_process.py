@@ -50,16 +50,20 @@ async def _serve(args: argparse.Namespace) -> int:
 
     if args.role == "gateway":
         return await run_gateway(settings, slack_api=args.slack_api, ready=ready)
-    llm = TaggedLLM(name="tagged") if args.llm == "tagged" else None
+    if args.llm == "tagged":
+        llm = TaggedLLM(name="tagged")
+        build = {"llm": llm, "judge_llm": llm, "embedder": None}
+    else:  # the product's worker with its model off: embeddings and all (bench scale)
+        build = {"llm": None, "judge_llm": None}
     return await run_worker(settings, index=args.index, count=args.of, standby_s=args.standby,
-                            slack_api=args.slack_api,
-                            build={"llm": llm, "judge_llm": llm, "embedder": None}, ready=ready)
+                            slack_api=args.slack_api, build=build, ready=ready)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kuuki.scale").setLevel(logging.INFO)  # takeovers, in the test's log
+    logging.getLogger("kuuki").setLevel(logging.INFO)  # takeovers, catch-ups: the test log
+    logging.getLogger("discord").setLevel(logging.INFO)
 
     async def run() -> int:
         me = asyncio.current_task()
