@@ -137,9 +137,9 @@ as_postgres "${PSQL_ADMIN[@]}" -d postgres >&2 <<SQL || fail "could not create r
 DO \$\$
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${ROLE}') THEN
-        CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}';
+        CREATE ROLE ${ROLE} LOGIN CREATEDB PASSWORD '${PASSWORD}';
     ELSE
-        ALTER ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}';
+        ALTER ROLE ${ROLE} LOGIN CREATEDB PASSWORD '${PASSWORD}';
     END IF;
 END
 \$\$;

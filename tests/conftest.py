@@ -29,6 +29,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith(("KUUKI_", "JUDGE_", "EAVESDROP_", "DISCORD_", "SLACK_")) and key not in (
             "KUUKI_TEST_POSTGRES_URL",
+            "KUUKI_TEST_AMQP_URL",
             "KUUKI_SHARED_DATA",
         ):
             monkeypatch.delenv(key, raising=False)
@@ -83,6 +84,20 @@ async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIt
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path}/kuuki.db"
         return
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
+    problem = await _probe_pg(url)
+    if problem is not None:
+        pytest.skip(f"PostgreSQL not available: {problem}")
+    await reset_pg(url)
+    yield url
+    await reset_pg(url)
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    """An empty PostgreSQL database (skips, saying why, without one)."""
     url = os.environ.get(PG_ENV)
     if not url:
         pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -138,7 +138,10 @@ async def build_app(
     embedder: Any | None = "default",
     judge: Judge | None = None,
     bot_user_ids: Sequence[str] = (),
+    engine_options: Mapping[str, Any] | None = None,
 ) -> App:
+    """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
+    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``)."""
     from .store import Store
 
     main_llm = make_llm(settings.llm) if llm == "settings" else llm
@@ -204,6 +207,7 @@ async def build_app(
         memory_hooks=[memory] if memory is not None else (),
         prepare=_prefetcher(embedder),
         inbox=store,
+        **(engine_options or {}),
     )
     if memory is not None:
         memory.attach(engine)

@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -130,6 +131,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scenario_bench.print_report(found, sys.stdout)
         return 0
     else:
+        if args.what == "scale":
+            from .scale.bench import bench_scale
+
+            asyncio.run(bench_scale(args.amqp, args.postgres, messages=args.messages,
+                                    channels=args.channels, out=sys.stdout))
+            return 0
         raise KuukiError(f"unknown benchmark {args.what!r}")
     print(json.dumps(result), flush=True)
     return 0
@@ -202,7 +209,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         "KUUKI_SLACK_PORT": args.port,
     }
     overrides = {name: str(v) for name, v in flags.items() if v is not None}
-    return asyncio.run(run_platforms(_settings(args, overrides)))
+    settings = _settings(args, overrides)
+    if args.workers:
+        from .scale.cli import run_with_workers
+
+        return run_with_workers(args, settings)
+    return asyncio.run(run_platforms(settings))
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
@@ -315,6 +327,24 @@ def build_parser() -> argparse.ArgumentParser:
                      help="messages handed over but not yet acknowledged, at most, as a platform "
                      "delivers them (default 256; 1: one at a time)")
     ing.set_defaults(fn=cmd_bench)
+    sc = bsub.add_parser(
+        "scale", help="scale-out: msg/s through gateway → broker → workers → store, 1 vs 2",
+        description="Publish the ingest benchmark's synthetic chat to RabbitMQ as a gateway "
+        "does, then time 1 and then 2 worker processes (no model) until the store has every "
+        "event handled. Each run makes its own PostgreSQL database (the role needs CREATEDB) "
+        "and RabbitMQ virtual host (rabbitmqctl, so the broker runs on this machine).",
+    )
+    sc.add_argument("--messages", type=int, default=10_000, metavar="N",
+                    help="synthetic messages per run (default 10000)")
+    sc.add_argument("--channels", type=int, default=200, metavar="N",
+                    help="channels they are spread over (default 200)")
+    sc.add_argument("--amqp", default=os.environ.get("KUUKI_TEST_AMQP_URL",
+                                                     "amqp://guest:guest@127.0.0.1:5672/"),
+                    metavar="URL", help="RabbitMQ (default: KUUKI_TEST_AMQP_URL or guest@local)")
+    sc.add_argument("--postgres", default=os.environ.get("KUUKI_TEST_POSTGRES_URL", ""),
+                    metavar="URL", help="a PostgreSQL server and role with CREATEDB "
+                    "(default: KUUKI_TEST_POSTGRES_URL)")
+    sc.set_defaults(fn=cmd_bench)
     soak = bsub.add_parser("soak", help="memory over a long stream in many channels, then idle")
     soak.add_argument("--messages", type=int, default=200_000, metavar="N",
                       help="messages to send (default 200000)")
@@ -413,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default 0.0.0.0)")
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
     run.set_defaults(fn=cmd_run)
+    from .scale.cli import add_parsers
+
+    add_parsers(sub, run)
 
     pg = sub.add_parser("playground", help="a web page to try kuuki and see why it speaks")
     pg.add_argument(

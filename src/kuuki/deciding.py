@@ -26,6 +26,10 @@ from .judge.base import Situation, Verdict
 from .ports import Usage
 from .safety import clean_incoming
 
+# Re-checks of decisions older than this are not rebuilt on a takeover (one is due at most
+# RECHECK_S = 180 s after its decision; kuuki.decide.local).
+RECHECK_SPAN_S = 600.0
+
 if TYPE_CHECKING:
     from .channels import ChannelTable
 
@@ -189,6 +193,30 @@ class Deciding(Acting):
             case.trace.step(f"re-judged after {age:.0f} s")
         verdict = await self.pipeline.decide(case)
         await self._carry_out(state, case, verdict)
+
+    async def recover_timers(self, channel: Channel) -> int:
+        """Rebuild the channel's re-checks from its stored decisions (a scale-out worker
+        taking over a channel whose previous owner died, kuuki.scale.worker): each open
+        question not yet judged again is, at its time or now if that has passed. Debounce
+        timers need no rebuilding: their events stay pending and are recovered."""
+        if self.store is None:
+            return 0
+        now = self.clock.now()
+        due = await self.store.open_rechecks(channel.id, now - timedelta(seconds=RECHECK_SPAN_S))
+        if not due:
+            return 0
+        found = {m.id: m for m in await self.store.messages_by_ids([mid for mid, _ in due])}
+        state = self._open(channel)
+        count = 0
+        for message_id, at in due:
+            msg = found.get(message_id)
+            if msg is None or message_id in state.rechecks:
+                continue
+            delay = max(0.0, (at - now).total_seconds())
+            item = Timer(Pass.RECHECK, msg)
+            state.rechecks[message_id] = self.clock.call_later(delay, self._fire(state, item))
+            count += 1
+        return count
 
     # -- proactive talk ---------------------------------------------------------------------
 

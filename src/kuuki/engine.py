@@ -52,7 +52,7 @@ from .domain import (
     Message,
 )
 from .errors import StoreError
-from .intake import Inbox, Intake
+from .intake import Inbox, Intake, Relay
 from .judge.base import AddressedOnlyJudge, BotState, Judge
 from .memory.buffer import ChannelBuffer
 from .ports import MemoryHook, MessageStore, Outbox, Tracker, Usage, Writer
@@ -85,6 +85,7 @@ class Engine(Recording, Deciding):
         seen_capacity: int = SEEN_CAPACITY,
         prepare: Callable[[Sequence[Message]], Awaitable[None]] | None = None,
         inbox: Inbox | None = None,
+        relay: Relay | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -116,8 +117,11 @@ class Engine(Recording, Deciding):
         # channel id → the last message taken in (bounded like _seen): where reading a
         # channel back starts after the store refused some of its events (`last_taken`)
         self._last_taken: OrderedDict[str, str] = OrderedDict()
-        self.intake = Intake(inbox, self._deliver)
-        self.inbox = inbox
+        # A gateway's engine (kuuki.scale) relays what it takes in to the worker that owns
+        # the channel instead of handling it: the relay is its inbox, nothing is queued here.
+        self.relay = relay
+        self.inbox = relay if relay is not None else inbox
+        self.intake = Intake(self.inbox, self._deliver)
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -197,7 +201,8 @@ class Engine(Recording, Deciding):
             key = self._echo_key(event)
             if key is not None:
                 self._mark_seen(key)
-            self._enqueue(event)
+            if self.relay is None:
+                self._enqueue(event)
 
     def _enqueue(self, item: ChatEvent, channel: Channel | None = None) -> None:
         state = self._open(channel or item.channel)
@@ -205,16 +210,21 @@ class Engine(Recording, Deciding):
         self._put(state, item)
 
     async def recover(
-        self, platform: str | None = None, *, owns: Callable[[Channel], bool] | None = None
+        self,
+        platform: str | None = None,
+        *,
+        owns: Callable[[Channel], bool] | None = None,
+        channel_id: str | None = None,
     ) -> list[Channel]:
         """Queue the events a crash left taken in but not handled (those of ``platform``'s
-        channels, or all; with ``owns``, only of the channels this process owns when
-        several share the store), as catch-up; returns their channels, which an adapter
-        then marks `caught_up` once it has also read their history."""
+        channels, or of one channel, or all; with ``owns``, only of the channels this
+        process owns when several share the store), as catch-up; returns their channels,
+        which an adapter then marks `caught_up` once it has also read their history."""
         if self.inbox is None:
             return []
         channels: dict[str, Channel] = {}
-        for event in await self.inbox.pending_events(platform=platform):
+        pending = await self.inbox.pending_events(platform=platform, channel_id=channel_id)
+        for event in pending:
             if event.event_id in self._seen or (owns is not None and not owns(event.channel)):
                 continue
             self._mark_seen(event.event_id)
@@ -226,6 +236,9 @@ class Engine(Recording, Deciding):
 
     def caught_up(self, channel: Channel) -> None:
         """Everything missed in ``channel`` has been handed in: answer what is owed."""
+        if self.relay is not None:
+            self.relay.caught_up(channel)  # after what was handed in, to the channel's owner
+            return
         self._put(self._open(channel), CaughtUp())
 
     async def idle(self) -> None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .domain import ChatEvent
+from .domain import Channel, ChatEvent
 from .errors import IntakeUnavailable
 
 log = logging.getLogger("kuuki.intake")
@@ -49,7 +49,17 @@ class Inbox(Protocol):
 
     async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]: ...
 
-    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]: ...
+
+
+class Relay(Inbox, Protocol):
+    """A gateway's inbox (kuuki.scale.gateway): taking an event in means handing it, durably,
+    to the process that owns its channel. ``caught_up`` sends a channel's catch-up marker
+    after everything handed in before it."""
+
+    def caught_up(self, channel: Channel) -> None: ...
 
 
 @dataclass(slots=True)

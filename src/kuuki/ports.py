@@ -88,6 +88,10 @@ class MessageStore(Protocol):
 
     async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]: ...
 
+    async def open_rechecks(self, channel_id: str, since: Any) -> list[tuple[str, Any]]: ...
+
+    async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]: ...
+
 
 class Writer(Protocol):
     """Write-behind for the hot path: messages, decisions, and inbox events handled.

@@ -85,15 +85,20 @@ class RoutingOutbox:
         return self._for(channel).typing(channel)
 
 
-async def run_platforms(settings: Settings) -> int:
-    """`kuuki run`: every configured platform at once, on one engine and one store."""
-    import asyncio
+Starter = Callable[[App], Any]
 
+
+def platform_starters(
+    settings: Settings, *, slack_api: str | None = None
+) -> tuple[list[str], dict[str, Outbox], list[Starter]]:
+    """The configured platforms: their names, their outboxes (to build the App with) and
+    a starter for each (runs the platform for an App until cancelled). ``slack_api``
+    points Slack's Web API elsewhere (the local test server)."""
     from .platforms.tokens import platforms_to_run
 
     names = platforms_to_run(settings)
     outboxes: dict[str, Outbox] = {}
-    starters: list[Callable[[App], Any]] = []
+    starters: list[Starter] = []
     if "discord" in names:
         from .platforms.discord import DiscordOutbox, run_discord
 
@@ -114,11 +119,21 @@ async def run_platforms(settings: Settings) -> int:
             starters.append(lambda app: run_slack_http(
                 app, settings.slack_bot_token, settings.slack_signing_secret, s_out,
                 host=settings.slack_http_host, port=settings.slack_http_port,
+                base_url=slack_api,
             ))
         else:
             starters.append(lambda app: run_slack(
-                app, settings.slack_bot_token, settings.slack_app_token, s_out
+                app, settings.slack_bot_token, settings.slack_app_token, s_out,
+                base_url=slack_api,
             ))
+    return names, outboxes, starters
+
+
+async def run_platforms(settings: Settings) -> int:
+    """`kuuki run`: every configured platform at once, on one engine and one store."""
+    import asyncio
+
+    names, outboxes, starters = platform_starters(settings)
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes))
     from .heap import settle
     from .platforms.model_status import ModelLoader

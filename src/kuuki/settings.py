@@ -32,6 +32,7 @@ from .setting_values import store_url as _store_url
 from .setting_values import text as _str
 from .setting_values import text_list as _list
 from .setting_values import thresholds as _thresholds
+from .store.urls import mask_raw
 from .tool_settings import ToolSettings, http_tools, resolve_secrets, timezone, timezones
 
 log = logging.getLogger("kuuki.settings")
@@ -183,6 +184,11 @@ class Settings:
     slack_signing_secret: str = field(default="", repr=False)
     slack_http_host: str = "0.0.0.0"
     slack_http_port: int = 3000
+    # Scale-out (issue 14, kuuki.scale): the RabbitMQ that carries events from gateways to
+    # the workers owning their channels, and how many ordered partitions it has. Empty: one
+    # process, no broker (the default).
+    broker_url: str = field(default="", repr=False)
+    broker_partitions: int = 16
     # attribute path → (key as the user wrote it, where it came from); see `key_of`.
     sources: Mapping[str, tuple[str, str]] = field(
         default_factory=dict, compare=False, repr=False
@@ -295,6 +301,11 @@ SPECS: tuple[Spec, ...] = (
     Spec("SLACK_SIGNING_SECRET", "slack.signing_secret", "slack_signing_secret", _str),
     Spec("KUUKI_SLACK_HOST", "slack.host", "slack_http_host", _str),
     Spec("KUUKI_SLACK_PORT", "slack.port", "slack_http_port", _int_range(1, 65_535)),
+    Spec("KUUKI_BROKER_URL", "broker.url", "broker_url", _str),
+    Spec(
+        "KUUKI_BROKER_PARTITIONS", "broker.partitions", "broker_partitions",
+        _int_range(1, 1024),
+    ),
     *(
         Spec(name, f"tuning.{name}", name, parser)
         for name, parser in (
@@ -562,6 +573,8 @@ def describe(s: Settings) -> dict[str, Any]:
             }
         elif f.name.endswith(("_token", "_secret")):
             value = "***" if value else ""
+        elif f.name in ("broker_url", "store_url") and value:
+            value = mask_raw(value)
         elif isinstance(value, Persona):
             value = {
                 "name": value.name,

@@ -32,7 +32,9 @@ class FlakyInbox:
         self.stored += [e.event_id for e in events]
         return {e.event_id for e in events}
 
-    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]:
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]:
         return []
 
 

@@ -46,6 +46,7 @@ def silent(case: Case, stage: Stage, reason: str) -> StageResult:
         age = (case.situation.now - case.message.ts).total_seconds()
         recheck = max(MIN_RECHECK_S, RECHECK_S - age)
         case.trace.step(f"open question: judge again in {recheck:.0f} s if nobody answers")
+        case.trace.features["recheck_s"] = recheck  # kept: a new owner rebuilds the timer
     return StageResult.decide(Verdict(ActionKind.NONE, stage, score, reason, recheck_s=recheck))
 
 

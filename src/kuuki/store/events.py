@@ -111,15 +111,19 @@ class EventStoreMixin:
             )
             await conn.execute(stmt)
 
-    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]:
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]:
         """Events taken in but not yet handled (a crash came between), in arrival order;
-        only those of ``platform``'s channels when given."""
+        only those of ``platform``'s channels, or of one channel, when given."""
         await self._flush_pending()  # handled marks waiting in the writer count
         q = (
             select(ProcessedEventRow.payload)
             .where(ProcessedEventRow.handled.is_(False), ProcessedEventRow.payload.is_not(None))
             .order_by(ProcessedEventRow.arrival)
         )
+        if channel_id is not None:
+            q = q.where(ProcessedEventRow.channel_id == clean_text(channel_id))
         async with self._engine.connect() as conn:
             payloads = list((await conn.scalars(q)).all())
         events = [payload_event(p) for p in payloads if isinstance(p, Mapping)]

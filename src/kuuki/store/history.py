@@ -11,7 +11,7 @@ back from the platform).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -121,6 +121,30 @@ class HistoryMixin:
                 found.update(str(r) for r in (await conn.scalars(replies)).all())
                 found.update(str(r) for r in (await conn.scalars(reacts)).all())
         return found
+
+    async def open_rechecks(self, channel_id: str, since: datetime) -> list[tuple[str, datetime]]:
+        """Re-checks still scheduled in ``channel_id`` by decisions made since ``since``:
+        (message id, when it is due), for each message whose latest decision asked to be
+        judged again (``trace.features.recheck_s``). A scale-out worker taking a channel
+        over rebuilds them: they lived in the memory of the worker that died."""
+        await self._flush_pending()
+        q = (
+            select(DecisionRow.message_id, DecisionRow.decided_at, DecisionRow.trace)
+            .where(DecisionRow.channel_id == channel_id, DecisionRow.decided_at >= to_utc(since))
+            .order_by(DecisionRow.decided_at, DecisionRow.id)
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(q)).all()
+        latest: dict[str, tuple[datetime, Any]] = {}
+        for message_id, decided_at, trace in rows:
+            latest[str(message_id)] = (to_utc(decided_at), trace)
+        due: list[tuple[str, datetime]] = []
+        for message_id, (decided_at, trace) in latest.items():
+            features = trace.get("features") if isinstance(trace, dict) else None
+            after = features.get("recheck_s") if isinstance(features, dict) else None
+            if isinstance(after, int | float) and after > 0:
+                due.append((message_id, decided_at + timedelta(seconds=float(after))))
+        return due
 
     async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]:
         """The stored messages among ``message_ids`` (any order)."""

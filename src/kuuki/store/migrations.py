@@ -82,6 +82,10 @@ def migration(fn: MigrationFn) -> MigrationFn:
 async def applied_versions(engine: AsyncEngine) -> list[int]:
     """Versions already recorded, ascending (creating the bookkeeping table if needed)."""
     async with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # several processes starting on a new database (kuuki.scale) must not race to
+            # create the table: the same lock as the migrations themselves
+            await conn.execute(text(f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})"))
         await conn.run_sync(_ensure_migrations_table)
         rows = await conn.execute(select(SchemaMigrationRow.version))
         return sorted(r[0] for r in rows)

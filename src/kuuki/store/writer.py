@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -94,6 +94,9 @@ class BatchedWriter:
         self._closed = False
         self.stats = WriterStats()
         self.last_error: BaseException | None = None
+        # Told the inbox events each commit marked handled, once they are durable (a
+        # scale-out worker acknowledges their broker messages then: kuuki.scale.worker).
+        self.committed: list[Callable[[list[str]], None]] = []
 
     def __len__(self) -> int:
         """Items not yet committed (queued or being written)."""
@@ -178,6 +181,10 @@ class BatchedWriter:
                 raise
             finally:
                 self._inflight = _empty()
+        if batch.handled:
+            done = list(batch.handled)
+            for listener in self.committed:
+                listener(done)
         self.stats.flushes += 1
         self.stats.messages_inserted += inserted
         self.stats.decisions_written += len(batch.decisions)

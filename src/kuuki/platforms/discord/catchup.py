@@ -96,19 +96,39 @@ async def last_messages(store: History) -> dict[str, str | None]:
     while its records failed (a store outage, then a crash); the answer comes after it,
     possibly before later messages that did reach the store."""
     channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
+    pending = await store.pending_events(platform=mapping.PLATFORM)
     out: dict[str, str | None] = {}
     for c in channels:
         last = await store.last_message(c.id)
-        out[c.id] = last.id if last is not None else None
-    for event in await store.pending_events(platform=mapping.PLATFORM):
-        msg, at = event.message, out.get(event.channel.id)
-        if event.kind is not EventKind.POSTED or msg is None or at is None:
+        out[c.id] = start_point(c.id, last.id if last is not None else None, pending)
+    return out
+
+
+def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent]) -> str | None:
+    """Where reading ``channel_id`` back starts (see `last_messages`): after ``last``, or
+    from just before its oldest message still in the inbox (``pending``) if earlier."""
+    if last is None:
+        return None
+    for event in pending:
+        msg = event.message
+        if event.channel.id != channel_id or event.kind is not EventKind.POSTED or msg is None:
             continue
         with contextlib.suppress(ValueError):
             before = int(msg.id) - 1
-            if before < int(at):
-                out[event.channel.id] = str(before)
-    return out
+            if before < int(last):
+                last = str(before)
+    return last
+
+
+async def read_back(
+    client: KuukiClient, store: History, channel: Channel, pending: Sequence[ChatEvent]
+) -> int:
+    """Read one channel back from `start_point` (a scale-out worker taking it over,
+    kuuki.scale.worker; REST only): handed in as catch-up, then its caught-up marker."""
+    stored = await store.last_message(channel.id)
+    last = start_point(channel.id, stored.id if stored is not None else None, pending)
+    found = client.get_partial_messageable(int(channel.id))
+    return await _one(client, found, channel, last)
 
 
 def _guild_id(found: Any) -> int | None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -39,7 +39,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from ...commands import CommandReply
-from ...domain import User
+from ...domain import Channel, ChatEvent, User
 from ...errors import ConfigError, IntakeUnavailable, KuukiError
 from ..network import network_reason
 from ..retry import Retrier
@@ -117,6 +117,37 @@ class SlackAdapter:
                 "SLACK_APP_TOKEN",
                 "Socket Mode needs an app-level token (xapp-…) with the connections:write scope",
             )
+        client = await self.start_web()
+        assert self._history is not None and self._retrier is not None
+        try:
+            await self._history.start()
+        except IntakeUnavailable as exc:
+            log.warning("could not store the history read at start-up (%s); retrying", exc)
+            self._retrier.missed(await self._member_ids(),
+                                 starts=self._history.start_points)
+        # With a signing secret bolt checks every request's v0 signature and timestamp
+        # (401 otherwise) and answers url_verification, both before `_guard`.
+        bolt = AsyncApp(client=client, process_before_response=True, logger=log,
+                        signing_secret=self.signing_secret)
+        bolt.use(self._guard)
+        bolt.error(self._on_error)
+        for kind in sorted(_HANDLED_TYPES):
+            bolt.event(kind)(self._on_event)
+        bolt.command(COMMAND)(self._on_command)
+        if self.signing_secret is not None:
+            self.asgi = AsyncSlackRequestHandler(bolt)
+            log.info("Slack team %s as %s: HTTP Events API ready",
+                     self.mapper.directory.team_id, self.mapper.directory.bot_user_id)
+            return
+        self._handler = AsyncSocketModeHandler(bolt, self.app_token)
+        await self._handler.connect_async()  # type: ignore[no-untyped-call]
+        log.info("connected to Slack team %s as %s",
+                 self.mapper.directory.team_id, self.mapper.directory.bot_user_id)
+
+    async def start_web(self) -> AsyncWebClient:
+        """The Web API part of `start`: authenticate, bind the outbox, ready the history
+        reader. A scale-out worker needs only this (it sends and reads back, events reach
+        it through the broker). Raises ConfigError when Slack refuses the token."""
         self._session = aiohttp.ClientSession()
         client = AsyncWebClient(token=self.bot_token, base_url=self.base_url, session=self._session)
         try:
@@ -145,28 +176,16 @@ class SlackAdapter:
                                 start_of=self.app.engine.last_taken,
                                 reopen=self.app.engine.intake.reopen)
         self.app.engine.intake.close_on_refusal = True  # lost events are read back
-        try:
-            await self._history.start()
-        except IntakeUnavailable as exc:
-            log.warning("could not store the history read at start-up (%s); retrying", exc)
-            self._retrier.missed(await self._member_ids(),
-                                 starts=self._history.start_points)
-        # With a signing secret bolt checks every request's v0 signature and timestamp
-        # (401 otherwise) and answers url_verification, both before `_guard`.
-        bolt = AsyncApp(client=client, process_before_response=True, logger=log,
-                        signing_secret=self.signing_secret)
-        bolt.use(self._guard)
-        bolt.error(self._on_error)
-        for kind in sorted(_HANDLED_TYPES):
-            bolt.event(kind)(self._on_event)
-        bolt.command(COMMAND)(self._on_command)
-        if self.signing_secret is not None:
-            self.asgi = AsyncSlackRequestHandler(bolt)
-            log.info("Slack team %s as %s: HTTP Events API ready", team_id, bot_user_id)
-            return
-        self._handler = AsyncSocketModeHandler(bolt, self.app_token)
-        await self._handler.connect_async()  # type: ignore[no-untyped-call]
-        log.info("connected to Slack team %s as %s", team_id, bot_user_id)
+        return client
+
+    async def read_back(self, channel: Channel, pending: Sequence[ChatEvent]) -> int:
+        """Read one conversation back (a scale-out worker taking it over): needs only
+        `start_web`."""
+        from .backfill import read_back
+
+        if self._history is None or self.app.store is None:
+            raise RuntimeError("the Slack adapter's Web API part has not started")
+        return await read_back(self._history, self.app.store, channel, pending)
 
     async def _member_ids(self) -> list[str]:
         from .backfill import member_channels

@@ -132,13 +132,9 @@ class HistoryReader:
                 since[cid] = last.id if last is not None else None
             # ...or from just before the oldest message still in the inbox, if earlier: it
             # may have been answered while its records failed (an outage, then a crash)
-            for event in await self.store.pending_events(platform="slack"):
-                msg, at = event.message, since.get(event.channel.id)
-                if event.kind is not EventKind.POSTED or msg is None or at is None:
-                    continue
-                before = _just_before(ts_of(msg.id))
-                if before is not None and _ts_key(before) < _ts_key(ts_of(at)):
-                    since[event.channel.id] = message_id(event.channel.id, before)
+            pending = await self.store.pending_events(platform="slack")
+            for cid, at in since.items():
+                since[cid] = start_point(cid, at, pending)
         recovered = await self.engine.recover("slack")
         queued = await self.catch_up(channels, since=since)
         for ch in recovered:
@@ -294,6 +290,33 @@ def _has_replies_after(raw: dict[str, Any], oldest: str | None) -> bool:
         return False
     latest = raw.get("latest_reply")
     return oldest is None or latest is None or _ts_key(latest) > _ts_key(oldest)
+
+
+def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent]) -> str | None:
+    """Where reading ``channel_id`` back starts: after ``last`` (its last message stored),
+    or from just before its oldest message still in the inbox (``pending``) when that is
+    earlier. A pending message may have been answered while its records failed (an
+    outage, then a crash); the answer sits after it, before later stored messages."""
+    if last is None:
+        return None
+    for event in pending:
+        msg = event.message
+        if event.channel.id != channel_id or event.kind is not EventKind.POSTED or msg is None:
+            continue
+        before = _just_before(ts_of(msg.id))
+        if before is not None and _ts_key(before) < _ts_key(ts_of(last)):
+            last = message_id(channel_id, before)
+    return last
+
+
+async def read_back(
+    reader: HistoryReader, store: History, channel: Channel, pending: Sequence[ChatEvent]
+) -> int:
+    """Read one conversation back (a scale-out worker taking it over, kuuki.scale.worker):
+    from `start_point`, handed in as catch-up, then its caught-up marker."""
+    stored = await store.last_message(channel.id)
+    since = start_point(channel.id, stored.id if stored is not None else None, pending)
+    return await reader.catch_up([channel.id], since={channel.id: since})
 
 
 def _just_before(ts: str) -> str | None:

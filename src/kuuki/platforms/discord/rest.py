@@ -1,0 +1,67 @@
+"""A scale-out worker's Discord: the REST API only, no gateway session (kuuki.scale).
+
+Events reach a worker through the broker, so it opens no gateway connection (Discord
+would count it as another session of the bot); it logs in over REST, and the outbox
+sends through that client as in `kuuki run`. A channel the worker takes over from a dead
+one is read back from its history after the last stored message (`catchup.read_back`),
+where an answer the dead worker posted but never recorded is found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import aiohttp
+
+import discord
+
+from ...domain import Channel, ChatEvent
+from ...errors import ConfigError, KuukiError
+from ..network import network_reason
+from .catchup import read_back
+from .client import KuukiClient
+from .outbox import DiscordOutbox
+
+if TYPE_CHECKING:
+    from ...app import App
+
+
+class DiscordRest:
+    """Log in, bind the outbox, read channels back (module doc)."""
+
+    def __init__(self, app: App, token: str, outbox: DiscordOutbox) -> None:
+        if not token:
+            raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
+        self.app = app
+        self.token = token
+        self.outbox = outbox
+        self.client = KuukiClient(app.engine, outbox, memory=app.memory)
+
+    async def start(self) -> None:
+        try:
+            await self.client.login(self.token)
+        except discord.LoginFailure as exc:
+            raise KuukiError(
+                "Discord rejected the bot token (DISCORD_TOKEN): copy it again from the "
+                "Developer Portal, Bot → Reset Token"
+            ) from exc
+        except (aiohttp.ClientConnectionError, OSError) as exc:
+            raise KuukiError(f"cannot reach Discord ({network_reason(exc)}); "
+                             "check the network") from exc
+        if self.client.user is not None:
+            self.app.engine.bot_user_ids.add(str(self.client.user.id))
+        self.outbox.bind(self.client)
+
+    def saw(self, event: ChatEvent) -> None:
+        """A message reached the worker: what the outbox answers reads by what came last."""
+        if event.message is not None:
+            self.outbox.saw(event.channel.id, event.message.id)
+
+    async def read_back(self, channel: Channel, pending: Sequence[ChatEvent]) -> int:
+        if self.app.store is None:
+            raise RuntimeError("reading a channel back needs the store")
+        return await read_back(self.client, self.app.store, channel, pending)
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,162 @@
+"""`kuuki bench scale`: messages per second through gateway → broker → worker → store,
+with 1 and with 2 workers on this machine, LLM off.
+
+Each run gets a fresh PostgreSQL database (created on the server of ``--postgres`` and
+dropped afterwards: the role needs CREATEDB, which .ci/postgres.sh grants) and a fresh
+RabbitMQ virtual host (made with ``rabbitmqctl``, so the broker must be on this machine).
+Phase 1, the gateway's side: the synthetic chat of `kuuki bench ingest` (``messages`` over
+``channels``) is handed to the broker the way a gateway's relay does it (`BrokerRelay`,
+group commits of 256, each confirmed). Phase 2, the workers' side: N worker processes
+(`kuuki.testing.scale_process`, the product path, no model) are started on the filled
+queues; the clock runs from the moment all are consuming until the store has every event
+marked handled. The platforms' own gateway sessions are not in the timed part: the local
+protocol servers that would feed them share this machine's two cores with everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from ..bench import synthetic_events
+from ..errors import KuukiError
+from ..store.urls import normalise_url
+from .broker import Publisher
+from .gateway import BrokerRelay
+
+BATCH = 256
+
+
+@dataclass(slots=True)
+class ScaleRun:
+    workers: int
+    messages: int
+    publish_s: float
+    drain_s: float
+
+    @property
+    def publish_rate(self) -> float:
+        return self.messages / self.publish_s
+
+    @property
+    def rate(self) -> float:
+        return self.messages / self.drain_s
+
+
+async def bench_scale(
+    amqp_url: str, postgres_url: str, *, messages: int, channels: int,
+    workers: tuple[int, ...] = (1, 2), out: TextIO,
+) -> list[ScaleRun]:
+    if not postgres_url.startswith(("postgresql", "postgres:")):
+        raise KuukiError("bench scale needs a PostgreSQL server: --postgres "
+                         "postgresql://user:password@host/db (a role with CREATEDB)")
+    runs: list[ScaleRun] = []
+    for n in workers:
+        async with _scratch_db(postgres_url) as db, _scratch_vhost(amqp_url) as broker:
+            run = await _one(broker, db, n, messages, channels)
+        runs.append(run)
+        out.write(f"{n} worker{'s' if n > 1 else ''}: {run.rate:,.0f} msg/s through the "
+                  f"workers ({run.drain_s:.1f} s for {messages:,}); gateway side "
+                  f"{run.publish_rate:,.0f} msg/s into the broker\n")
+    if len(runs) >= 2:
+        out.write(f"ratio {runs[1].workers} : {runs[0].workers} workers = "
+                  f"{runs[1].rate / runs[0].rate:.2f}\n")
+    return runs
+
+
+async def _one(amqp_url: str, db_url: str, workers: int, messages: int,
+               channels: int) -> ScaleRun:
+    from ..store import Store
+    from ..testing.cluster import Cluster
+
+    store = await Store.open(db_url)  # the schema, once, before the workers race for it
+    await store.close()
+    events = synthetic_events(messages, channels)
+    publisher = Publisher(amqp_url, 16)
+    await publisher.open()
+    relay = BrokerRelay(publisher)
+    started = time.perf_counter()
+    for i in range(0, len(events), BATCH):
+        await relay.admit_events(events[i : i + BATCH])
+    publish_s = time.perf_counter() - started
+    await publisher.close()
+    cluster = Cluster(amqp_url, db_url, gateways=0, workers=workers, llm="none")
+    engine = create_async_engine(normalise_url(db_url))
+    try:
+        await cluster.start(channels=2)
+        started = time.perf_counter()
+        while True:
+            async with engine.connect() as conn:
+                done = (await conn.execute(text(
+                    "select count(*) from processed_events where handled"))).scalar_one()
+            if done >= messages:
+                break
+            if time.perf_counter() - started > 600:
+                raise KuukiError(f"the workers handled {done} of {messages} in 10 min")
+            await asyncio.sleep(0.05)
+        drain_s = time.perf_counter() - started
+    finally:
+        await cluster.stop()
+        await engine.dispose()
+    return ScaleRun(workers, messages, publish_s, drain_s)
+
+
+class _scratch_db:
+    """CREATE DATABASE kuuki_bench_<random> on the server of ``url``; dropped on exit."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.name = f"kuuki_bench_{uuid.uuid4().hex[:8]}"
+
+    async def __aenter__(self) -> str:
+        await self._admin(f'CREATE DATABASE "{self.name}"')
+        return str(make_url(normalise_url(self.url)).set(database=self.name)
+                   .render_as_string(hide_password=False))
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+    async def _admin(self, sql: str) -> None:
+        engine = create_async_engine(normalise_url(self.url), isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text(sql))
+        except Exception as exc:
+            raise KuukiError(f"bench scale: {sql.split()[0]} DATABASE failed (the role needs "
+                             f"CREATEDB): {type(exc).__name__}: {exc}") from exc
+        finally:
+            await engine.dispose()
+
+
+class _scratch_vhost:
+    """A fresh RabbitMQ virtual host for one run (rabbitmqctl); deleted on exit."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.vhost = f"kuuki-bench-{uuid.uuid4().hex[:8]}"
+        self.user = url.split("//", 1)[1].split(":", 1)[0] if "//" in url else "guest"
+
+    async def __aenter__(self) -> str:
+        self._ctl("add_vhost", self.vhost)
+        self._ctl("set_permissions", "-p", self.vhost, self.user, ".*", ".*", ".*")
+        return self.url.rstrip("/") + "/" + self.vhost
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self._ctl("delete_vhost", self.vhost)
+
+    @staticmethod
+    def _ctl(*args: str) -> None:
+        try:
+            subprocess.run(["rabbitmqctl", "-q", *args], check=True, capture_output=True,
+                           timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise KuukiError(f"bench scale needs rabbitmqctl on this machine "
+                             f"(rabbitmqctl {args[0]}: {exc})") from exc

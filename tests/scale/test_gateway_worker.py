@@ -1,0 +1,88 @@
+"""A gateway and a worker on a real RabbitMQ, against the local Discord: events go through
+the broker to the worker, which stores them once and answers through Discord's REST API."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kuuki.scale.run import run_gateway, run_worker
+from kuuki.settings import Settings
+from kuuki.store import Store
+from kuuki.testing.discord_server import DiscordServer
+from kuuki.testing.llm import ScriptedLLM
+
+DISCORD_TOKEN = "MTA4NzY1NDMyMTA5ODc2NTQzMjE.GkUuKi.a-local-test-token-shaped-like-discords"
+
+
+@pytest.fixture
+async def discord() -> AsyncIterator[DiscordServer]:
+    from discord.http import Route
+
+    s = DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)
+    await s.start()
+    old, Route.BASE = Route.BASE, s.api_base
+    try:
+        yield s
+    finally:
+        await s.close()
+        Route.BASE = old
+
+
+async def started(run: Callable[..., Any], *args: Any, **kw: Any) -> asyncio.Task[Any]:
+    up = asyncio.Event()
+    task = asyncio.create_task(run(*args, ready=up.set, **kw))
+    waiter = asyncio.create_task(up.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED, timeout=30)
+    if task.done():
+        task.result()
+    assert up.is_set(), "did not start"
+    return task
+
+
+async def stop(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def test_a_mention_through_gateway_broker_and_worker_is_stored_once_and_answered(
+    discord: DiscordServer, amqp_url: str, tmp_path: Path
+) -> None:
+    store_url = f"sqlite:///{tmp_path}/kuuki.sqlite3"
+    settings = replace(Settings(), discord_token=discord.token, broker_url=amqp_url,
+                       store_url=store_url, broker_partitions=4)
+    channel = discord.text_channel("general")["id"]
+    llm = ScriptedLLM()
+    llm.enqueue("the broker says hi")
+    worker = await started(run_worker, settings,
+                           build={"llm": llm, "judge_llm": llm, "embedder": None})
+    gateway = await started(run_gateway, settings)
+    try:
+        await discord.wait_for(lambda: discord.connected, timeout=20)
+        bot = discord.bot_user["id"]
+        said = [await discord.post("alice", channel, "morning all"),
+                await discord.post("bob", channel, f"<@{bot}> are you there?")]
+        await discord.wait_for(lambda: len(discord.bot_messages) >= 1, timeout=20)
+        await asyncio.sleep(0.5)
+        assert [m["content"] for m in discord.bot_messages] == ["the broker says hi"]
+        reply = discord.bot_messages[0]
+        assert reply["channel_id"] == channel
+    finally:
+        await stop(gateway)
+        await stop(worker)
+    store = await Store.open(store_url)
+    try:
+        stored = await store.messages_by_ids([m["id"] for m in said] + [reply["id"]])
+        assert sorted(m.id for m in stored) == sorted([m["id"] for m in said] + [reply["id"]])
+        assert await store.pending_events() == []
+        decision = await store.decision_for(said[1]["id"])
+        assert decision is not None and decision["action"] == "reply"
+    finally:
+        await store.close()

@@ -1,0 +1,135 @@
+"""The worker's delivery rules without a broker: broker messages are stand-ins with the
+fields aio-pika gives (body, redelivered, ack), the App is real (SQLite store, engine)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kuuki.app import App, build_app
+from kuuki.clock import RealClock
+from kuuki.domain import ActionKind, Channel, ChatEvent, EventKind, Message, User
+from kuuki.platforms.replay import RecordingOutbox
+from kuuki.scale.broker import Envelope, encode
+from kuuki.scale.worker import Worker
+from kuuki.settings import Settings
+from kuuki.testing.llm import ScriptedLLM
+
+CHANNEL = Channel("c1", "general", platform="discord")
+BOT = User("Kuu", "Kuu", is_bot=True)
+
+
+@dataclass
+class Delivery:
+    body: bytes
+    redelivered: bool = False
+    acked: int = 0
+
+    async def ack(self) -> None:
+        self.acked += 1
+
+
+def posted(n: int, text: str, *, catch_up: bool = False) -> ChatEvent:
+    m = Message(f"m{n}", CHANNEL.id, User("u1", "alice"), text, datetime.now(UTC))
+    return ChatEvent(EventKind.POSTED, CHANNEL, m.id, m.ts, message=m, catch_up=catch_up)
+
+
+async def app_for(tmp_path: Path, llm: ScriptedLLM) -> tuple[App, RecordingOutbox]:
+    outbox = RecordingOutbox(RealClock(), BOT)
+    app = await build_app(Settings(), clock=RealClock(), outbox=outbox, llm=llm,
+                          judge_llm=llm, embedder=None,
+                          store_url=f"sqlite:///{tmp_path}/kuuki.sqlite3",
+                          engine_options={"seen_capacity": 0})
+    return app, outbox
+
+
+async def settle(app: App, worker: Worker) -> None:
+    await app.engine.idle()
+    await app.writer.flush()
+    await asyncio.sleep(0.05)  # the acks are tasks
+
+
+async def test_a_marker_waits_for_the_events_delivered_before_it(tmp_path: Path) -> None:
+    llm = ScriptedLLM()
+    llm.enqueue("caught up, here I am")
+    app, outbox = await app_for(tmp_path, llm)
+    try:
+        worker = Worker(app)
+        event = Delivery(encode(Envelope(CHANNEL, posted(1, "Kuu, are you there?",
+                                                         catch_up=True))))
+        marker = Delivery(encode(Envelope(CHANNEL)))
+        worker.deliver(event)
+        worker.deliver(marker)  # at once: the event is still waiting for the inbox commit
+        await settle(app, worker)
+        replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
+        assert [a.text for a in replies] == ["caught up, here I am"]
+        assert await app.store.pending_events() == []
+        assert (event.acked, marker.acked) == (1, 1)
+    finally:
+        await app.close()
+
+
+async def test_a_redelivered_event_taken_in_before_is_acked_not_handled_again(
+    tmp_path: Path
+) -> None:
+    llm = ScriptedLLM()
+    llm.enqueue("hello alice")
+    app, outbox = await app_for(tmp_path, llm)
+    try:
+        worker = Worker(app)
+        first = Delivery(encode(Envelope(CHANNEL, posted(1, "Kuu, hello"))))
+        worker.deliver(first)
+        await settle(app, worker)
+        assert first.acked == 1, "acknowledged once its handling was committed"
+        again = Delivery(first.body, redelivered=True)
+        worker.deliver(again)
+        await settle(app, worker)
+        assert again.acked == 1
+        assert [a.text for _, a in outbox.sent if a.kind is ActionKind.REPLY] == ["hello alice"]
+    finally:
+        await app.close()
+
+
+async def test_a_takeover_answers_what_the_dead_worker_took_in_but_never_handled(
+    tmp_path: Path
+) -> None:
+    llm = ScriptedLLM()
+    llm.enqueue("sorry for the wait")
+    app, outbox = await app_for(tmp_path, llm)
+    try:
+        pending = posted(1, "Kuu, still there?")
+        assert await app.store.admit_events([pending]) == {pending.event_id}  # then it died
+        worker = Worker(app)
+        redelivery = Delivery(encode(Envelope(CHANNEL, pending)), redelivered=True)
+        later = Delivery(encode(Envelope(CHANNEL, posted(2, "anyway, lunch?"))))
+        worker.deliver(redelivery)
+        worker.deliver(later)  # waits behind the takeover
+        await asyncio.sleep(0.2)
+        await settle(app, worker)
+        assert worker.takeovers == 1
+        replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
+        assert [(a.text, a.reply_to) for a in replies] == [("sorry for the wait", "m1")]
+        assert await app.store.pending_events() == []
+        assert (redelivery.acked, later.acked) == (1, 1)
+        assert [m.id for m in await app.store.messages_by_ids(["m1", "m2"])] != []
+    finally:
+        await app.close()
+
+
+def test_envelopes_round_trip_and_bad_ones_name_the_field() -> None:
+    import pytest
+
+    from kuuki.scale.broker import BadEnvelope, decode
+
+    event = replace(posted(3, "hi"), catch_up=True)
+    back = decode(encode(Envelope(CHANNEL, event)))
+    assert back.event == event and back.channel == CHANNEL
+    assert decode(encode(Envelope(CHANNEL))).event is None
+    with pytest.raises(BadEnvelope, match="'v'"):
+        decode(b'{"v": 9, "kind": "event"}')
+    with pytest.raises(BadEnvelope, match="lacks field 'event'"):
+        decode(b'{"v": 1, "kind": "event"}')
+    with pytest.raises(BadEnvelope, match="not JSON"):
+        decode(b"\xff")
