@@ -130,13 +130,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ))
         scenario_bench.print_report(found, sys.stdout)
         return 0
-    else:
-        if args.what == "scale":
-            from .scale.bench import bench_scale
+    elif args.what == "scale":
+        from .scale.bench import bench_scale
 
-            asyncio.run(bench_scale(args.amqp, args.postgres, messages=args.messages,
-                                    channels=args.channels, out=sys.stdout))
-            return 0
+        asyncio.run(bench_scale(args.amqp, args.postgres, messages=args.messages,
+                                channels=args.channels, out=sys.stdout))
+        return 0
+    else:
         raise KuukiError(f"unknown benchmark {args.what!r}")
     print(json.dumps(result), flush=True)
     return 0

@@ -294,7 +294,7 @@ async def bench_broker(messages: int, channels: int, amqp_url: str | None, nats_
                        out: TextIO, engines: tuple[str, ...] = ("rabbitmq", "nats"),
                        rabbit_queue: str = "quorum") -> list[Row]:
     """Run every reachable engine's cases, print the table, return its rows."""
-    from ..bench_brokers import nats_engine, rabbit_engine
+    from .broker_engines import nats_engine, rabbit_engine
 
     amqp_url = amqp_url or os.environ.get("KUUKI_TEST_AMQP_URL") or DEFAULT_AMQP
     nats_url = nats_url or os.environ.get("KUUKI_TEST_NATS_URL") or DEFAULT_NATS
@@ -322,7 +322,7 @@ async def bench_broker(messages: int, channels: int, amqp_url: str | None, nats_
 
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "consume":
-        from ..bench_brokers import consume_forever
+        from .broker_engines import consume_forever
 
         asyncio.run(consume_forever(json.loads(argv[1])))
         return 0

@@ -28,7 +28,7 @@ import nats
 from nats.js import api as nats_api
 from nats.js.errors import KeyWrongLastSequenceError, NoStreamResponseError
 
-from .scale.broker_bench import (
+from .broker_bench import (
     NATS_ACK_WAIT_S,
     NATS_LEASE_S,
     PARTITIONS,
