@@ -30,6 +30,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if key.startswith(("KUUKI_", "JUDGE_", "EAVESDROP_", "DISCORD_", "SLACK_")) and key not in (
             "KUUKI_TEST_POSTGRES_URL",
             "KUUKI_TEST_AMQP_URL",
+            "KUUKI_TEST_NATS_URL",
             "KUUKI_SHARED_DATA",
         ):
             monkeypatch.delenv(key, raising=False)
