@@ -4,13 +4,13 @@ with 1 and with 2 workers on this machine, LLM off.
 Each run gets a fresh PostgreSQL database (created on the server of ``--postgres`` and
 dropped afterwards: the role needs CREATEDB, which .ci/postgres.sh grants) and a fresh
 RabbitMQ virtual host (made with ``rabbitmqctl``, so the broker must be on this machine).
-Phase 1, the gateway's side: the synthetic chat of `kuuki bench ingest` (``messages`` over
-``channels``) is handed to the broker the way a gateway's relay does it (`BrokerRelay`,
-group commits of 256, each confirmed). Phase 2, the workers' side: N worker processes
-(`kuuki.testing.scale_process`, the product path, no model) are started on the filled
-queues; the clock runs from the moment all are consuming until the store has every event
-marked handled. The platforms' own gateway sessions are not in the timed part: the local
-protocol servers that would feed them share this machine's two cores with everything else.
+N worker processes (`kuuki.testing.scale_process`, the product path, no model) are started
+on empty queues; then the synthetic chat of `kuuki bench ingest` (``messages`` over
+``channels``, re-timed to end now) is handed to the broker the way a gateway's relay does
+it (`BrokerRelay`, group commits of 256, each confirmed), and the clock runs from the first
+publish until the store has every event marked handled. The platforms' own sessions are
+not in the timed part: the local protocol servers that would feed a gateway would share
+the same two cores.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import asyncio
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from sqlalchemy import text
@@ -27,6 +28,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from ..bench import synthetic_events
+from ..domain import ChatEvent
 from ..errors import KuukiError
 from ..store.urls import normalise_url
 from .broker import Publisher
@@ -63,9 +65,9 @@ async def bench_scale(
         async with _scratch_db(postgres_url) as db, _scratch_vhost(amqp_url) as broker:
             run = await _one(broker, db, n, messages, channels)
         runs.append(run)
-        out.write(f"{n} worker{'s' if n > 1 else ''}: {run.rate:,.0f} msg/s through the "
-                  f"workers ({run.drain_s:.1f} s for {messages:,}); gateway side "
-                  f"{run.publish_rate:,.0f} msg/s into the broker\n")
+        out.write(f"{n} worker{'s' if n > 1 else ''}: {run.rate:,.0f} msg/s gateway → store "
+                  f"({run.drain_s:.1f} s for {messages:,}); the gateway's publishing alone "
+                  f"{run.publish_rate:,.0f} msg/s\n")
     if len(runs) >= 2:
         out.write(f"ratio {runs[1].workers} : {runs[0].workers} workers = "
                   f"{runs[1].rate / runs[0].rate:.2f}\n")
@@ -79,20 +81,26 @@ async def _one(amqp_url: str, db_url: str, workers: int, messages: int,
 
     store = await Store.open(db_url)  # the schema, once, before the workers race for it
     await store.close()
-    events = synthetic_events(messages, channels)
-    publisher = Publisher(amqp_url, 16)
-    await publisher.open()
-    relay = BrokerRelay(publisher)
-    started = time.perf_counter()
-    for i in range(0, len(events), BATCH):
-        await relay.admit_events(events[i : i + BATCH])
-    publish_s = time.perf_counter() - started
-    await publisher.close()
+    # The ingest bench's chat, re-timed to end now, 10 ms apart (2 s between a channel's
+    # messages over 200 channels): the workers run on the real clock, and messages weeks
+    # old would skip most of the path (the buffer's TTL, the judge's staleness).
+    spacing = timedelta(milliseconds=10)
+    start = datetime.now(UTC) - spacing * messages
+    events = [_at(e, start + spacing * i)
+              for i, e in enumerate(synthetic_events(messages, channels))]
     cluster = Cluster(amqp_url, db_url, gateways=0, workers=workers, llm="none")
     engine = create_async_engine(normalise_url(db_url))
+    publisher = Publisher(amqp_url, 16)
     try:
-        await cluster.start(channels=2)
+        await cluster.start(channels=2)  # the workers wait on empty queues
+        await publisher.open()
+        relay = BrokerRelay(publisher)
+        # The clock runs from the gateway's first publish to the store's last handled
+        # mark: gateway, broker, workers and store all share this machine meanwhile.
         started = time.perf_counter()
+        for i in range(0, len(events), BATCH):
+            await relay.admit_events(events[i : i + BATCH])
+        publish_s = time.perf_counter() - started
         while True:
             async with engine.connect() as conn:
                 done = (await conn.execute(text(
@@ -104,9 +112,15 @@ async def _one(amqp_url: str, db_url: str, workers: int, messages: int,
             await asyncio.sleep(0.05)
         drain_s = time.perf_counter() - started
     finally:
+        await publisher.close()
         await cluster.stop()
         await engine.dispose()
     return ScaleRun(workers, messages, publish_s, drain_s)
+
+
+def _at(event: ChatEvent, at: datetime) -> ChatEvent:
+    assert event.message is not None
+    return replace(event, at=at, message=replace(event.message, ts=at))
 
 
 class _scratch_db:
