@@ -1,0 +1,82 @@
+"""`kuuki run --workers N` (`run_supervised`): the gateway here, N worker processes beside
+it; a worker that dies is started again, and all stop with the gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
+
+from kuuki.scale.run import run_gateway, run_supervised
+from kuuki.settings import Settings
+from kuuki.testing.cluster import DISCORD_TOKEN
+from kuuki.testing.discord_server import DiscordServer
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def discord() -> AsyncIterator[DiscordServer]:
+    from discord.http import Route
+
+    s = DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)
+    await s.start()
+    old, Route.BASE = Route.BASE, s.api_base
+    try:
+        yield s
+    finally:
+        await s.close()
+        Route.BASE = old
+
+
+def workers_running(api: str) -> list[str]:
+    found = subprocess.run(["pgrep", "-f", f"scale_process worker .*{api}"],
+                           capture_output=True, text=True)
+    return found.stdout.split()
+
+
+async def test_workers_are_started_again_when_they_die_and_stop_with_the_gateway(
+    discord: DiscordServer, amqp_url: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in (("KUUKI_BROKER_URL", amqp_url), ("KUUKI_STORE_URL", postgres_url),
+                        ("KUUKI_BROKER_PARTITIONS", "4"), ("DISCORD_TOKEN", DISCORD_TOKEN)):
+        monkeypatch.setenv(name, value)
+    settings = replace(Settings(), discord_token=DISCORD_TOKEN, broker_url=amqp_url,
+                       store_url=postgres_url, broker_partitions=4)
+    api = discord.api_base
+
+    def argv_of(i: int) -> list[str]:
+        return [sys.executable, "-m", "kuuki.testing.scale_process", "worker", "--index",
+                str(i), "--of", "2", "--standby", "1", "--discord-api", api]
+
+    channel = discord.text_channel("general")["id"]
+    task = asyncio.create_task(run_supervised(settings, 2, argv_of,
+                                              gateway=lambda: run_gateway(settings)))
+    try:
+        await discord.wait_for(lambda: discord.connected, timeout=30)
+        bot = discord.bot_user["id"]
+        await discord.post("alice", channel, f"<@{bot}> first question #one")
+        await discord.wait_for(lambda: len(discord.bot_messages) >= 1, timeout=60)
+        assert len(workers_running(api)) == 2
+
+        before = set(workers_running(api))
+        subprocess.run(["pkill", "-9", "-f", f"scale_process worker --index 0 .*{api}"])
+        for _ in range(150):  # started again about a second after it died
+            await asyncio.sleep(0.1)
+            now = set(workers_running(api))
+            if len(now) == 2 and now != before:
+                break
+        assert len(now) == 2 and len(now & before) == 1, "the dead worker was started again"
+        await discord.post("bob", channel, f"<@{bot}> second question #two")
+        await discord.wait_for(lambda: len(discord.bot_messages) >= 2, timeout=60)
+        assert [m["content"] for m in discord.bot_messages] == ["Noted #one.", "Noted #two."]
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert workers_running(api) == [], "the workers stop with the gateway"
