@@ -79,12 +79,8 @@ async def reset_pg(url: str) -> None:
         await engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[str]:
-    """URL of an empty database of each kind."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/kuuki.db"
-        return
+async def _empty_pg() -> str:
+    """The test PostgreSQL, emptied; skips (saying why) when there is none."""
     url = os.environ.get(PG_ENV)
     if not url:
         pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
@@ -92,6 +88,16 @@ async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIt
     if problem is not None:
         pytest.skip(f"PostgreSQL not available: {problem}")
     await reset_pg(url)
+    return url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[str]:
+    """URL of an empty database of each kind."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/kuuki.db"
+        return
+    url = await _empty_pg()
     yield url
     await reset_pg(url)
 
@@ -99,12 +105,6 @@ async def store_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIt
 @pytest.fixture
 async def postgres_url() -> AsyncIterator[str]:
     """An empty PostgreSQL database (skips, saying why, without one)."""
-    url = os.environ.get(PG_ENV)
-    if not url:
-        pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
-    problem = await _probe_pg(url)
-    if problem is not None:
-        pytest.skip(f"PostgreSQL not available: {problem}")
-    await reset_pg(url)
+    url = await _empty_pg()
     yield url
     await reset_pg(url)

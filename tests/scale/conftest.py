@@ -10,6 +10,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from kuuki.testing.cluster import DISCORD_TOKEN
+from kuuki.testing.discord_server import DiscordServer
+
 
 async def _reachable(url: str) -> str | None:
     try:
@@ -56,3 +59,18 @@ async def _admin(base: str):  # type: ignore[no-untyped-def]
             pytest.skip(f"rabbitmqctl {args[0]} failed: {err.decode()[:200]}")
 
     return run
+
+
+@pytest.fixture
+async def discord() -> AsyncIterator[DiscordServer]:
+    """The local Discord, with a token shaped like a real one (the commands check it)."""
+    from discord.http import Route
+
+    s = DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)
+    await s.start()
+    old, Route.BASE = Route.BASE, s.api_base
+    try:
+        yield s
+    finally:
+        await s.close()
+        Route.BASE = old

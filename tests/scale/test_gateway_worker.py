@@ -5,34 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from kuuki.scale.run import run_gateway, run_worker
 from kuuki.settings import Settings
 from kuuki.store import Store
 from kuuki.testing.discord_server import DiscordServer
 from kuuki.testing.llm import ScriptedLLM
-
-DISCORD_TOKEN = "MTA4NzY1NDMyMTA5ODc2NTQzMjE.GkUuKi.a-local-test-token-shaped-like-discords"
-
-
-@pytest.fixture
-async def discord() -> AsyncIterator[DiscordServer]:
-    from discord.http import Route
-
-    s = DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)
-    await s.start()
-    old, Route.BASE = Route.BASE, s.api_base
-    try:
-        yield s
-    finally:
-        await s.close()
-        Route.BASE = old
 
 
 async def started(run: Callable[..., Any], *args: Any, **kw: Any) -> asyncio.Task[Any]:

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
@@ -20,18 +19,6 @@ from kuuki.testing.discord_server import DiscordServer
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-async def discord() -> AsyncIterator[DiscordServer]:
-    from discord.http import Route
-
-    s = DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)
-    await s.start()
-    old, Route.BASE = Route.BASE, s.api_base
-    try:
-        yield s
-    finally:
-        await s.close()
-        Route.BASE = old
 
 
 def workers_running(api: str) -> list[str]:

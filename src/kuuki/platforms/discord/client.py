@@ -184,6 +184,10 @@ class KuukiClient(discord.AutoShardedClient):
     async def close(self) -> None:
         await self.retrier.close()
         await super().close()
+        # discord.py runs handlers as tasks it does not cancel: one still reading the store
+        # (the catch-up after on_ready) must end before the app closes the store under it.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.idle(), 5)
 
     def _bind(self) -> None:
         if self.user is not None:
