@@ -1,5 +1,6 @@
-"""`kuuki run --workers N` (`run_supervised`): the gateway here, N worker processes beside
-it; a worker that dies is started again, and all stop with the gateway."""
+"""`kuuki run --workers N` (`run_supervised`): N worker processes beside the gateway; a
+worker that dies is started again, and all stop with the gateway. (The gateway runs
+in-process under `kuuki run`; `test_gateway_worker.py` covers it in-process.)"""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from kuuki.scale.run import run_gateway, run_supervised
+from kuuki.scale.run import run_supervised
 from kuuki.settings import Settings
 from kuuki.testing.cluster import DISCORD_TOKEN
 from kuuki.testing.discord_server import DiscordServer
@@ -41,9 +42,22 @@ async def test_workers_are_started_again_when_they_die_and_stop_with_the_gateway
         return [sys.executable, "-m", "kuuki.testing.scale_process", "worker", "--index",
                 str(i), "--of", "2", "--standby", "1", "--discord-api", api]
 
+    async def gateway() -> int:
+        # `kuuki run --workers` runs the gateway in its own process; here it is a child
+        # too, so this test process holds no store connection of its own.
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "kuuki.testing.scale_process", "gateway", "--discord-api",
+            api, stdout=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            return await proc.wait()
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+                await proc.wait()
+
     channel = discord.text_channel("general")["id"]
-    task = asyncio.create_task(run_supervised(settings, 2, argv_of,
-                                              gateway=lambda: run_gateway(settings)))
+    task = asyncio.create_task(run_supervised(settings, 2, argv_of, gateway=gateway))
     try:
         await discord.wait_for(lambda: discord.connected, timeout=30)
         bot = discord.bot_user["id"]
