@@ -61,6 +61,8 @@ _MSG_ROWS = np.array(
         )
     ]
 )
+# up to this many partners, the pair history is spread with vector compares
+_FEW_PAIRS = 8
 # the columns of ChannelState.flags, and the features of ``ids == me``
 _FLAG_ROWS = np.array(
     [
@@ -276,7 +278,10 @@ class ChannelState:
             x[_F["latest_to_me"], first_to_me[0]] = 1.0
         rl = rows.tolist()
         ments = self._mentions
-        x[_F["j_mentions_i"]] = [me in ments[r] for r in rl]
+        # only rows that named someone (the "addresses" flag) can mention me
+        named_rows = np.flatnonzero(fl[:, 3]).tolist()
+        if named_rows:
+            x[_F["j_mentions_i"], named_rows] = [me in ments[rl[j]] for j in named_rows]
         latest = fl[:, 5]
         if lead >= 0:
             x[_F["lead_latest"]] = (spk == lead) & latest
@@ -320,7 +325,13 @@ class ChannelState:
             x[_F["cos_parent_j"], has_par] = self.emb[par[has_par] - self.offset] @ vec
         hist = self._pair_hist.get(me)
         if hist:
-            x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
+            if len(hist) <= _FEW_PAIRS:  # a few vector compares beat k dict look-ups
+                counts = np.zeros(k, np.int64)
+                for other, c in hist.items():
+                    counts[spk == other] = c
+                x[_F["log_pair_hist"]] = np.log1p(counts)
+            else:
+                x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
         self._conv_features(
             x, rows, me, lead, my_last, vec, i, turn.minute, cos, sim, bool(words), pace
         )
@@ -362,16 +373,17 @@ class ChannelState:
             x[_F["lead_root_of_conv"]] = root == lead
         x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
         x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
+        # the per-conversation look-ups once per conversation, spread by ``group``
         who = self.cs_speakers
-        sll = sl.tolist()
-        mine = np.array([who[s].get(me, 0) for s in sll])
+        convs = ssl[starts].tolist()
+        mine = np.array([who[s].get(me, 0) for s in convs])[group]
         x[_F["i_in_conv"]] = np.greater(mine, 0)
         x[_F["log_mine_in_conv"]] = np.log1p(mine)
         addressed = self.cs_addressed
-        x[_F["conv_addressed_me"]] = [me in addressed[s] for s in sll]
+        x[_F["conv_addressed_me"]] = np.array([me in addressed[s] for s in convs])[group]
         x[_F["log_conv_speakers"]] = np.log1p(self.cs_nspk[sl])
         if lead >= 0:
-            x[_F["lead_in_conv"]] = [lead in who[s] for s in sll]
+            x[_F["lead_in_conv"]] = np.array([lead in who[s] for s in convs])[group]
         if my_last >= self.offset:
             x[_F["conv_of_my_last"]] = sl == self.cslot[my_last - self.offset]
         last = self.cs_last[sl]
