@@ -311,11 +311,7 @@ class ChannelState:
         if words:
             # exact word-set overlap (Jaccard) and the count of shared words
             row_words = self._words
-            disjoint = words.isdisjoint
-            shared = np.array(
-                [0 if disjoint(row_words[r]) else len(words & row_words[r]) for r in rl],
-                np.float32,
-            )
+            shared = np.array([len(words & row_words[r]) for r in rl], np.float32)
             sizes = self.nset[rows]
             x[_F["overlap"]] = shared / np.maximum(sizes + len(words) - shared, 1.0)
             x[_F["log_shared"]] = np.log1p(shared)
