@@ -43,7 +43,7 @@ _MAX_PAIRS = 20_000
 # thousands of quiet channels must not hold half a megabyte of empty rows for each
 # (issue 11's soak; a full state is ~0.55 MB at 128 dimensions).
 _FIRST_ROWS = 32
-_FILL = {"spk": -1, "lead": -1, "parent_spk": -1, "parent_row": -1, "cs_root_spk": -1}
+_FILL = {"ids": -1, "parent_row": -1, "cs_root_spk": -1}
 _SLOT_ARRAYS = (
     "cs_vec", "cs_norm", "cs_size", "cs_last", "cs_last_minute", "cs_id", "cs_nspk",
     "cs_root_spk",
@@ -51,19 +51,38 @@ _SLOT_ARRAYS = (
 # Floor of the pace (minutes per message) so a burst in one minute does not divide by 0.
 _MIN_PACE = 0.05
 _F = {name: k for k, name in enumerate(FEATURE_NAMES)}
+# message-level features, written to every row at once (order matches features())
+_MSG_ROWS = np.array(
+    [
+        _F[name]
+        for name in (
+            "i_addresses", "i_system", "q_i", "thanks_i", "url_i", "log_len_i", "greeting_i",
+            "i_new_speaker", "lead_unresolved",
+        )
+    ]
+)
+# up to this many partners, the pair history is spread with vector compares
+_FEW_PAIRS = 8
+# the columns of ChannelState.flags, and the features of ``ids == me``
+_FLAG_ROWS = np.array(
+    [
+        _F[name]
+        for name in (
+            "j_system", "q_j", "url_j", "j_addresses", "j_q_answered", "j_latest_of_speaker",
+            "j_conv_latest",
+        )
+    ]
+)
+_ID_ROWS = np.array([_F["same_speaker"], _F["j_leads_i"], _F["j_replied_to_me"]])
+_CONV_MAX_IN = np.array([_F["cos"], _F["sim"], _F["overlap"]])
+_CONV_MAX_OUT = np.array([_F["max_cos_conv"], _F["max_sim_conv"], _F["max_overlap_conv"]])
 _ROW_ARRAYS = (
-    "spk",
+    "ids",
     "minute",
-    "system",
-    "q",
-    "url",
-    "lead",
-    "addresses",
-    "sup_spk",
-    "sup_conv",
+    "flags",
     "children",
-    "parent_spk",
     "nwords",
+    "nset",
     "answered",
     "emb",
     "cslot",
@@ -119,18 +138,14 @@ class ChannelState:
 
     def _alloc(self) -> None:
         cap = self._cap
-        self.spk = np.full(cap, -1, np.int64)
+        # per-row speaker ids and flags side by side, so that features() gathers each
+        # group with one index and writes it with one assignment (see _views)
+        self.ids = np.full((cap, 3), -1, np.int64)
         self.minute = np.zeros(cap, np.float64)
-        self.system = np.zeros(cap, bool)
-        self.q = np.zeros(cap, bool)
-        self.url = np.zeros(cap, bool)
-        self.lead = np.full(cap, -1, np.int64)
-        self.addresses = np.zeros(cap, bool)
-        self.sup_spk = np.zeros(cap, bool)
-        self.sup_conv = np.zeros(cap, bool)
+        self.flags = np.zeros((cap, len(_FLAG_ROWS)), bool)
         self.children = np.zeros(cap, np.float32)
-        self.parent_spk = np.full(cap, -1, np.int64)
         self.nwords = np.zeros(cap, np.float32)
+        self.nset = np.zeros(cap, np.float32)  # len(self._words[row])
         self.answered = np.zeros(cap, bool)
         self.emb = np.zeros((cap, self.dim), np.float32)
         self.cslot = np.zeros(cap, np.int64)
@@ -151,6 +166,21 @@ class ChannelState:
         self.cs_addressed: list[frozenset[int]] = [frozenset()] * cap
         self._free = list(range(cap - 1, -1, -1))
         self._zero = np.zeros(self.dim, np.float32)
+        self._vq = np.zeros((self.dim, 2), np.float32)
+        self._views()
+
+    def _views(self) -> None:
+        # named columns of ``ids`` and ``flags`` (writable views, rebound when they grow)
+        self.spk, self.lead, self.parent_spk = (self.ids[:, c] for c in range(3))
+        (
+            self.system,
+            self.q,
+            self.url,
+            self.addresses,
+            self.answered,
+            self.latest_spk,  # still the speaker's latest message
+            self.latest_conv,  # still its conversation's latest message
+        ) = (self.flags[:, c] for c in range(len(_FLAG_ROWS)))
 
     # -- speakers -------------------------------------------------------------------
 
@@ -178,6 +208,9 @@ class ChannelState:
         me, lead, named, q_i, words = self._analyse(turn)
         my_last = self._last_by_speaker.get(me, -1)
         rows = cand - self.offset
+        # the same rows as a reversed slice: a view, for the gathers that only feed exact
+        # operations (comparisons, subtraction); matmul and log inputs stay contiguous
+        view = slice(i - 1 - self.offset, lo - 1 - self.offset if lo > self.offset else None, -1)
         k = len(cand)
         # filled feature-major (contiguous rows are cheap to write), returned transposed
         xt = np.zeros((N_FEATURES, k + 1), np.float32)
@@ -185,16 +218,22 @@ class ChannelState:
 
         # message-level features go on every row (the MLP crosses them with is_self)
         xt[_F["is_self"], 0] = 1.0
-        xt[_F["i_addresses"]] = float(bool(named))
-        xt[_F["i_system"]] = float(turn.system)
-        xt[_F["q_i"]] = float(q_i)
-        xt[_F["thanks_i"]] = float((not turn.system) and cues.is_thanks(turn.text))
-        xt[_F["url_i"]] = float(cues.has_url(turn.text))
-        xt[_F["log_len_i"]] = np.log1p(len(turn.text.split()))
-        xt[_F["greeting_i"]] = float((not turn.system) and cues.is_greeting(turn.text))
-        xt[_F["i_new_speaker"]] = float(my_last < lo)
         unresolved = lead < 0 and cues.leading_addressee(turn.text) is not None
-        xt[_F["lead_unresolved"]] = float(unresolved)
+        # one broadcast write for all of them (one small numpy call instead of ten)
+        xt[_MSG_ROWS] = np.array(
+            (
+                float(bool(named)),
+                float(turn.system),
+                float(q_i),
+                float((not turn.system) and cues.is_thanks(turn.text)),
+                float(cues.has_url(turn.text)),
+                np.log1p(len(turn.text.split())),
+                float((not turn.system) and cues.is_greeting(turn.text)),
+                float(my_last < lo),
+                float(unresolved),
+            ),
+            np.float32,
+        )[:, None]
         cand_all = np.empty(k + 1, np.int64)
         cand_all[0] = i
         cand_all[1:] = cand
@@ -202,8 +241,11 @@ class ChannelState:
             return cand_all, xt.T
         x = xt[:, 1:]  # pair features: one column per earlier message
 
-        spk = self.spk[rows]
-        gap = np.maximum(turn.minute - self.minute[rows], 0.0)
+        spk = self.spk[view]
+        fl = self.flags[view]
+        x[_FLAG_ROWS] = fl.T
+        x[_ID_ROWS] = (self.ids[view] == me).T
+        gap = np.maximum(turn.minute - self.minute[view], 0.0)
         d = (i - cand).astype(np.float32)
         x[_F["log_dist"]] = np.log1p(d)
         x[_F["dist1"], 0] = 1.0
@@ -221,7 +263,6 @@ class ChannelState:
         # the same meaning with seconds (other logs, platforms), where gap == 0 hardly occurs
         x[_F["gap0"]] = gap < 1.0
         xt[_F["log_gap_prev"]] = np.log1p(gap[0])
-        x[_F["same_speaker"]] = spk == me
         if lead >= 0:
             x[_F["i_leads_j"]] = spk == lead
         if named:
@@ -229,30 +270,28 @@ class ChannelState:
             for sid in named:
                 hit |= spk == sid
             x[_F["i_mentions_j"]] = hit
-        lead_j = self.lead[rows]
-        to_me = lead_j == me
-        x[_F["j_leads_i"]] = to_me
+        lead_j = self.lead[view]
+        to_me = x[_F["j_leads_i"]] > 0
         x[_F["j_leads_other"]] = (lead_j >= 0) & ~to_me
         first_to_me = np.flatnonzero(to_me)
         if len(first_to_me):
             x[_F["latest_to_me"], first_to_me[0]] = 1.0
         rl = rows.tolist()
         ments = self._mentions
-        x[_F["j_mentions_i"]] = [me in ments[r] for r in rl]
-        latest = ~self.sup_spk[rows]
-        x[_F["j_latest_of_speaker"]] = latest
+        # only rows that named someone (the "addresses" flag) can mention me
+        named_rows = np.flatnonzero(fl[:, 3]).tolist()
+        if named_rows:
+            x[_F["j_mentions_i"], named_rows] = [me in ments[rl[j]] for j in named_rows]
+        latest = fl[:, 5]
         if lead >= 0:
             x[_F["lead_latest"]] = (spk == lead) & latest
-        x[_F["j_addresses"]] = self.addresses[rows]
-        sys_j = self.system[rows]
-        x[_F["j_system"]] = sys_j
-        qj = self.q[rows]
-        x[_F["q_j"]] = qj
-        x[_F["url_j"]] = self.url[rows]
-        x[_F["q_j_other"]] = qj & (spk != me)
-        x[_F["j_q_answered"]] = self.answered[rows]
+        sys_j = fl[:, 0]
+        x[_F["q_j_other"]] = fl[:, 1] & (spk != me)
         q = self.proj @ vec if self.proj is not None else vec
-        both = self.emb[rows] @ np.stack((vec, q), axis=1)
+        vq = self._vq  # what np.stack((vec, q), axis=1) gave, without allocating it
+        vq[:, 0] = vec
+        vq[:, 1] = q
+        both = self.emb[rows] @ vq
         cos, sim = both[:, 0], both[:, 1]
         x[_F["cos"]] = cos
         x[_F["sim"]] = sim
@@ -261,7 +300,6 @@ class ChannelState:
         x[_F["cos_rel"]] = cos - mx
         xt[_F["max_cos"]] = mx
         x[_F["log_children"]] = np.log1p(self.children[rows])
-        x[_F["j_replied_to_me"]] = self.parent_spk[rows] == me
         x[_F["log_len_j"]] = np.log1p(self.nwords[rows])
         nonsys = np.flatnonzero(~sys_j)
         if len(nonsys):
@@ -274,16 +312,22 @@ class ChannelState:
             # exact word-set overlap (Jaccard) and the count of shared words
             row_words = self._words
             shared = np.array([len(words & row_words[r]) for r in rl], np.float32)
-            sizes = np.array([len(row_words[r]) for r in rl], np.float32)
+            sizes = self.nset[rows]
             x[_F["overlap"]] = shared / np.maximum(sizes + len(words) - shared, 1.0)
             x[_F["log_shared"]] = np.log1p(shared)
-        par = self.parent_row[rows]
+        par = self.parent_row[view]
         has_par = par >= self.offset
         if has_par.any():
             x[_F["cos_parent_j"], has_par] = self.emb[par[has_par] - self.offset] @ vec
         hist = self._pair_hist.get(me)
         if hist:
-            x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
+            if len(hist) <= _FEW_PAIRS:  # a few vector compares beat k dict look-ups
+                counts = np.zeros(k, np.int64)
+                for other, c in hist.items():
+                    counts[spk == other] = c
+                x[_F["log_pair_hist"]] = np.log1p(counts)
+            else:
+                x[_F["log_pair_hist"]] = np.log1p([hist.get(s, 0) for s in spk.tolist()])
         self._conv_features(
             x, rows, me, lead, my_last, vec, i, turn.minute, cos, sim, bool(words), pace
         )
@@ -305,31 +349,37 @@ class ChannelState:
         pace: float,
     ) -> None:
         sl = self.cslot[rows]
-        # the best match among each candidate conversation's messages in the window: a
-        # (k, k) same-conversation mask is cheaper than grouping for k <= window
-        same = sl[:, None] == sl[None, :]
-        lowest = np.float32(-1e9)
-        x[_F["max_cos_conv"]] = np.where(same, cos, lowest).max(axis=1)
-        x[_F["max_sim_conv"]] = np.where(same, sim, lowest).max(axis=1)
-        if has_words:
-            x[_F["max_overlap_conv"]] = np.where(same, x[_F["overlap"]], lowest).max(axis=1)
+        # the best match among each candidate conversation's messages in the window, for
+        # cos, sim and overlap at once: grouped by slot with a stable sort and reduceat,
+        # cheaper than a (k, k) same-conversation mask. A max is exact, so the grouping
+        # changes no bit; without words the overlap row is all zeros and so is its maximum.
+        k = len(sl)
+        order = np.argsort(sl, kind="stable")
+        ssl = sl[order]
+        starts = np.empty(k, bool)
+        starts[0] = True
+        np.not_equal(ssl[1:], ssl[:-1], out=starts[1:])
+        group = np.empty(k, np.intp)
+        group[order] = np.cumsum(starts) - 1
+        best = np.maximum.reduceat(x[_CONV_MAX_IN[:, None], order], np.flatnonzero(starts), axis=1)
+        x[_CONV_MAX_OUT] = best[:, group]
         root = self.cs_root_spk[sl]
         x[_F["i_root_of_conv"]] = root == me
         if lead >= 0:
             x[_F["lead_root_of_conv"]] = root == lead
         x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
-        x[_F["j_conv_latest"]] = ~self.sup_conv[rows]
         x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
+        # the per-conversation look-ups once per conversation, spread by ``group``
         who = self.cs_speakers
-        sll = sl.tolist()
-        mine = [who[s].get(me, 0) for s in sll]
+        convs = ssl[starts].tolist()
+        mine = np.array([who[s].get(me, 0) for s in convs])[group]
         x[_F["i_in_conv"]] = np.greater(mine, 0)
         x[_F["log_mine_in_conv"]] = np.log1p(mine)
         addressed = self.cs_addressed
-        x[_F["conv_addressed_me"]] = [me in addressed[s] for s in sll]
+        x[_F["conv_addressed_me"]] = np.array([me in addressed[s] for s in convs])[group]
         x[_F["log_conv_speakers"]] = np.log1p(self.cs_nspk[sl])
         if lead >= 0:
-            x[_F["lead_in_conv"]] = [lead in who[s] for s in sll]
+            x[_F["lead_in_conv"]] = np.array([lead in who[s] for s in convs])[group]
         if my_last >= self.offset:
             x[_F["conv_of_my_last"]] = sl == self.cslot[my_last - self.offset]
         last = self.cs_last[sl]
@@ -359,7 +409,8 @@ class ChannelState:
         me, lead, named, q_i, words = self._analyse(turn)
         self._pending = None
         # rows are reused after compaction: reset what later messages update
-        self.sup_spk[r] = self.sup_conv[r] = self.answered[r] = False
+        self.answered[r] = False
+        self.latest_spk[r] = self.latest_conv[r] = True
         self.children[r] = 0.0
         self.parent_spk[r] = -1
         self.spk[r] = me
@@ -374,6 +425,7 @@ class ChannelState:
         self.emb[r] = vec
         self._mentions.append(named)
         self._words.append(words)
+        self.nset[r] = len(words)
         self.parent_row[r] = parent if parent != i and self.offset <= parent < i else -1
         for other in named:
             mine = self._pair_hist.setdefault(me, {})
@@ -382,7 +434,7 @@ class ChannelState:
             theirs[me] = theirs.get(me, 0) + 1
         prev = self._last_by_speaker.get(me)
         if prev is not None and prev >= self.offset:
-            self.sup_spk[prev - self.offset] = True
+            self.latest_spk[prev - self.offset] = False
         self._last_by_speaker[me] = i
         if parent != i and self.offset <= parent < i:
             pr = parent - self.offset
@@ -393,7 +445,7 @@ class ChannelState:
                 self.answered[pr] = True
             last = int(self.cs_last[slot])
             if last >= self.offset:
-                self.sup_conv[last - self.offset] = True
+                self.latest_conv[last - self.offset] = False
             self.cs_vec[slot] += vec
             self.cs_size[slot] += 1
         else:
@@ -451,6 +503,7 @@ class ChannelState:
             setattr(self, name, grown)
         self.cs_speakers.extend({} for _ in range(new - old))
         self.cs_addressed.extend([frozenset()] * (new - old))
+        self._views()
         self._free = list(range(new - 1, old - 1, -1)) + self._free
         self._cap = new
 
