@@ -28,7 +28,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -166,19 +166,26 @@ def _dump_tasks() -> None:
     sys.stderr.flush()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run_process(serve: Callable[[], Awaitable[int | None]]) -> int:
+    """Run ``serve()`` as a test process's whole life: SIGTERM stops it the ordinary way
+    (cancelled, so it closes cleanly), SIGUSR1 prints what every task waits on."""
 
-    async def run() -> None:
+    async def run() -> int:
         me = asyncio.current_task()
         assert me is not None
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, me.cancel)
-        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # what a stuck bot waits on
+        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # what a stuck process waits on
         with contextlib.suppress(asyncio.CancelledError):
-            await _serve(args)
+            return await serve() or 0
+        return 0
 
-    asyncio.run(run())
+    return asyncio.run(run())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    run_process(lambda: _serve(args))
     return 0
 
 

@@ -12,15 +12,12 @@ crash a test is after.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import logging
-import signal
 import sys
 from collections.abc import Sequence
 
 from ..settings import load_settings
-from .bot_process import TaggedLLM, _dump_tasks
+from .bot_process import TaggedLLM, run_process
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,17 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("kuuki").setLevel(logging.INFO)  # takeovers, catch-ups: the test log
     logging.getLogger("discord").setLevel(logging.INFO)
 
-    async def run() -> int:
-        me = asyncio.current_task()
-        assert me is not None
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGTERM, me.cancel)
-        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # what a stuck process waits on
-        with contextlib.suppress(asyncio.CancelledError):
-            return await _serve(args)
-        return 0
-
-    return asyncio.run(run())
+    return run_process(lambda: _serve(args))
 
 
 if __name__ == "__main__":

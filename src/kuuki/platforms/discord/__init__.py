@@ -14,18 +14,16 @@ import logging
 import warnings
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
 with warnings.catch_warnings():
     # discord.py imports the stdlib audioop for voice; deprecated since 3.11 (audioop-lts
     # replaces it on 3.13). kuuki has no voice; keep the warning out of users' logs.
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
 
-from ...errors import ConfigError, KuukiError
-from ..network import network_reason
+from ...errors import ConfigError
 from .client import KuukiClient, intents
 from .outbox import DiscordOutbox
+from .problems import start_problems
 
 if TYPE_CHECKING:
     from ...app import App
@@ -57,19 +55,6 @@ async def run_discord(
     if not token:
         raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
     client = KuukiClient(app.engine, outbox, memory=app.memory, **client_options)
-    try:
+    with start_problems():
         async with client:
             await client.start(token)
-    except discord.LoginFailure as exc:
-        raise KuukiError(
-            "Discord rejected the bot token (DISCORD_TOKEN): copy it again from the "
-            "Developer Portal, Bot → Reset Token"
-        ) from exc
-    except (aiohttp.ClientConnectionError, OSError) as exc:
-        reason = network_reason(exc)
-        raise KuukiError(f"cannot reach Discord ({reason}); check the network") from exc
-    except discord.PrivilegedIntentsRequired as exc:
-        raise KuukiError(
-            "Discord refused the MESSAGE CONTENT intent: turn it on in the Developer Portal, "
-            "your application → Bot → Privileged Gateway Intents → MESSAGE CONTENT INTENT"
-        ) from exc

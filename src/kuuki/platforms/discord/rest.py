@@ -12,16 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import aiohttp
-
-import discord
-
 from ...domain import Channel, ChatEvent
-from ...errors import ConfigError, KuukiError
-from ..network import network_reason
+from ...errors import ConfigError
 from .catchup import read_back
 from .client import KuukiClient
 from .outbox import DiscordOutbox
+from .problems import start_problems
 
 if TYPE_CHECKING:
     from ...app import App
@@ -39,16 +35,8 @@ class DiscordRest:
         self.client = KuukiClient(app.engine, outbox, memory=app.memory)
 
     async def start(self) -> None:
-        try:
+        with start_problems():
             await self.client.login(self.token)
-        except discord.LoginFailure as exc:
-            raise KuukiError(
-                "Discord rejected the bot token (DISCORD_TOKEN): copy it again from the "
-                "Developer Portal, Bot → Reset Token"
-            ) from exc
-        except (aiohttp.ClientConnectionError, OSError) as exc:
-            raise KuukiError(f"cannot reach Discord ({network_reason(exc)}); "
-                             "check the network") from exc
         if self.client.user is not None:
             self.app.engine.bot_user_ids.add(str(self.client.user.id))
         self.outbox.bind(self.client)
