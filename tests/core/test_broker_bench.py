@@ -8,6 +8,7 @@ handled, in each channel's order, none lost), never its timings.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import socket
@@ -28,7 +29,10 @@ from kuuki.scale.broker_bench import (
 
 # Read at import: the autouse fixture in tests/conftest.py clears KUUKI_* variables.
 AMQP = os.environ.get("KUUKI_TEST_AMQP_URL") or DEFAULT_AMQP
-NATS = os.environ.get("KUUKI_TEST_NATS_URL") or DEFAULT_NATS
+# NATS is only the comparison the broker choice was made against: its case runs when
+# KUUKI_TEST_NATS_URL is set (`eval "$(bash .ci/nats.sh)"`), not in CI, where one of its
+# failover runs once waited on a stuck JetStream consumer.
+NATS = os.environ.get("KUUKI_TEST_NATS_URL", "")
 MESSAGES = 600
 
 
@@ -65,8 +69,11 @@ async def test_an_unreachable_engine_is_one_skip_line_not_a_crash() -> None:
 
 @pytest.mark.parametrize("engine", ["rabbitmq", "nats"])
 async def test_bench_keeps_order_and_loses_nothing(engine: str) -> None:
+    if engine == "nats" and not NATS:
+        pytest.skip("KUUKI_TEST_NATS_URL is not set: the NATS comparison runs on request")
     out = io.StringIO()
-    rows = await bench_broker(MESSAGES, 20, AMQP, NATS, out, (engine,))
+    rows = await asyncio.wait_for(bench_broker(MESSAGES, 20, AMQP, NATS or DEFAULT_NATS, out,
+                                               (engine,)), 300)
     if not rows:
         pytest.skip(out.getvalue().splitlines()[0])
     by_case = {row.case: row for row in rows}

@@ -171,7 +171,11 @@ class Consumer:
     async def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc.returncode is None:
             self.proc.send_signal(sig)
-            await self.proc.wait()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 10)
+            except TimeoutError:  # a consumer stuck in its client library: no hang here
+                self.proc.kill()
+                await self.proc.wait()
 
 
 async def wait_handled(consumers: list[Consumer], target: int, patience: float = 15.0) -> None:
