@@ -63,6 +63,8 @@ class StaticEmbedder:
         self._max_chars = max_chars
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if len(texts) == 1:  # the message path's call: one message, one vector
+            return self._embed_one(texts[0])
         out = np.zeros((len(texts), self.dim), np.float32)
         missing: list[int] = []
         cache = self._cache
@@ -81,6 +83,18 @@ class StaticEmbedder:
             while len(cache) > self._cache_size:
                 cache.popitem(last=False)
         return out
+
+    def _embed_one(self, text: str) -> npt.NDArray[np.float32]:
+        cache = self._cache
+        hit = cache.get(text)
+        if hit is not None:
+            cache.move_to_end(text)
+            return hit[None, :].copy()
+        vecs = self.compute([text])
+        cache[text] = vecs[0].copy()
+        if len(cache) > self._cache_size:
+            cache.popitem(last=False)
+        return vecs
 
     def compute(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Normalised vectors of ``texts``, bypassing the cache."""

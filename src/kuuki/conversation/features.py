@@ -9,6 +9,7 @@ message path. Only earlier messages are ever looked at.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,21 @@ _ROW_ARRAYS = (
     "cslot",
     "parent_row",
 )
+
+
+@functools.cache
+def _distance_rows(window: int) -> FloatArray:
+    """The feature rows that depend on a candidate's distance alone, for every column a
+    window can have (column 0 is the message itself): a read-only template."""
+    xt = np.zeros((N_FEATURES, window + 1), np.float32)
+    xt[_F["is_self"], 0] = 1.0
+    x = xt[:, 1:]
+    x[_F["log_dist"]] = np.log1p(np.arange(1, window + 1, dtype=np.float32))
+    x[_F["dist1"], 0] = 1.0
+    x[_F["dist2"], 1:2] = 1.0
+    x[_F["dist_le5"], :5] = 1.0
+    xt.setflags(write=False)
+    return xt
 
 
 @dataclass(slots=True)
@@ -204,7 +220,8 @@ class ChannelState:
     def features(self, turn: Turn) -> tuple[npt.NDArray[np.int64], FloatArray]:
         i = self.n
         lo = max(self.offset, i - self.window)
-        cand = np.arange(i - 1, lo - 1, -1, dtype=np.int64)  # newest first
+        cand_all = np.arange(i, lo - 1, -1, dtype=np.int64)  # self first, then newest first
+        cand = cand_all[1:]
         me, lead, named, q_i, words = self._analyse(turn)
         my_last = self._last_by_speaker.get(me, -1)
         rows = cand - self.offset
@@ -212,12 +229,12 @@ class ChannelState:
         # operations (comparisons, subtraction); matmul and log inputs stay contiguous
         view = slice(i - 1 - self.offset, lo - 1 - self.offset if lo > self.offset else None, -1)
         k = len(cand)
-        # filled feature-major (contiguous rows are cheap to write), returned transposed
-        xt = np.zeros((N_FEATURES, k + 1), np.float32)
+        # filled feature-major (contiguous rows are cheap to write), returned transposed;
+        # what depends on the distance alone comes filled in (`_distance_rows`)
+        xt = _distance_rows(self.window)[:, : k + 1].copy()
         vec = turn.vector if turn.vector is not None else self._zero
 
         # message-level features go on every row (the MLP crosses them with is_self)
-        xt[_F["is_self"], 0] = 1.0
         unresolved = lead < 0 and cues.leading_addressee(turn.text) is not None
         # one broadcast write for all of them (one small numpy call instead of ten)
         xt[_MSG_ROWS] = np.array(
@@ -234,9 +251,6 @@ class ChannelState:
             ),
             np.float32,
         )[:, None]
-        cand_all = np.empty(k + 1, np.int64)
-        cand_all[0] = i
-        cand_all[1:] = cand
         if k == 0:
             return cand_all, xt.T
         x = xt[:, 1:]  # pair features: one column per earlier message
@@ -246,11 +260,6 @@ class ChannelState:
         x[_FLAG_ROWS] = fl.T
         x[_ID_ROWS] = (self.ids[view] == me).T
         gap = np.maximum(turn.minute - self.minute[view], 0.0)
-        d = (i - cand).astype(np.float32)
-        x[_F["log_dist"]] = np.log1p(d)
-        x[_F["dist1"], 0] = 1.0
-        x[_F["dist2"], 1:2] = 1.0
-        x[_F["dist_le5"], :5] = 1.0
         x[_F["log_gap"]] = np.log1p(gap)
         # the channel's pace: minutes per message over the window. Ten quiet minutes are
         # a long pause in a busy channel and nothing in a slow one (other logs, small

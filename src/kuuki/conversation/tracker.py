@@ -150,9 +150,11 @@ class ConversationTracker:
         )
         cand, probs = self._dis.score(turn)
         mass: dict[str, float] = {}
+        by_index, seen_by_id = self._by_index, self._seen  # _conv_of_index, inlined: 50 a message
         for c, p in zip(cand[1:].tolist(), probs[1:].tolist(), strict=True):
-            cid = self._conv_of_index(c)
-            if cid is not None:
+            mid = by_index.get(c)
+            if mid is not None:
+                cid = seen_by_id[mid].conversation_id
                 mass[cid] = mass.get(cid, 0.0) + p
         link = self._dis.decide(turn, cand, probs, forced_parent=turn.reply_to)
         parent_id = self._by_index.get(link.parent) if link.parent != link.index else None

@@ -115,6 +115,7 @@ class AddressDetector:
     def __init__(self, names: Sequence[str]) -> None:
         self.names = [normalise(n) for n in names if n.strip()]
         self._hira_names = [to_hiragana(n) for n in self.names]
+        self._lowered = frozenset(normalise(n) for n in self.names)
         self._named: dict[str, bool] = {}
         variants = name_variants(names)
         alt = "|".join(re.escape(v) for v in variants) or r"(?!x)x"
@@ -145,14 +146,18 @@ class AddressDetector:
         """How ``msg`` addresses the bot. ``dm``: the channel is a direct message with the
         bot (a person's message there is always to the bot); ``recent``: the channel's
         buffer, read to tell a thread reply to another person from one to the bot."""
-        ids = set(bot_user_ids)
-        own = set(bot_message_ids)
-        lowered = {normalise(n) for n in self.names}
-        for m in msg.mentions:
-            if m in ids or normalise(m) in lowered:
-                return Addressing("mention", m)
-        if msg.reply_to is not None and msg.reply_to in own:
-            return Addressing("reply", msg.reply_to)
+        # Asked for every message: the id sets are built only when a check reads them.
+        ids: set[str] | None = None
+        own: set[str] | None = None
+        if msg.mentions:
+            ids = set(bot_user_ids)
+            for m in msg.mentions:
+                if m in ids or normalise(m) in self._lowered:
+                    return Addressing("mention", m)
+        if msg.reply_to is not None:
+            own = set(bot_message_ids)
+            if msg.reply_to in own:
+                return Addressing("reply", msg.reply_to)
         text = normalise(msg.text)
         patterns = (self._at, self._start, self._end, self._mid_vocative, self._topic_question)
         for pattern in patterns:
@@ -163,8 +168,11 @@ class AddressDetector:
             return Addressing("")
         if dm:
             return Addressing("dm", msg.channel_id)
-        if msg.thread is not None and msg.thread in own and not self._to_person(msg, recent, ids):
-            return Addressing("thread", msg.thread)
+        if msg.thread is not None:
+            own = own if own is not None else set(bot_message_ids)
+            ids = ids if ids is not None else set(bot_user_ids)
+            if msg.thread in own and not self._to_person(msg, recent, ids):
+                return Addressing("thread", msg.thread)
         return Addressing("")
 
     def _to_person(self, msg: Message, recent: Sequence[Message], bot_ids: set[str]) -> bool:
@@ -173,7 +181,7 @@ class AddressDetector:
         target = by_id.get(msg.reply_to) if msg.reply_to else None
         if target is not None and target.user.id != msg.user.id and target.user.id not in bot_ids:
             return True
-        if any(normalise(x) not in {normalise(n) for n in self.names} for x in msg.mentions):
+        if any(normalise(x) not in self._lowered for x in msg.mentions):
             return True
         people = [
             m

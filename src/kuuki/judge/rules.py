@@ -222,8 +222,14 @@ class RuleScorer:
         msg = s.message
         cutoff = msg.ts - MONOLOGUE_WINDOW
         bots = s.bot.user_ids if s.bot else frozenset()
-        recent_others = [m for m in before if m.ts >= cutoff and m.user.id != msg.user.id]
-        if any(m.user.id in bots for m in recent_others[-3:]):
+        # the last three messages of others within the window (the newest first)
+        last_others = []
+        for m in reversed(before):
+            if m.ts >= cutoff and m.user.id != msg.user.id:
+                last_others.append(m)
+                if len(last_others) == 3:
+                    break
+        if any(m.user.id in bots for m in last_others):
             return False  # talking with the bot, which spoke just before
         lines = [line for line in text.splitlines() if line.strip()]
         if r.question and not any("?" in x or "？" in x for x in lines):
@@ -245,10 +251,6 @@ class RuleScorer:
 
     def addressees(self, msg: Message, recent: Sequence[Message]) -> list[str]:
         """People other than the bot that the message speaks to."""
-        known: dict[str, str] = {}
-        for m in recent:
-            if m.id != msg.id and m.user.id != msg.user.id:
-                known[m.user.id] = m.user.name
         out: list[str] = []
         bots = self.bot_names
         if msg.reply_to is not None:
@@ -260,6 +262,11 @@ class RuleScorer:
                 out.append(mention)
         lead = cues.leading_addressee(msg.text)
         if lead is not None and normalise(lead) not in bots:
+            # the others in the buffer, read only for a leading name (few messages have one)
+            known: dict[str, str] = {}
+            for m in recent:
+                if m.id != msg.id and m.user.id != msg.user.id:
+                    known[m.user.id] = m.user.name
             hit = cues.match_names([lead], [*known.values(), *known.keys()])
             out.extend(h for h in hit if h not in out)
         for name in (*cues.at_mentions(msg.text), *cues.honorific_names(msg.text)):
