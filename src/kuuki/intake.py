@@ -71,7 +71,8 @@ class _Waiting:
 
 class Intake:
     """Group commits events to an `Inbox` (see module doc); ``deliver`` receives each
-    committed batch's new events, in submission order, before their futures resolve."""
+    committed batch's new events, in submission order, before anyone awaiting their
+    futures resumes."""
 
     def __init__(
         self,
@@ -142,10 +143,15 @@ class Intake:
                 fresh = w.event.event_id in new
                 new.discard(w.event.event_id)  # a second copy in the batch is not new
                 taken.append(fresh)
-            self.deliver([w.event for w, fresh in zip(batch, taken, strict=True) if fresh])
+            # Resolved first, delivered second, in one step: nobody awaiting a future runs
+            # before both are done, but the platform's wake-up is now queued ahead of the
+            # channels' (which each handle what they were given before yielding), so the
+            # next events are submitted, and their commit under way, while the engine works
+            # on these: otherwise it sat idle through every commit (docs/decisions.md).
             for w, fresh in zip(batch, taken, strict=True):
                 if not w.future.done():
                     w.future.set_result(fresh)
+            self.deliver([w.event for w, fresh in zip(batch, taken, strict=True) if fresh])
 
     async def _commit(self, events: list[ChatEvent]) -> set[str]:
         if self.inbox is None:

@@ -57,3 +57,30 @@ async def test_once_an_event_is_refused_later_ones_of_its_channel_are_too_until_
     intake.reopen(["a"])  # the adapter reads the channel back
     assert await intake.submit(posted(A, "a4")) is True
     assert inbox.stored == ["b1", "a4"]
+
+
+async def test_the_submitter_resumes_first_and_finds_its_events_delivered() -> None:
+    # The platform is woken ahead of the channel work its events start, so the next
+    # events are submitted (and committed) while the engine works; and by then what was
+    # acknowledged is already queued.
+    inbox = FlakyInbox()
+    inbox.down = False
+    work: asyncio.Queue[ChatEvent] = asyncio.Queue()
+    order: list[str] = []
+
+    def deliver(events: list[ChatEvent]) -> None:
+        for e in events:
+            work.put_nowait(e)
+
+    async def channel() -> None:
+        await work.get()
+        order.append("channel")
+
+    worker = asyncio.create_task(channel())
+    await asyncio.sleep(0)  # the channel waits on its queue, as the engine's do
+    intake = Intake(inbox, deliver)
+    assert await intake.submit(posted(A, "a1")) is True
+    order.append("platform")
+    assert work.qsize() == 1  # delivered before the platform resumed
+    await worker
+    assert order == ["platform", "channel"]

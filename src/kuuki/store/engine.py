@@ -3,8 +3,10 @@
 SQLite gets WAL (readers never block the writer), ``synchronous=NORMAL`` (durable at
 checkpoints, far faster than FULL, and safe with WAL), foreign keys, and a busy timeout so
 another process — the CLI inspecting a live bot's database — waits instead of failing.
-The store talks to a SQLite file through a single pooled connection: SQLite has one writer
-anyway, and one connection rules out lock-upgrade deadlocks between our own tasks.
+The store talks to a SQLite file through a single pooled connection — SQLite has one writer
+anyway, and one connection rules out lock-upgrade deadlocks between our own tasks — plus
+the intake's and the writer's own connection (``hot.py``), whose transactions never wait
+on anything of ours while they hold the lock.
 Transactions start with ``BEGIN IMMEDIATE`` for the same reason across processes, and so
 that DDL in migrations is transactional (the sqlite3 module would otherwise autocommit it).
 """
@@ -61,22 +63,28 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" hook below control transactions instead of sqlite3.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        try:
-            if not memory:
-                cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        finally:
-            cursor.close()
+        sqlite_setup(dbapi_connection, memory=memory)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def sqlite_setup(dbapi_connection: Any, *, memory: bool) -> None:
+    """Every connection to a SQLite database: transactions begun by us (BEGIN IMMEDIATE),
+    WAL, ``synchronous=NORMAL``, foreign keys, the busy timeout."""
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        if not memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()
 
 
 def insert_stmt(dialect: str, model: type[Base]) -> Insert:

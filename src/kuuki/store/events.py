@@ -1,7 +1,8 @@
 """The inbox: every event taken in, kept until it is handled (exactly once, across crashes).
 
 `admit_events` is the intake's one write: the events of a group commit and their channels,
-in one transaction, before the platform hears that they arrived. An id already stored is
+in one transaction (on SQLite, new or changed channels are upserted in one of their own
+just before), before the platform hears that they arrived. An id already stored is
 not new (that answer is exact: the table's primary key decides). Handling an event marks
 it ``handled`` and drops its payload in the writer's batch (``writer.py``), in the same
 transaction as the rows handling it wrote; `pending_events` is what a crash left between
@@ -27,6 +28,7 @@ from kuuki.domain import Channel, ChatEvent
 from kuuki.errors import StoreError
 from kuuki.store import fastwrite
 from kuuki.store.engine import insert_ignore, insert_stmt
+from kuuki.store.hot import HotConnection
 from kuuki.store.records import channel_row, event_payload, payload_event
 from kuuki.store.schema import ChannelRow, ProcessedEventRow
 from kuuki.store.types import clean_text, to_utc
@@ -38,6 +40,7 @@ class EventStoreMixin:
     """Event de-duplication part of :class:`~kuuki.store.store.Store`."""
 
     _engine: AsyncEngine
+    _hot: HotConnection | None
     _events: dict[str, None]  # insertion-ordered: oldest first
     _events_complete: bool
     _event_cache_size: int
@@ -52,7 +55,7 @@ class EventStoreMixin:
             self._arrival = int(await conn.scalar(select(func.max(ProcessedEventRow.arrival))) or 0)
 
     async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
-        """Store ``events`` and their channels in one transaction; the ids that were new.
+        """Store ``events`` and their channels; the ids that were new.
 
         Raises whatever the database raises (the caller then must not acknowledge them).
         """
@@ -70,12 +73,15 @@ class EventStoreMixin:
         info = self._channel_info
         changed = {e.channel.id: e.channel for e in events if info.get(e.channel.id) != e.channel}
         try:
-            async with self._engine.begin() as conn:
-                if changed:
-                    await self._upsert_channels(conn, list(changed.values()))
-                if conn.dialect.name == "sqlite":
-                    new = await self._admit_sqlite(conn, rows)
-                else:
+            if self._engine.dialect.name == "sqlite":
+                if changed:  # first, in a transaction of their own: an upsert may repeat
+                    async with self._engine.begin() as conn:
+                        await self._upsert_channels(conn, list(changed.values()))
+                new = await self._admit_sqlite(rows)
+            else:
+                async with self._engine.begin() as conn:
+                    if changed:
+                        await self._upsert_channels(conn, list(changed.values()))
                     stmt = insert_ignore(conn.dialect.name, ProcessedEventRow, ["event_id"])
                     result = await conn.execute(stmt.returning(ProcessedEventRow.event_id), rows)
                     new = {str(r[0]) for r in result}
@@ -86,20 +92,18 @@ class EventStoreMixin:
         self._known_channels.update(changed)
         return new
 
-    async def _admit_sqlite(
-        self, conn: AsyncConnection, rows: list[dict[str, Any]]
-    ) -> set[str]:
-        # The same statement, as plain tuples in one hop to SQLite's thread (fastwrite.py):
-        # the intake is on every event's path.
+    async def _admit_sqlite(self, rows: list[dict[str, Any]]) -> set[str]:
+        # The same statement, as plain tuples, and the whole transaction as one job on the
+        # intake's own connection (hot.py): the intake is on every event's path.
         plan = getattr(self, "_admit_plan", None)
         if plan is None:
             stmt = insert_ignore("sqlite", ProcessedEventRow, ["event_id"])
-            plan = self._admit_plan = fastwrite.prepare(stmt, _INBOX_KEYS, conn.dialect)
-        raw = await conn.get_raw_connection()
-        driver: Any = raw.driver_connection
-        went_in = await driver._execute(fastwrite.insert_each, driver._conn, plan.sql,
-                                        plan.rows(rows))
-        return {r["event_id"] for r, ok in zip(rows, went_in, strict=True) if ok}
+            plan = self._admit_plan = fastwrite.prepare(stmt, _INBOX_KEYS, self._engine.dialect)
+        assert self._hot is not None  # opened with every SQLite store
+        new: set[str] = await self._hot.run(
+            fastwrite.admit, plan.sql, plan.rows(rows), "event_id", plan.keys.index("event_id")
+        )
+        return new
 
     @staticmethod
     async def _upsert_channels(conn: AsyncConnection, channels: Sequence[Channel]) -> None:

@@ -6,8 +6,11 @@ the batched writer the second-largest cost of ingest. Here each statement is com
 once with SQLAlchemy itself (so the SQL, and every column type's bind processing, are the
 ones the Core path uses: same stored bytes, same clean-up of hostile text), rows become
 tuples on the event loop, and the inserts of one batch run in a single call on the
-connection's own thread, inside the transaction SQLAlchemy opened. JSON documents are
-encoded once each (see :func:`~kuuki.store.types.dump_json`).
+connection's own thread. The intake's commit and the writer's batch run there whole,
+transaction included (`admit`, `write_batch`): a hop to that thread comes back only when
+the event loop gets round to it, behind every channel's message in hand, so a commit of
+ten hops held the intake up long enough to leave the engine idle (docs/decisions.md).
+JSON documents are encoded once each (see :func:`~kuuki.store.types.dump_json`).
 
 PostgreSQL keeps the Core path: asyncpg already sends a batch in one round trip.
 """
@@ -15,17 +18,24 @@ PostgreSQL keeps the Core path: asyncpg already sends a batch in one round trip.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import Dialect, Insert
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import JSON
 
 from kuuki.store.types import SafeJSON, UTCDateTime, dump_json
 
 Processor = Callable[[Any], Any] | None
+
+# Parameters one statement may bind (SQLITE_MAX_VARIABLE_NUMBER: 32,766 by default since
+# SQLite 3.32, 999 before), rows per multi-row INSERT, and RETURNING (SQLite 3.35).
+_MAX_VARS = 32_766 if sqlite3.sqlite_version_info >= (3, 32) else 999
+_MAX_ROWS = 500
+_RETURNING = sqlite3.sqlite_version_info >= (3, 35)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +124,90 @@ def run(db: sqlite3.Connection, steps: Sequence[tuple[str, list[tuple[Any, ...]]
         if not params:
             continue
         before = db.total_changes
-        db.executemany(sql, params)
+        if " VALUES (" in sql:
+            for stmt, flat in multirow(sql, params):
+                db.execute(stmt, flat)
+        else:
+            db.executemany(sql, params)
         if i == count:
             changed = db.total_changes - before
     return changed
 
 
-def insert_each(
-    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]]
-) -> list[bool]:
-    """Run an ``INSERT … ON CONFLICT DO NOTHING`` once per row on ``db``; which rows went
-    in (``executemany`` cannot tell). Runs on aiosqlite's thread, inside a transaction."""
-    out: list[bool] = []
-    for p in params:
-        out.append(db.execute(sql, p).rowcount == 1)
+def multirow(
+    sql: str, params: Sequence[tuple[Any, ...]], suffix: str = ""
+) -> Iterator[tuple[str, list[Any]]]:
+    """An ``INSERT … VALUES (?, …)`` run once per parameter tuple, as few statements:
+    ``VALUES (…), (…), …`` of up to 500 rows (they go in one after the other, as
+    ``executemany`` puts them, conflict clauses included), so the connection's thread takes
+    the GIL a few times a batch instead of once a row — each time it must wait for the
+    event loop's thread to let go (docs/decisions.md). ``suffix`` ends each statement."""
+    head, sep, rest = sql.partition(" VALUES (")
+    group, _, tail = rest.partition(")")
+    if not sep:
+        raise ValueError(f"not an INSERT … VALUES statement: {sql[:60]!r}")
+    if not params:
+        return
+    step = max(1, min(_MAX_ROWS, _MAX_VARS // len(params[0])))
+    for s in range(0, len(params), step):
+        part = params[s : s + step]
+        values = ",".join(["(" + group + ")"] * len(part))
+        yield f"{head} VALUES {values}{tail}{suffix}", [v for p in part for v in p]
+
+
+async def driver(conn: AsyncConnection) -> Any:
+    """The aiosqlite connection under a checked-out SQLAlchemy connection. Its
+    ``_execute(fn, db, …)`` runs ``fn`` on the connection's thread: one hop, where each
+    statement through SQLAlchemy takes three (cursor, execute, close), and every hop waits
+    for the event loop's turn behind the channels' work."""
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection
+
+
+def admit(
+    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]], key: str, at: int
+) -> set[Any]:
+    """:func:`insert_new` in a transaction of its own: the intake's commit as one job."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        out = insert_new(db, sql, params, key, at)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
     return out
+
+
+def write_batch(
+    db: sqlite3.Connection, tombstones_sql: str,
+    steps: Sequence[tuple[str, list[tuple[Any, ...]]]], count: int,
+) -> int | None:
+    """The writer's batch as one job: begin, read who is forgotten (inside the writing
+    transaction, so a forget cannot slip between), run ``steps`` and commit; the changes
+    of step ``count``. None, and nothing written, when someone is forgotten: the caller
+    then leaves out what is theirs in a transaction of its own (forgetting.py)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute(tombstones_sql).fetchone() is not None:
+            db.execute("ROLLBACK")
+            return None
+        changed = run(db, steps, count)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return changed
+
+
+def insert_new(
+    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]], key: str, at: int
+) -> set[Any]:
+    """Run an ``INSERT … ON CONFLICT DO NOTHING`` for every parameter tuple; the values of
+    column ``key`` (parameter ``at`` of each tuple) that went in. Runs on aiosqlite's
+    thread, inside a transaction."""
+    if _RETURNING and " VALUES (" in sql:
+        went: set[Any] = set()
+        for stmt, flat in multirow(sql, params, suffix=f" RETURNING {key}"):
+            went.update(r[0] for r in db.execute(stmt, flat).fetchall())
+        return went
+    return {p[at] for p in params if db.execute(sql, p).rowcount == 1}

@@ -328,7 +328,13 @@ class ForgetMixin:
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """``messages`` and ``decisions`` without what belongs to a forgotten person: their
         messages, the bot's answers to those, and decisions about either."""
-        gone = await tombstones(conn)
+        return self._filter_remembered(await tombstones(conn), messages, decisions)
+
+    def _filter_remembered(
+        self, gone: set[str], messages: list[dict[str, Any]],
+        decisions: list[dict[str, Any]],
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """:meth:`_keep_remembered` with the forgotten ids ``gone`` already read."""
         if not gone and not self._unkept:
             return messages, decisions
         kept: list[dict[str, Any]] = []

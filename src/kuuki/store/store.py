@@ -26,6 +26,7 @@ from kuuki.store.engine import create_engine, insert_ignore, insert_stmt
 from kuuki.store.events import EventStoreMixin
 from kuuki.store.forgetting import ForgetMixin
 from kuuki.store.history import HistoryMixin
+from kuuki.store.hot import HotConnection
 from kuuki.store.memories import MemoryStoreMixin
 from kuuki.store.records import (
     DECISION_KEYS,
@@ -39,6 +40,7 @@ from kuuki.store.records import (
 from kuuki.store.schema import (
     ChannelRow,
     DecisionRow,
+    ForgottenUserRow,
     MessageRow,
     ProcessedEventRow,
     ReactionRow,
@@ -92,6 +94,8 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
         self._plan: dict[str, fastwrite.Prepared] | None = None
         self._unkept: OrderedDict[str, None] = OrderedDict()  # see ForgetMixin
         self._closed = False
+        # the intake's and the writer's SQLite connection (hot.py), opened by `open`
+        self._hot: HotConnection | None = None
 
     @classmethod
     async def open(
@@ -121,6 +125,8 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
             await store._load_event_cache()
             await store._load_seq()
             await store._load_arrival()
+            if store.dialect == "sqlite":
+                store._hot = await HotConnection.open(engine, parsed)
         except BaseException as exc:
             await engine.dispose()
             if isinstance(exc, StoreError) or not isinstance(exc, Exception):
@@ -152,7 +158,11 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
             if self._writer is not None:
                 await self._writer.close()
         finally:
-            await self._engine.dispose()
+            try:
+                if self._hot is not None:
+                    await self._hot.close()
+            finally:
+                await self._engine.dispose()
 
     async def __aenter__(self) -> Store:
         return self
@@ -351,28 +361,23 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
     ) -> int:
         """:meth:`_write_batch` on SQLite: the same rows, as plain tuples, in one hop to the
         connection's thread (see ``fastwrite.py``)."""
+        channels = {r["channel_id"] for r in messages} - self._known_channels
+        if channels:  # before the batch, in a transaction of their own: they may repeat
+            async with self._engine.begin() as conn:
+                await self._placeholder_channels(conn, channels)
+            self._known_channels |= channels
+        plan = self._sqlite_plan(self._engine.dialect)
+        if not self._unkept and self._hot is not None:
+            steps = _sqlite_steps(plan, messages, decisions, events, handled)
+            inserted = await self._hot.run(fastwrite.write_batch, _SQLITE_TOMBSTONES, steps, 1)
+            if inserted is not None:
+                return int(inserted)
+        # someone is forgotten: leave out what is theirs, in one transaction (forgetting.py)
         async with self._engine.begin() as conn:
             messages, decisions = await self._keep_remembered(conn, messages, decisions)
-            plan = self._sqlite_plan(conn.dialect)
-            channels = {r["channel_id"] for r in messages} - self._known_channels
-            if channels:
-                await self._placeholder_channels(conn, channels)
-            users = _authors(messages, seen="last_seen", first="first_seen")
-            steps = [
-                (plan["users"].sql, plan["users"].rows(sorted(users, key=_by_id))),
-                (plan["messages"].sql, plan["messages"].rows(messages)),
-                (plan["decisions"].sql, plan["decisions"].rows(decisions)),
-                (
-                    plan["events"].sql,
-                    plan["events"].rows([{"event_id": k, "seen_at": v} for k, v in events.items()]),
-                ),
-                (_SQLITE_HANDLED, [(e,) for e in handled]),
-            ]
-            raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
-            inserted = int(await driver._execute(fastwrite.run, driver._conn, steps, 1))
-        self._known_channels |= channels
-        return inserted
+            steps = _sqlite_steps(plan, messages, decisions, events, handled)
+            driver = await fastwrite.driver(conn)
+            return int(await driver._execute(fastwrite.run, driver._conn, steps, 1))
 
     async def _flush_pending(self) -> None:
         if self._writer is not None and len(self._writer):
@@ -535,8 +540,38 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
         return None if row is None else row_to_decision(row._mapping)
 
 
-# Inbox events done with (ids were cleaned on the way in).
-_SQLITE_HANDLED = "UPDATE processed_events SET handled = 1, payload = NULL WHERE event_id = ?"
+# Inbox events done with (ids were cleaned on the way in), 500 a statement.
+_SQLITE_HANDLED = "UPDATE processed_events SET handled = 1, payload = NULL WHERE event_id IN "
+_HANDLED_CHUNK = 500
+# Who is forgotten, read inside the writer's transaction (forgetting.tombstones's query).
+_SQLITE_TOMBSTONES = f"SELECT user_id FROM {ForgottenUserRow.__tablename__}"
+
+
+def _sqlite_steps(
+    plan: dict[str, fastwrite.Prepared],
+    messages: list[dict[str, Any]],
+    decisions: list[dict[str, Any]],
+    events: dict[str, datetime],
+    handled: Sequence[str],
+) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The statements of one writer batch on SQLite and their parameter tuples, in order
+    (step 1, the messages, is the one whose changes count as inserted)."""
+    users = _authors(messages, seen="last_seen", first="first_seen")
+    return [
+        (plan["users"].sql, plan["users"].rows(sorted(users, key=_by_id))),
+        (plan["messages"].sql, plan["messages"].rows(messages)),
+        (plan["decisions"].sql, plan["decisions"].rows(decisions)),
+        (
+            plan["events"].sql,
+            plan["events"].rows([{"event_id": k, "seen_at": v} for k, v in events.items()]),
+        ),
+        *(
+            (_SQLITE_HANDLED + "(" + ",".join("?" * len(part)) + ")", [tuple(part)])
+            for part in (
+                handled[i : i + _HANDLED_CHUNK] for i in range(0, len(handled), _HANDLED_CHUNK)
+            )
+        ),
+    ]
 
 
 def _authors(rows: Sequence[dict[str, Any]], *, seen: str, first: str) -> list[dict[str, Any]]:
