@@ -75,6 +75,18 @@ _FLAG_ROWS = np.array(
     ]
 )
 _ID_ROWS = np.array([_F["same_speaker"], _F["j_leads_i"], _F["j_replied_to_me"]])
+# features of the candidate's conversation: flags, and the logs of counts and gaps
+_CONV_FLAG_ROWS = np.array([
+    _F[name] for name in (
+        "i_root_of_conv", "lead_root_of_conv", "i_in_conv", "conv_addressed_me", "lead_in_conv",
+    )
+])
+_CONV_LOG_ROWS = np.array([
+    _F[name] for name in (
+        "log_conv_speakers", "log_since_conv", "log_conv_idle", "log_idle_rel",
+        "log_mine_in_conv",
+    )
+])
 _CONV_MAX_IN = np.array([_F["cos"], _F["sim"], _F["overlap"]])
 _CONV_MAX_OUT = np.array([_F["max_cos_conv"], _F["max_sim_conv"], _F["max_overlap_conv"]])
 _ROW_ARRAYS = (
@@ -372,31 +384,36 @@ class ChannelState:
         group[order] = np.cumsum(starts) - 1
         best = np.maximum.reduceat(x[_CONV_MAX_IN[:, None], order], np.flatnonzero(starts), axis=1)
         x[_CONV_MAX_OUT] = best[:, group]
-        root = self.cs_root_spk[sl]
-        x[_F["i_root_of_conv"]] = root == me
-        if lead >= 0:
-            x[_F["lead_root_of_conv"]] = root == lead
-        x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
-        x[_F["log_conv_size"]] = np.log1p(self.cs_size[sl])
-        # the per-conversation look-ups once per conversation, spread by ``group``
+        # Everything else is a value of the conversation: computed once per conversation
+        # (``cv``, the distinct slots in ``group`` order) and spread to the candidates
+        # with one gather per block, the same elementwise operations on the same values.
+        cv = ssl[starts]
+        root = self.cs_root_spk[cv]
+        last = self.cs_last[cv]
+        idle = np.maximum(minute - self.cs_last_minute[cv], 0.0)
         who = self.cs_speakers
-        convs = ssl[starts].tolist()
-        mine = np.array([who[s].get(me, 0) for s in convs])[group]
-        x[_F["i_in_conv"]] = np.greater(mine, 0)
-        x[_F["log_mine_in_conv"]] = np.log1p(mine)
+        convs = cv.tolist()
+        mine = [who[s].get(me, 0) for s in convs]
         addressed = self.cs_addressed
-        x[_F["conv_addressed_me"]] = np.array([me in addressed[s] for s in convs])[group]
-        x[_F["log_conv_speakers"]] = np.log1p(self.cs_nspk[sl])
-        if lead >= 0:
-            x[_F["lead_in_conv"]] = np.array([lead in who[s] for s in convs])[group]
+        flags = np.array(
+            (
+                root == me,
+                root == lead if lead >= 0 else np.zeros(len(cv), bool),
+                [m > 0 for m in mine],
+                [me in addressed[s] for s in convs],
+                [lead in who[s] for s in convs] if lead >= 0 else np.zeros(len(cv), bool),
+            ),
+            np.float32,
+        )
+        x[_CONV_FLAG_ROWS] = flags[:, group]
+        logs = np.array((self.cs_nspk[cv], i - last, idle, idle / pace, mine), np.float64)
+        np.log1p(logs, out=logs)
+        x[_CONV_LOG_ROWS] = logs[:, group]
+        x[_F["log_conv_size"]] = np.log1p(self.cs_size[cv])[group]
+        x[_F["cos_conv"]] = (self.cs_vec[sl] @ vec) / np.maximum(self.cs_norm[sl], 1e-6)
         if my_last >= self.offset:
             x[_F["conv_of_my_last"]] = sl == self.cslot[my_last - self.offset]
-        last = self.cs_last[sl]
-        x[_F["log_since_conv"]] = np.log1p(i - last)
-        x[_F["cos_conv_last"]] = self.emb[last - self.offset] @ vec
-        idle = np.maximum(minute - self.cs_last_minute[sl], 0.0)
-        x[_F["log_conv_idle"]] = np.log1p(idle)
-        x[_F["log_idle_rel"]] = np.log1p(idle / pace)
+        x[_F["cos_conv_last"]] = self.emb[last[group] - self.offset] @ vec
 
     # -- updates --------------------------------------------------------------------
 
