@@ -65,6 +65,7 @@ __all__ = ["DecisionListener", "Engine", "MemoryHook", "MessageStore", "Outbox",
 log = logging.getLogger("kuuki.engine")
 
 PREPARE_BATCH = 64
+MAX_BACKLOG = 8_192  # events held (queued or in hand) before the intake waits
 SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
@@ -121,10 +122,16 @@ class Engine(Recording, Deciding):
         # the channel instead of handling it: the relay is its inbox, nothing is queued here.
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
-        self.intake = Intake(self.inbox, self._deliver)
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        # Events taken in but not yet handled are held in memory, in their channels'
+        # queues: past `max_backlog` the intake commits no more until the engine catches
+        # up, and the platform holds the rest (unacknowledged, so nothing is lost).
+        self.max_backlog = MAX_BACKLOG
+        self._room = asyncio.Event()
+        self._room.set()
+        self.intake = Intake(self.inbox, self._deliver, room=self._room.wait)
         self._stopping: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.handled = 0
@@ -295,6 +302,8 @@ class Engine(Recording, Deciding):
         state.busy += 1
         self._inflight += 1
         self._idle.clear()
+        if self._inflight >= self.max_backlog:
+            self._room.clear()
         state.queue.put_nowait(item)
 
     async def _rebuild(self, state: ChannelState) -> None:
@@ -361,6 +370,8 @@ class Engine(Recording, Deciding):
                     self._inflight -= 1
                     if self._inflight == 0:
                         self._idle.set()
+                    if self._inflight < self.max_backlog:
+                        self._room.set()
 
     async def _handled(self, event_id: str) -> None:
         if self.writer is None or self.inbox is None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,9 +81,13 @@ class Intake:
         *,
         max_batch: int = MAX_BATCH,
         patience_s: float = PATIENCE_S,
+        room: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.inbox = inbox
         self.deliver = deliver
+        # awaited before each commit: the receiver has room for more (the engine's bound
+        # on what it holds; past it, events wait here, unacknowledged, at the platform)
+        self.room = room
         self.max_batch = max_batch
         self.patience_s = patience_s
         self._waiting: list[_Waiting] = []
@@ -128,6 +132,8 @@ class Intake:
     async def _run(self) -> None:
         backoff = _FIRST_BACKOFF_S
         while self._waiting:
+            if self.room is not None:
+                await self.room()
             batch = self._waiting[: self.max_batch]
             try:
                 new = await self._commit([w.event for w in batch])

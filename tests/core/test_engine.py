@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -500,3 +501,34 @@ async def test_an_event_the_store_failed_under_stays_in_the_inbox(
         assert [e.event_id for e in await h.app.store.pending_events()] == ["q1"]
     finally:
         await h.app.close()
+
+
+async def test_past_its_backlog_the_engine_takes_no_more_in_until_it_catches_up(
+    h: Harness,
+) -> None:
+    engine = h.app.engine
+    engine.max_backlog = 5
+    gate = asyncio.Event()
+
+    async def stuck(_: Any) -> None:  # the channel is busy with what it was given
+        await gate.wait()
+
+    engine.prepare = stuck
+
+    def event(i: int) -> ChatEvent:
+        msg = Message(f"b{i}", GENERAL.id, ALICE, f"line {i}", h.clock.now())
+        return ChatEvent(EventKind.POSTED, GENERAL, msg.id, msg.ts, message=msg)
+
+    first = [engine.submit(event(i)) for i in range(8)]
+    assert all([await f for f in first])  # one commit, taken in while there was room
+    later = [asyncio.ensure_future(engine.submit(event(i))) for i in range(8, 12)]
+    for _ in range(200):
+        await asyncio.sleep(0)
+    assert not any(f.done() for f in later)  # held at the platform, not acknowledged
+    assert {e.event_id for e in await h.app.store.pending_events()} == {
+        f"b{i}" for i in range(8)
+    }
+    gate.set()
+    assert all([await f for f in later])
+    await engine.idle()
+    assert [d.message_id for d in h.decisions] == [f"b{i}" for i in range(12)]
