@@ -113,7 +113,7 @@ def _event(i: int, channel: str = "c1") -> ChatEvent:
     return ChatEvent(EventKind.POSTED, Channel(channel, channel), msg.id, at, message=msg)
 
 
-async def test_a_file_store_commits_the_intake_on_its_own_connection(tmp_path: Path) -> None:
+async def test_a_file_store_commits_and_reads_on_its_own_connection(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'k.sqlite3'}"
     async with await Store.open(url) as store:
         assert store._hot is not None and store._hot._conn is not None
@@ -129,7 +129,13 @@ async def test_a_file_store_commits_the_intake_on_its_own_connection(tmp_path: P
             await writer.handled(e.event_id)
         await writer.flush()
         assert await store.pending_events(channel_id="c1") == []
+        # a channel's recent messages, read on that connection: stored, then pending too
         assert [m.id for m in await store.recent_messages("c1")] == ["m1", "m2", "m3"]
+        later = _event(4).message
+        assert later is not None
+        await writer.add_message(later)
+        assert [m.id for m in await store.recent_messages("c1", limit=2)] == ["m3", "m4"]
+        assert (await store.recent_messages("c1"))[0].ts == datetime(2026, 1, 5, 10, 0, 1, tzinfo=UTC)
     # and it is closed with the store
     assert store._hot._conn is None
 
@@ -139,3 +145,8 @@ async def test_an_in_memory_store_runs_the_jobs_on_its_one_connection() -> None:
         assert store._hot is not None and store._hot._conn is None
         assert await store.admit_events([_event(1)]) == {"m1"}
         assert [e.event_id for e in await store.pending_events()] == ["m1"]
+        event = _event(2)
+        assert event.message is not None
+        await store.writer.add_message(event.message)
+        await store.writer.flush()
+        assert [m.text for m in await store.recent_messages("c1")] == ["hello 2"]

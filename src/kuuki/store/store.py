@@ -423,8 +423,12 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
         if since is not None:
             q = q.where(MessageRow.ts >= to_utc(since))
         q = q.order_by(MessageRow.ts.desc(), MessageRow.seq.desc()).limit(limit)
-        async with self._engine.connect() as conn:
-            found: dict[str, Mapping[Any, Any]] = {r.id: r._mapping for r in await conn.execute(q)}
+        if self._hot is not None:  # on the message path: one hop (hot.py)
+            rows = await self._hot.read(lambda c: [r._mapping for r in c.execute(q)])
+        else:
+            async with self._engine.connect() as conn:
+                rows = [r._mapping for r in await conn.execute(q)]
+        found: dict[str, Mapping[Any, Any]] = {r["id"]: r for r in rows}
         if self._writer is not None:
             lo = None if since is None else to_utc(since)
             for r in self._writer.pending_channel_rows(channel_id):
