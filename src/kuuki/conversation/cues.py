@@ -113,6 +113,24 @@ def is_question(text: str) -> bool:
         return False
     if "?" in t or "？" in t:
         return True
+    if not t.isascii():  # (no Japanese cue fits ASCII text)
+        verdict = _asks_in_japanese(t)
+        if verdict is not None:
+            return verdict
+    words = _WORD_RE.findall(t.lower())
+    if not words:
+        return False
+    if words[0] in _EN_OPENERS and len(words) > 2:
+        return True
+    return words[0] in _EN_ANYWHERE or (
+        len(words) > 1
+        and words[1] in _EN_ANYWHERE
+        and words[0] in {"so", "and", "but", "ok", "hey"}
+    )
+
+
+def _asks_in_japanese(t: str) -> bool | None:
+    """is_question's Japanese cues: True or False when one decides, else None."""
     stripped = t.rstrip("。.！!…〜~ 　")
     for ending in _JA_QENDINGS:
         if ending.endswith(("。", "？", "?")):
@@ -125,16 +143,7 @@ def is_question(text: str) -> bool:
         return len(stripped) > 2
     if any(q in t for q in _JA_QWORDS) and stripped.endswith(("の", "？", "?", "っけ", "か")):
         return True
-    words = _WORD_RE.findall(t.lower())
-    if not words:
-        return False
-    if words[0] in _EN_OPENERS and len(words) > 2:
-        return True
-    return words[0] in _EN_ANYWHERE or (
-        len(words) > 1
-        and words[1] in _EN_ANYWHERE
-        and words[0] in {"so", "and", "but", "ok", "hey"}
-    )
+    return None
 
 
 def is_thanks(text: str) -> bool:
@@ -192,6 +201,8 @@ def honorific_names(text: str) -> list[str]:
     gives ``たなか``).
     """
     out: list[str] = []
+    if text.isascii():  # every honorific is Japanese
+        return out
     for m in _HONORIFIC_RE.finditer(text):
         run = m.group(1)
         kind = _script(run[-1])
@@ -218,6 +229,8 @@ def _script(ch: str) -> str:
 
 
 def at_mentions(text: str) -> list[str]:
+    if "@" not in text:
+        return []
     return [strip_honorific(m.group(1)) for m in _AT_RE.finditer(text)]
 
 
