@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from kuuki.folded import Folded
+
 HONORIFICS = ("さん", "ちゃん", "くん", "君", "様", "さま", "氏", "先輩", "せんぱい")
 
 # Words that only make a question when they open the sentence ("is it …", "can you …").
@@ -87,6 +89,7 @@ _THANKS_RE = re.compile(
     r"|ありがと|有難う|有り難う|サンキュ|感謝|助かり|助かっ|たすかる|どうも",
     re.IGNORECASE,
 )
+_THANKS = Folded(_THANKS_RE)
 _GREETING_RE = re.compile(
     r"^\s*(hi|hello|hey|hiya|yo|morning|good\s+(morning|evening|afternoon)|greetings)\b"
     r"|^\s*(こんにちは|こんばんは|おはよう|はじめまして|初めまして|やあ|おつかれ|お疲れ)",
@@ -148,7 +151,7 @@ def _asks_in_japanese(t: str) -> bool | None:
 
 def is_thanks(text: str) -> bool:
     """True for thanks in en or ja (thanks, thx, ty, ありがとう, 助かりました…)."""
-    return _THANKS_RE.search(text) is not None
+    return _THANKS.found_in(text)
 
 
 def is_greeting(text: str) -> bool:

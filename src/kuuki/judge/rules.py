@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from ..conversation import cues
 from ..domain import DecisionTrace, Message
+from ..folded import Folded
 from ..settings import Settings
 from .addressing import AddressDetector, normalise
 from .base import Situation
@@ -37,23 +38,23 @@ USER_LIMIT = 3  # bot actions one person may trigger per USER_LIMIT_WINDOW witho
 USER_LIMIT_WINDOW = timedelta(minutes=10)
 
 # Good news shared with the room: what a friend answers with at least an emoji.
-_GOOD_NEWS = re.compile(
+_GOOD_NEWS = Folded(re.compile(
     r"\b(finally (got|fixed|made|works?|did)|it works|works now|i passed|passed (the|my)"
     r"|got the (job|offer)|got accepted|we shipped|just shipped|we launched|released|nailed it"
     r"|i did it|we did it|it'?s done|all done|done!|good news|great news)\b"
     r"|やった[ー！!〜]*|できた[ー！!〜]|できました[！!]|合格|受かった|完成した|リリースした|直った|動いた"
     r"|うまくいった|上手くいった|内定",
     re.IGNORECASE,
-)
+))
 # A question put to the room says so ("anyone know…", "誰か…", polite forms that speak to
 # others); without such a word, musing and self-questions are talking to oneself.
-_ROOM = re.compile(
+_ROOM = Folded(re.compile(
     r"\b(any ?one|any ?body|some ?one|some ?body|any ideas?|you guys|y'?all|folks|guys"
     r"|can i ask|help me|thoughts)\b"
     r"|誰か|だれか|どなたか|知ってる人|知ってるひと|わかる人|分かる人|詳しい人|教えて|みなさん|皆さん|みんな"
     r"|ますか|ですか|でしょうか|ません[か？?]|ませんか",
     re.IGNORECASE,
-)
+))
 # Seed 003's "obvious monologue": self-questions and musing.
 _SELF_TALK = re.compile(
     r"なんでだ(?!ろう)|なんでや|せいか|かな[ぁあー〜…]*$|だろうな|っけ"
@@ -155,7 +156,7 @@ class RuleScorer:
         if not r.addressed:
             self._engagement(s, view, trace, r, before)
             self._keywords(text, trace)
-            if _GOOD_NEWS.search(text) and not r.question:
+            if _GOOD_NEWS.found_in(text) and not r.question:
                 trace.add("good news", 50, "shared with the room")
             self._silence(s, trace, before)
             self._one_to_one(view, trace, r, bot_ids)
@@ -217,7 +218,7 @@ class RuleScorer:
     ) -> bool:
         """Seed 003's obvious monologue: musing, a self-question, or a run of lines nobody
         else is part of; never when the text puts something to the room."""
-        if _ROOM.search(text):
+        if _ROOM.found_in(text):
             return False
         msg = s.message
         cutoff = msg.ts - MONOLOGUE_WINDOW

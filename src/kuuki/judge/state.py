@@ -21,6 +21,7 @@ import numpy as np
 
 from ..domain import Message
 from ..embed import Embedder
+from ..folded import Folded
 
 
 class ConvState(enum.StrEnum):
@@ -103,9 +104,9 @@ PROTOTYPES: dict[ConvState, tuple[str, ...]] = {
 }
 
 _CUES = (
-    (ConvState.ENDING, _ENDING),
-    (ConvState.MISUNDERSTANDING, _MISUNDERSTANDING),
-    (ConvState.CONFLICT, _CONFLICT),
+    (ConvState.ENDING, Folded(_ENDING)),
+    (ConvState.MISUNDERSTANDING, Folded(_MISUNDERSTANDING)),
+    (ConvState.CONFLICT, Folded(_CONFLICT)),
 )
 _MEMO_SIZE = 4096
 # Newest message counts most: a "bye" three messages ago does not end a live conversation.
@@ -175,9 +176,9 @@ class StateClassifier:
         if got is None:
             found = []
             for state, pattern in _CUES:
-                match = pattern.search(text)
-                if match:
-                    found.append((state, match.group(0)))
+                match = pattern.find(text)
+                if match is not None:
+                    found.append((state, match))
             ending = any(state is ConvState.ENDING for state, _ in found)
             got = (tuple(found), _SHOUT.search(text) is not None, ending)
             if len(self._cue_memo) >= _MEMO_SIZE:
