@@ -32,9 +32,9 @@ from kuuki.store.types import SafeJSON, UTCDateTime, dump_json
 Processor = Callable[[Any], Any] | None
 
 # Parameters one statement may bind (SQLITE_MAX_VARIABLE_NUMBER: 32,766 by default since
-# SQLite 3.32, 999 before), rows per multi-row INSERT, and RETURNING (SQLite 3.35).
+# SQLite 3.32, 999 before), the most rows in one multi-row INSERT, and RETURNING (SQLite 3.35).
 _MAX_VARS = 32_766 if sqlite3.sqlite_version_info >= (3, 32) else 999
-_MAX_ROWS = 500
+_MAX_ROWS = 256
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35)
 
 
@@ -138,21 +138,29 @@ def multirow(
     sql: str, params: Sequence[tuple[Any, ...]], suffix: str = ""
 ) -> Iterator[tuple[str, list[Any]]]:
     """An ``INSERT … VALUES (?, …)`` run once per parameter tuple, as few statements:
-    ``VALUES (…), (…), …`` of up to 500 rows (they go in one after the other, as
-    ``executemany`` puts them, conflict clauses included), so the connection's thread takes
-    the GIL a few times a batch instead of once a row — each time it must wait for the
-    event loop's thread to let go (docs/decisions.md). ``suffix`` ends each statement."""
+    ``VALUES (…), (…), …`` (the rows go in one after the other, as ``executemany`` puts
+    them, conflict clauses included), so the connection's thread takes the GIL a few times
+    a batch instead of once a row — each time it must wait for the event loop's thread to
+    let go (docs/decisions.md). The statements hold 256, 128, … 1 rows: sqlite3 keeps a
+    prepared statement per distinct text, and one per batch size (1–500 rows) held ~46 MB
+    of them. ``suffix`` ends each statement."""
     head, sep, rest = sql.partition(" VALUES (")
     group, _, tail = rest.partition(")")
     if not sep:
         raise ValueError(f"not an INSERT … VALUES statement: {sql[:60]!r}")
     if not params:
         return
-    step = max(1, min(_MAX_ROWS, _MAX_VARS // len(params[0])))
-    for s in range(0, len(params), step):
-        part = params[s : s + step]
-        values = ",".join(["(" + group + ")"] * len(part))
+    most = max(1, min(_MAX_ROWS, _MAX_VARS // len(params[0])))
+    most = 1 << (most.bit_length() - 1)  # a power of two
+    s = 0
+    while s < len(params):
+        size = most
+        while size > len(params) - s:
+            size //= 2
+        part = params[s : s + size]
+        values = ",".join(["(" + group + ")"] * size)
         yield f"{head} VALUES {values}{tail}{suffix}", [v for p in part for v in p]
+        s += size
 
 
 async def driver(conn: AsyncConnection) -> Any:
