@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from kuuki.testing.cluster import DISCORD_TOKEN
-from kuuki.testing.discord_server import DiscordServer
+from kuuki.testing.discord_server import DiscordServer, serving
 
 
 async def _reachable(url: str) -> str | None:
@@ -64,13 +64,5 @@ async def _admin(base: str):  # type: ignore[no-untyped-def]
 @pytest.fixture
 async def discord() -> AsyncIterator[DiscordServer]:
     """The local Discord, with a token shaped like a real one (the commands check it)."""
-    from discord.http import Route
-
-    s = DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)
-    await s.start()
-    old, Route.BASE = Route.BASE, s.api_base
-    try:
+    async with serving(DiscordServer(bot_name="Kuu", token=DISCORD_TOKEN)) as s:
         yield s
-    finally:
-        await s.close()
-        Route.BASE = old

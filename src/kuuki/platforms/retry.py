@@ -24,8 +24,39 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..domain import ChatEvent, EventKind
 
 log = logging.getLogger("kuuki.platforms")
+
+
+def start_point(
+    channel_id: str,
+    last: str | None,
+    pending: Sequence[ChatEvent],
+    *,
+    just_before: Callable[[str], str | None],
+    order: Callable[[str], Any],
+) -> str | None:
+    """Where reading ``channel_id`` back after a restart or a takeover starts, in either
+    platform's ids: after ``last`` (its last message stored), or from just before its
+    oldest message still in the inbox (``pending``) when that is earlier. A pending message
+    may have been answered while its records failed (an outage, then a crash); the answer
+    sits after it, before later stored messages. ``just_before(id)`` is the platform's id
+    just before a message (None if it has none), ``order`` sorts ids as the platform does;
+    an id either cannot read is passed over."""
+    if last is None:
+        return None
+    for event in pending:
+        msg = event.message
+        if event.channel.id != channel_id or event.kind is not EventKind.POSTED or msg is None:
+            continue
+        with contextlib.suppress(ValueError):
+            before = just_before(msg.id)
+            if before is not None and order(before) < order(last):
+                last = before
+    return last
 
 FIRST_PAUSE_S = 1.0
 MAX_PAUSE_S = 30.0

@@ -29,7 +29,7 @@ import re
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -866,6 +866,21 @@ class DiscordServer:
                 "resource": {"type": body.get("type", 4), "message": message},
             }
         )
+
+
+@contextlib.asynccontextmanager
+async def serving(server: DiscordServer) -> AsyncIterator[DiscordServer]:
+    """``server`` started, with discord.py's REST pointed at it, then closed and the
+    address put back. ``discord.http.Route.BASE`` is process-wide: one at a time."""
+    from discord.http import Route  # after kuuki.platforms.discord has imported discord
+
+    await server.start()
+    old, Route.BASE = Route.BASE, server.api_base
+    try:
+        yield server
+    finally:
+        await server.close()
+        Route.BASE = old
 
 
 # -- the conformance driver -------------------------------------------------------------------

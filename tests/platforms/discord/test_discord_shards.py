@@ -15,7 +15,7 @@ from kuuki.app import App, build_app
 from kuuki.clock import RealClock
 from kuuki.platforms.discord import DiscordOutbox, KuukiClient, run_discord
 from kuuki.settings import Settings
-from kuuki.testing.discord_server import DiscordServer
+from kuuki.testing.discord_server import DiscordServer, serving
 from kuuki.testing.llm import ScriptedLLM
 
 
@@ -34,16 +34,8 @@ class Bot:
 
 @pytest.fixture
 async def server() -> AsyncIterator[DiscordServer]:
-    from discord.http import Route  # after kuuki.platforms.discord has imported discord
-
-    s = DiscordServer(bot_name="Kuu")
-    await s.start()
-    old, Route.BASE = Route.BASE, s.api_base
-    try:
+    async with serving(DiscordServer(bot_name="Kuu")) as s:
         yield s
-    finally:
-        await s.close()
-        Route.BASE = old
 
 
 async def start_bot(

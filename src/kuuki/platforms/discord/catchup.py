@@ -20,7 +20,6 @@ discord.outbox), so this is the same rule read backwards.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from ...domain import Channel, ChatEvent, EventKind, Message, User, Visibility
+from .. import retry
 from . import mapping
 
 if TYPE_CHECKING:
@@ -105,19 +105,11 @@ async def last_messages(store: History) -> dict[str, str | None]:
 
 
 def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent]) -> str | None:
-    """Where reading ``channel_id`` back starts (see `last_messages`): after ``last``, or
-    from just before its oldest message still in the inbox (``pending``) if earlier."""
-    if last is None:
-        return None
-    for event in pending:
-        msg = event.message
-        if event.channel.id != channel_id or event.kind is not EventKind.POSTED or msg is None:
-            continue
-        with contextlib.suppress(ValueError):
-            before = int(msg.id) - 1
-            if before < int(last):
-                last = str(before)
-    return last
+    """Where reading ``channel_id`` back starts (see `last_messages`, and the rule in
+    `kuuki.platforms.retry.start_point`): snowflakes, one before another is minus one."""
+    return retry.start_point(
+        channel_id, last, pending, just_before=lambda mid: str(int(mid) - 1), order=int
+    )
 
 
 async def read_back(

@@ -32,6 +32,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from ...domain import Channel, ChatEvent, EventKind, Message, User
 from ...engine import Engine
+from .. import retry
 from .emoji import from_slack_name
 from .mapping import MalformedPayload, Mapper, message_id, ts_of
 from .outbox import SlackOutbox
@@ -293,20 +294,17 @@ def _has_replies_after(raw: dict[str, Any], oldest: str | None) -> bool:
 
 
 def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent]) -> str | None:
-    """Where reading ``channel_id`` back starts: after ``last`` (its last message stored),
-    or from just before its oldest message still in the inbox (``pending``) when that is
-    earlier. A pending message may have been answered while its records failed (an
-    outage, then a crash); the answer sits after it, before later stored messages."""
-    if last is None:
-        return None
-    for event in pending:
-        msg = event.message
-        if event.channel.id != channel_id or event.kind is not EventKind.POSTED or msg is None:
-            continue
-        before = _just_before(ts_of(msg.id))
-        if before is not None and _ts_key(before) < _ts_key(ts_of(last)):
-            last = message_id(channel_id, before)
-    return last
+    """Where reading ``channel_id`` back starts (the rule: `kuuki.platforms.retry.
+    start_point`), in message ids over Slack's ``ts``."""
+
+    def just_before(mid: str) -> str | None:
+        before = _just_before(ts_of(mid))
+        return message_id(channel_id, before) if before is not None else None
+
+    return retry.start_point(
+        channel_id, last, pending, just_before=just_before,
+        order=lambda mid: _ts_key(ts_of(mid)),
+    )
 
 
 async def read_back(
