@@ -28,6 +28,9 @@ from kuuki.store.urls import is_memory
 
 BUSY_TIMEOUT_MS = 10_000
 PG_CONNECT_TIMEOUT_S = 10
+# Ids bound into one ``IN (...)``: SQLite's variable limit is 32,766, PostgreSQL's 65,535;
+# 500 keeps each statement small on both.
+IN_CHUNK = 500
 
 Insert = sqlite.Insert | postgresql.Insert
 
@@ -98,3 +101,10 @@ def insert_ignore(dialect: str, model: type[Base], keys: Iterable[str]) -> Inser
     """INSERT … ON CONFLICT (keys) DO NOTHING."""
     stmt = insert_stmt(dialect, model)
     return stmt.on_conflict_do_nothing(index_elements=list(keys))
+
+
+def in_chunks(ids: Iterable[str]) -> Iterable[list[str]]:
+    """The distinct ``ids``, in order, in lists of at most :data:`IN_CHUNK`."""
+    items = list(dict.fromkeys(ids))
+    for i in range(0, len(items), IN_CHUNK):
+        yield items[i : i + IN_CHUNK]

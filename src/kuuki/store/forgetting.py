@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import delete, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from kuuki.store.engine import insert_stmt
+from kuuki.store.engine import IN_CHUNK, in_chunks, insert_stmt
 from kuuki.store.schema import (
     ChannelRow,
     DecisionRow,
@@ -48,17 +48,10 @@ from kuuki.store.schema import (
 )
 from kuuki.store.types import clean_text, to_utc
 
-_IN_CHUNK = 500
 # Ids of messages refused because their author is forgotten, so that the bot's answer to
 # one, written a moment later in another batch, is refused too. Bounded: an answer follows
 # its question within seconds.
 _UNKEPT_MAX = 10_000
-
-
-def _chunks(ids: Iterable[str]) -> Iterable[list[str]]:
-    items = list(dict.fromkeys(ids))
-    for i in range(0, len(items), _IN_CHUNK):
-        yield items[i : i + _IN_CHUNK]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +192,7 @@ class ForgetMixin:
     @staticmethod
     async def _bot_answers(conn: AsyncConnection, mine: Sequence[str]) -> list[str]:
         found: list[str] = []
-        for chunk in _chunks(mine):
+        for chunk in in_chunks(mine):
             q = (
                 select(MessageRow.id)
                 .join(UserRow, MessageRow.user_id == UserRow.id)
@@ -215,7 +208,7 @@ class ForgetMixin:
     async def _erase_messages(conn: AsyncConnection, uid: str, gone: Sequence[str]) -> int:
         await conn.execute(delete(ReactionRow).where(ReactionRow.user_id == uid))
         decisions = 0
-        for chunk in _chunks(gone):
+        for chunk in in_chunks(gone):
             await conn.execute(delete(ReactionRow).where(ReactionRow.message_id.in_(chunk)))
             result = await conn.execute(
                 delete(DecisionRow).where(DecisionRow.message_id.in_(chunk))
@@ -233,7 +226,7 @@ class ForgetMixin:
         pattern = _name_pattern(names)
         if pattern is None or not channels:
             return
-        for chunk in _chunks(channels):
+        for chunk in in_chunks(channels):
             rows = (await conn.execute(
                 select(DecisionRow.id, DecisionRow.reason, DecisionRow.trace).where(
                     DecisionRow.channel_id.in_(chunk), DecisionRow.decided_at >= to_utc(since)
@@ -257,7 +250,7 @@ class ForgetMixin:
             )
         )
         theirs = [str(r[0]) for r in rows if _names(r[1], uid)]
-        for chunk in _chunks(theirs):
+        for chunk in in_chunks(theirs):
             await conn.execute(
                 update(ProcessedEventRow)
                 .where(ProcessedEventRow.event_id.in_(chunk))
@@ -296,8 +289,8 @@ class ForgetMixin:
                 await conn.execute(
                     update(MemoryRow).where(MemoryRow.id == row_id).values(content=kept)
                 )
-        for i in range(0, len(drop), _IN_CHUNK):
-            await conn.execute(delete(MemoryRow).where(MemoryRow.id.in_(drop[i : i + _IN_CHUNK])))
+        for i in range(0, len(drop), IN_CHUNK):
+            await conn.execute(delete(MemoryRow).where(MemoryRow.id.in_(drop[i : i + IN_CHUNK])))
         return len(drop)
 
     @staticmethod
@@ -307,8 +300,8 @@ class ForgetMixin:
         # dialect escapes it, and forgetting is rare while facts are capped per channel.
         rows = await conn.execute(select(FactRow.id, FactRow.source_user_ids))
         drop = [int(r[0]) for r in rows if uid in _sources(r[1])]
-        for i in range(0, len(drop), _IN_CHUNK):
-            chunk = drop[i : i + _IN_CHUNK]
+        for i in range(0, len(drop), IN_CHUNK):
+            chunk = drop[i : i + IN_CHUNK]
             await conn.execute(
                 delete(ProactiveLedgerRow).where(ProactiveLedgerRow.fact_id.in_(chunk))
             )

@@ -18,23 +18,16 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kuuki.domain import Message
+from kuuki.store.engine import in_chunks
 from kuuki.store.records import row_to_message
 from kuuki.store.schema import DecisionRow, MessageRow, ReactionRow, UserRow
 from kuuki.store.types import to_utc
-
-_IN_CHUNK = 500
 
 _SELECT = select(
     MessageRow,
     UserRow.name.label("user_name"),
     UserRow.is_bot.label("user_is_bot"),
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
-
-
-def _chunks(ids: Iterable[str]) -> Iterable[list[str]]:
-    items = list(dict.fromkeys(ids))
-    for i in range(0, len(items), _IN_CHUNK):
-        yield items[i : i + _IN_CHUNK]
 
 
 class HistoryMixin:
@@ -99,7 +92,7 @@ class HistoryMixin:
         await self._flush_pending()
         found: set[str] = set()
         async with self._engine.connect() as conn:
-            for chunk in _chunks(message_ids):
+            for chunk in in_chunks(message_ids):
                 q = select(DecisionRow.message_id).where(DecisionRow.message_id.in_(chunk))
                 found.update(str(r) for r in (await conn.scalars(q)).all())
         return found
@@ -111,7 +104,7 @@ class HistoryMixin:
         bots = sorted(set(bot_ids))
         found: set[str] = set()
         async with self._engine.connect() as conn:
-            for chunk in _chunks(message_ids):
+            for chunk in in_chunks(message_ids):
                 replies = select(MessageRow.reply_to).where(
                     MessageRow.reply_to.in_(chunk), MessageRow.user_id.in_(bots)
                 )
@@ -151,7 +144,7 @@ class HistoryMixin:
         await self._flush_pending()
         out: list[Message] = []
         async with self._engine.connect() as conn:
-            for chunk in _chunks(message_ids):
+            for chunk in in_chunks(message_ids):
                 rows: Any = await conn.execute(_SELECT.where(MessageRow.id.in_(chunk)))
                 out.extend(row_to_message(r._mapping) for r in rows)
         return out

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from kuuki.domain import Channel, Decision, Message, User, Visibility
 from kuuki.errors import StoreError
 from kuuki.store import fastwrite, migrations
-from kuuki.store.engine import create_engine, insert_ignore, insert_stmt
+from kuuki.store.engine import IN_CHUNK, create_engine, insert_ignore, insert_stmt
 from kuuki.store.events import EventStoreMixin
 from kuuki.store.forgetting import ForgetMixin
 from kuuki.store.history import HistoryMixin
@@ -56,9 +56,6 @@ _DECISION_COLUMNS = tuple(k for k in DECISION_KEYS if k != "id")
 def _by_id(u: dict[str, Any]) -> str:
     return str(u["id"])
 
-
-# Chunk size for IN (...) lists: well under SQLite's and asyncpg's parameter limits.
-_IN_CHUNK = 500
 
 _MESSAGE_SELECT = select(
     *(MessageRow.__table__.c[c] for c in MESSAGE_COLUMNS),
@@ -441,8 +438,8 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
     async def set_conversation(self, message_ids: Sequence[str], conversation_id: str) -> None:
         await self._flush_pending()
         async with self._engine.begin() as conn:
-            for i in range(0, len(message_ids), _IN_CHUNK):
-                chunk = list(message_ids[i : i + _IN_CHUNK])
+            for i in range(0, len(message_ids), IN_CHUNK):
+                chunk = list(message_ids[i : i + IN_CHUNK])
                 await conn.execute(
                     update(MessageRow)
                     .where(MessageRow.id.in_(chunk))
@@ -453,8 +450,8 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
         """Record that the memory layer has reflected on these messages (never again)."""
         await self._flush_pending()
         async with self._engine.begin() as conn:
-            for i in range(0, len(message_ids), _IN_CHUNK):
-                chunk = list(message_ids[i : i + _IN_CHUNK])
+            for i in range(0, len(message_ids), IN_CHUNK):
+                chunk = list(message_ids[i : i + IN_CHUNK])
                 await conn.execute(
                     update(MessageRow).where(MessageRow.id.in_(chunk)).values(reflected=True)
                 )
