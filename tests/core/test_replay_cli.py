@@ -108,6 +108,27 @@ def test_replay_of_a_malformed_file_exits_2_naming_the_line(
     assert len(captured.out.splitlines()) == 3
 
 
+def test_replay_into_a_store_that_saw_its_ids_stops_and_keeps_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second replay of the same ids into one --store would be skipped silently (an id is
+    handled once): it stops naming the store and the ids, and the store keeps its run."""
+    path, store = write(tmp_path, LINES), tmp_path / "replay.db"
+    assert main(["replay", str(path), "--llm", "none", "--store", str(store)]) == 0
+    first = capsys.readouterr().out.splitlines()
+    assert len(first) == 3
+    assert main(["replay", str(path), "--llm", "none", "--store", str(store)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"--store {store} already holds 5 events" in captured.err
+    assert "(m1, m2, m3, m4, edit:m1:7)" in captured.err and "new --store file" in captured.err
+    assert main(["why", "m3", "--store", str(store), "--json"]) == 0
+    assert [d["action"] for d in json.loads(capsys.readouterr().out)] == ["reply"]
+    other = tmp_path / "other.db"  # a new file replays the same transcript as the first run
+    assert main(["replay", str(path), "--llm", "none", "--store", str(other)]) == 0
+    assert capsys.readouterr().out.splitlines() == first
+
+
 def test_bad_setting_stops_start_up_with_one_message(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "KUUKI_JUDGE_MODE": "sometimes", "HOME": str(tmp_path)}
     proc = subprocess.run(

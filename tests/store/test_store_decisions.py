@@ -53,6 +53,14 @@ async def test_event_dedupe(store: Store) -> None:
     assert not await store.writer.mark_event("ev-1", T0)
 
 
+async def test_taken_in_names_the_ids_already_stored_in_the_order_asked(store: Store) -> None:
+    assert await store.taken_in(["ev-1", "ev-2"]) == []
+    assert await store.mark_event("ev-2", T0)
+    assert await store.writer.mark_event("ev-4", T0)  # still in the writer: counts
+    many = [f"x-{i}" for i in range(1200)]  # more than one IN (...) chunk
+    assert await store.taken_in(["ev-4", "ev-1", *many, "ev-2", "ev-2"]) == ["ev-4", "ev-2"]
+
+
 async def test_event_dedupe_beyond_the_memory_cache(store_url: str) -> None:
     s = await Store.open(store_url, event_cache_size=2)
     try:

@@ -75,6 +75,8 @@ async def run_replay(
             dump=PromptDumper(dump_dir) if dump_dir else None,
         )
         try:
+            if store:  # a store of the user's may hold an earlier run of these ids
+                await _refuse_replayed_ids(app.store, transcript, store)
             await replay(
                 app.engine, clock, transcript, None if check_expectations else emit, timeline
             )
@@ -104,6 +106,24 @@ def report(transcript: Transcript, failures: list[Failure], llm: str) -> str:
         f"(--llm {llm}): {verdict}"
     )
     return "\n".join(lines)
+
+
+async def _refuse_replayed_ids(store: Any, transcript: Transcript, where: str) -> None:
+    """Stop before replaying ids the store has already taken in.
+
+    The engine handles an event id once, however often it is delivered: replaying a
+    transcript (or another with the same ids, such as m1, m2...) into a store that holds
+    an earlier run would silently skip those messages and print other decisions.
+    """
+    seen = await store.taken_in([e.event_id for e in transcript.events])
+    if not seen:
+        return
+    shown = ", ".join(seen[:5]) + (", ..." if len(seen) > 5 else "")
+    raise KuukiError(
+        f"--store {mask_raw(where)} already holds {plural(len(seen), 'event')} with the ids "
+        f"of {transcript.path} ({shown}), from an earlier run; the bot handles an id once, "
+        "so the replay would skip them. Replay into a new --store file, or delete this one"
+    )
 
 
 def _say_where_decisions_went(store: str | None, err: TextIO) -> None:

@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from kuuki.domain import Channel, ChatEvent
 from kuuki.errors import StoreError
 from kuuki.store import fastwrite
-from kuuki.store.engine import insert_ignore, insert_stmt
+from kuuki.store.engine import in_chunks, insert_ignore, insert_stmt
 from kuuki.store.hot import HotConnection
 from kuuki.store.records import channel_row, event_payload, payload_event
 from kuuki.store.schema import ChannelRow, ProcessedEventRow
@@ -132,6 +132,18 @@ class EventStoreMixin:
             payloads = list((await conn.scalars(q)).all())
         events = [payload_event(p) for p in payloads if isinstance(p, Mapping)]
         return [e for e in events if platform is None or e.channel.platform == platform]
+
+    async def taken_in(self, event_ids: Sequence[str]) -> list[str]:
+        """The ids among ``event_ids`` this store has already taken in (handled or not),
+        in the order given: the engine would drop a new delivery of any of them."""
+        await self._flush_pending()
+        cleaned = {clean_text(e): e for e in event_ids}
+        found: set[str] = set()
+        async with self._engine.connect() as conn:
+            for chunk in in_chunks(cleaned):
+                q = select(ProcessedEventRow.event_id).where(ProcessedEventRow.event_id.in_(chunk))
+                found.update((await conn.scalars(q)).all())
+        return [original for key, original in cleaned.items() if key in found]
 
     async def mark_handled(self, event_ids: Sequence[str]) -> None:
         """Mark events handled now (the engine does it through the writer instead)."""
