@@ -30,6 +30,9 @@ from ..domain import ChatEvent, EventKind
 
 log = logging.getLogger("kuuki.platforms")
 
+FIRST_PAUSE_S = 1.0
+MAX_PAUSE_S = 30.0
+
 
 def start_point(
     channel_id: str,
@@ -57,9 +60,6 @@ def start_point(
             if before is not None and order(before) < order(last):
                 last = before
     return last
-
-FIRST_PAUSE_S = 1.0
-MAX_PAUSE_S = 30.0
 
 
 class Retrier:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
@@ -31,6 +31,7 @@ PG_CONNECT_TIMEOUT_S = 10
 # Ids bound into one ``IN (...)``: SQLite's variable limit is 32,766, PostgreSQL's 65,535;
 # 500 keeps each statement small on both.
 IN_CHUNK = 500
+_Id = TypeVar("_Id", str, int)
 
 Insert = sqlite.Insert | postgresql.Insert
 
@@ -103,7 +104,7 @@ def insert_ignore(dialect: str, model: type[Base], keys: Iterable[str]) -> Inser
     return stmt.on_conflict_do_nothing(index_elements=list(keys))
 
 
-def in_chunks(ids: Iterable[str]) -> Iterable[list[str]]:
+def in_chunks(ids: Iterable[_Id]) -> Iterable[list[_Id]]:
     """The distinct ``ids``, in order, in lists of at most :data:`IN_CHUNK`."""
     items = list(dict.fromkeys(ids))
     for i in range(0, len(items), IN_CHUNK):

@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import delete, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from kuuki.store.engine import IN_CHUNK, in_chunks, insert_stmt
+from kuuki.store.engine import in_chunks, insert_stmt
 from kuuki.store.schema import (
     ChannelRow,
     DecisionRow,
@@ -289,8 +289,8 @@ class ForgetMixin:
                 await conn.execute(
                     update(MemoryRow).where(MemoryRow.id == row_id).values(content=kept)
                 )
-        for i in range(0, len(drop), IN_CHUNK):
-            await conn.execute(delete(MemoryRow).where(MemoryRow.id.in_(drop[i : i + IN_CHUNK])))
+        for chunk in in_chunks(drop):
+            await conn.execute(delete(MemoryRow).where(MemoryRow.id.in_(chunk)))
         return len(drop)
 
     @staticmethod
@@ -300,8 +300,7 @@ class ForgetMixin:
         # dialect escapes it, and forgetting is rare while facts are capped per channel.
         rows = await conn.execute(select(FactRow.id, FactRow.source_user_ids))
         drop = [int(r[0]) for r in rows if uid in _sources(r[1])]
-        for i in range(0, len(drop), IN_CHUNK):
-            chunk = drop[i : i + IN_CHUNK]
+        for chunk in in_chunks(drop):
             await conn.execute(
                 delete(ProactiveLedgerRow).where(ProactiveLedgerRow.fact_id.in_(chunk))
             )

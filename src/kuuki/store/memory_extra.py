@@ -15,7 +15,7 @@ from typing import Protocol
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kuuki.store.engine import IN_CHUNK
+from kuuki.store.engine import in_chunks
 from kuuki.store.forgetting import tombstones
 from kuuki.store.schema import FactRow, ProactiveLedgerRow
 from kuuki.store.types import to_utc
@@ -55,8 +55,7 @@ async def delete_facts(store: HasEngine, fact_ids: Sequence[int]) -> int:
     """Delete facts (and their ledger rows); return how many facts were deleted."""
     removed = 0
     async with store.engine.begin() as conn:
-        for i in range(0, len(fact_ids), IN_CHUNK):
-            chunk = [int(x) for x in fact_ids[i : i + IN_CHUNK]]
+        for chunk in in_chunks(int(x) for x in fact_ids):
             # SQLite may run without foreign-key enforcement: do the cascade by hand.
             await conn.execute(
                 delete(ProactiveLedgerRow).where(ProactiveLedgerRow.fact_id.in_(chunk))

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from kuuki.domain import Channel, Decision, Message, User, Visibility
 from kuuki.errors import StoreError
 from kuuki.store import fastwrite, migrations
-from kuuki.store.engine import IN_CHUNK, create_engine, insert_ignore, insert_stmt
+from kuuki.store.engine import create_engine, in_chunks, insert_ignore, insert_stmt
 from kuuki.store.events import EventStoreMixin
 from kuuki.store.forgetting import ForgetMixin
 from kuuki.store.history import HistoryMixin
@@ -438,8 +438,7 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
     async def set_conversation(self, message_ids: Sequence[str], conversation_id: str) -> None:
         await self._flush_pending()
         async with self._engine.begin() as conn:
-            for i in range(0, len(message_ids), IN_CHUNK):
-                chunk = list(message_ids[i : i + IN_CHUNK])
+            for chunk in in_chunks(message_ids):
                 await conn.execute(
                     update(MessageRow)
                     .where(MessageRow.id.in_(chunk))
@@ -450,8 +449,7 @@ class Store(EventStoreMixin, HistoryMixin, ForgetMixin, MemoryStoreMixin):
         """Record that the memory layer has reflected on these messages (never again)."""
         await self._flush_pending()
         async with self._engine.begin() as conn:
-            for i in range(0, len(message_ids), IN_CHUNK):
-                chunk = list(message_ids[i : i + IN_CHUNK])
+            for chunk in in_chunks(message_ids):
                 await conn.execute(
                     update(MessageRow).where(MessageRow.id.in_(chunk)).values(reflected=True)
                 )
