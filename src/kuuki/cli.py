@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import KuukiError
-from .settings import Settings, llm_backends, load_settings
-from .store.urls import path_or_url
+from kuuki import __version__
+from kuuki.errors import KuukiError
+from kuuki.settings import Settings, llm_backends, load_settings
+from kuuki.store.urls import path_or_url
 
 
 def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
@@ -29,14 +29,14 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from .run import run_chat
+    from kuuki.app.run import run_chat
 
     overrides = {"KUUKI_LLM": args.llm} if args.llm else None
     return asyncio.run(run_chat(_settings(args, overrides)))
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .platforms.replay_cli import run_replay
+    from kuuki.replay.cli import run_replay
 
     settings = _settings(args, {"KUUKI_LLM": args.llm} if args.llm else None)
     return asyncio.run(
@@ -53,7 +53,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    from .why import run_why
+    from kuuki.explain.why import run_why
 
     settings = _settings(args)
     store = path_or_url(args.store) if args.store else None
@@ -63,49 +63,49 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
-
     if args.what == "ingest":
+        from kuuki.bench.ingest import ingest
+
         result = asyncio.run(
-            bench.ingest(args.messages, args.channels, args.store, window=args.window)
+            ingest(args.messages, args.channels, args.store, window=args.window)
         )
     elif args.what == "soak":
-        from .bench_soak import soak
+        from kuuki.bench.soak import soak
 
         result = asyncio.run(soak(args.messages, args.channels, sample_every=args.sample_every,
                                   store_url=args.store))
     elif args.what == "crash":
-        from .testing.crash import bench as crash_bench
+        from kuuki.bench.crash import bench as crash_bench
 
         platforms = ["discord", "slack"] if args.platform == "both" else [args.platform]
         result = crash_bench(platforms, postgres=args.postgres)
         print(json.dumps(result, ensure_ascii=False))
         return 0 if all(c["held"] for c in result["cases"]) else 1
     elif args.what == "disentangle":
-        from .conversation.cli import run_bench
+        from kuuki.conversation.cli import run_bench
 
         run_bench(Path(args.data), sys.stdout)
         return 0
     elif args.what == "judge":
-        from .decide.bench import run_bench_judge
+        from kuuki.bench.judge import run_bench_judge
 
         run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
         return 0
     elif args.what == "facts":
-        from .memory.bench import run_bench_facts
+        from kuuki.bench.memory import run_bench_facts
 
         run_bench_facts(sys.stdout)
         return 0
     elif args.what == "reply":
-        from .guard.bench import bench_reply, print_report
+        from kuuki.bench.guard import bench_reply, print_report
 
         report = asyncio.run(bench_reply(_settings(args), limit=args.limit, busy=args.busy))
         print_report(report, sys.stdout, details=args.details)
         return 0
     elif args.what == "tools":
-        from .app import make_llm
-        from .tools.bench import bench_tools
-        from .tools.bench import print_report as print_tools
+        from kuuki.app import make_llm
+        from kuuki.bench.tools import bench_tools
+        from kuuki.bench.tools import print_report as print_tools
 
         settings = _settings(args, {"KUUKI_LLM": args.llm} if args.llm else None)
         llm = make_llm(settings.llm)
@@ -115,14 +115,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print_tools(report, sys.stdout, details=args.details)
         return 0
     elif args.what == "broker":
-        from .scale.broker_bench import bench_broker
+        from kuuki.bench.broker import bench_broker
 
         engines = ("rabbitmq", "nats") if args.engine == "all" else (args.engine,)
         asyncio.run(bench_broker(args.messages, args.channels, args.amqp, args.nats, sys.stdout,
                                  engines, rabbit_queue=args.rabbit_queue))
         return 0
     elif args.what == "scenarios":
-        from .platforms import scenario_bench
+        from kuuki.bench import scenarios as scenario_bench
 
         found = asyncio.run(scenario_bench.bench_scenarios(
             _settings(args), [Path(d) for d in args.dirs], args.llm,
@@ -131,7 +131,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scenario_bench.print_report(found, sys.stdout)
         return 0
     elif args.what == "scale":
-        from .scale.bench import bench_scale
+        from kuuki.bench.scale import bench_scale
 
         asyncio.run(bench_scale(args.amqp, args.postgres, messages=args.messages,
                                 channels=args.channels, out=sys.stdout))
@@ -143,7 +143,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    from .memory.cli import (
+    from kuuki.memory.cli import (
         run_memory_forget,
         run_memory_list,
         run_memory_show,
@@ -166,7 +166,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_playground(args: argparse.Namespace) -> int:
-    from .platforms.playground import serve_playground
+    from kuuki.platforms.playground import serve_playground
 
     overrides = {"KUUKI_LLM": args.llm} if args.llm else None
     settings = _settings(args, overrides)
@@ -199,7 +199,7 @@ def _loopback(host: str) -> bool:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .run import run_platforms
+    from kuuki.app.run import run_platforms
 
     flags = {
         "KUUKI_DISCORD_SHARD_COUNT": args.shard_count,
@@ -211,42 +211,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     overrides = {name: str(v) for name, v in flags.items() if v is not None}
     settings = _settings(args, overrides)
     if args.workers:
-        from .scale.cli import run_with_workers
+        from kuuki.scale.cli import run_with_workers
 
         return run_with_workers(args, settings)
     return asyncio.run(run_platforms(settings))
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
-    from .conversation.cli import run_disentangle
+    from kuuki.conversation.cli import run_disentangle
 
     run_disentangle(Path(args.file), args.start, sys.stdout)
     return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .conversation.cli import run_eval
+    from kuuki.conversation.cli import run_eval
 
     run_eval(Path(args.dir), sys.stdout)
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .conversation.cli import run_train
+    from kuuki.conversation.cli import run_train
 
     run_train(Path(args.data), Path(args.out) if args.out else _default_weights(), sys.stdout)
     return 0
 
 
 def cmd_train_embeddings(args: argparse.Namespace) -> int:
-    from .embed_distill import default_table_path, distill
+    from kuuki.embed.distill import default_table_path, distill
 
     distill(Path(args.out) if args.out else default_table_path(), out=sys.stdout)
     return 0
 
 
 def _default_weights() -> Path:
-    from .conversation import model as _model
+    from kuuki.conversation import model as _model
 
     return Path(_model.__file__).with_name(_model.WEIGHTS_FILE)
 
@@ -443,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default 0.0.0.0)")
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
     run.set_defaults(fn=cmd_run)
-    from .scale.cli import add_parsers
+    from kuuki.scale.cli import add_parsers
 
     add_parsers(sub, run)
 

@@ -118,7 +118,7 @@ class ChatEvent:
     backfill: bool = False
     # Arrived after the fact (recovered after a crash, or read back from the platform's
     # history after a restart or an outage): recorded; an addressed one is answered at the
-    # channel's catch-up marker if still owed (kuuki.engine).
+    # channel's catch-up marker if still owed (kuuki.engine.core).
     catch_up: bool = False
 
 
@@ -171,7 +171,7 @@ class LLMCallRecord:
 
 @dataclass(slots=True)
 class ToolCallRecord:
-    """One tool the model asked for while replying (kuuki.tools), and what came of it.
+    """One tool the model asked for while replying (kuuki.respond.tools), and what came of it.
 
     ``arguments`` is what the model wrote (shortened); ``result_chars`` how much of the
     result went into the prompt; ``outcome`` "ok", or why the model got a note instead:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .domain import Action, Channel, Decision, DecisionTrace, Message
+from kuuki.domain import Action, Channel, Decision, DecisionTrace, Message
 
 if TYPE_CHECKING:
-    from .llm.base import ChatMessage
-    from .memory.context import PromptContext
+    from kuuki.llm.base import ChatMessage
+    from kuuki.memory.context import PromptContext
 
 # Where prompts are written for inspection (kuuki replay --dump-prompts): key, messages.
 PromptDump = Callable[[str, Sequence["ChatMessage"]], None]

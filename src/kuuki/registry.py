@@ -1,5 +1,5 @@
 """Named factories with entry-point plugins: the one mechanism behind the LLM back-end
-registry (kuuki.llm.registry) and the tool registry (kuuki.tools.registry).
+registry (kuuki.llm.registry) and the tool registry (kuuki.respond.tools.registry).
 
 Built-ins register themselves like any plugin; third-party packages expose an entry point
 in ``group``, a callable that receives `register`. Plugins load once, on the first

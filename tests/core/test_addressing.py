@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from kuuki.decide.addressing import AddressDetector
 from kuuki.domain import Message, User
-from kuuki.judge.addressing import AddressDetector
 
 DET = AddressDetector(["Kuu", "くう", "クウ", "空"])
 T = datetime(2026, 1, 5, tzinfo=UTC)

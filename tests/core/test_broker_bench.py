@@ -15,7 +15,7 @@ import socket
 
 import pytest
 
-from kuuki.scale.broker_bench import (
+from kuuki.bench.broker import (
     DEFAULT_AMQP,
     DEFAULT_NATS,
     PARTITIONS,

@@ -11,6 +11,7 @@ import pytest
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
+from kuuki.decide.base import AddressedOnlyJudge, Situation, Verdict
 from kuuki.domain import (
     ActionKind,
     Channel,
@@ -24,7 +25,6 @@ from kuuki.domain import (
     Visibility,
 )
 from kuuki.errors import LLMBadOutput, LLMTimeout
-from kuuki.judge.base import AddressedOnlyJudge, Situation, Verdict
 from kuuki.settings import LLMSettings, Settings
 from kuuki.testing import RecordingOutbox
 from kuuki.testing.llm import ScriptedLLM

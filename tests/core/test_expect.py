@@ -12,8 +12,8 @@ import pytest
 from kuuki.cli import main
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Stage
 from kuuki.errors import TranscriptError
-from kuuki.platforms.expect import Timeline, check
-from kuuki.platforms.transcript import parse_lines
+from kuuki.replay.expect import Timeline, check
+from kuuki.replay.transcript import parse_lines
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 SETUP = '{"setup": {"bot": "Kuu", "aliases": ["くう"], "language": "en"}}'

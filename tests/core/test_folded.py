@@ -1,4 +1,4 @@
-"""Folded cue patterns answer exactly as the case-insensitive originals (kuuki.folded)."""
+"""Folded cue patterns answer exactly as the case-insensitive originals (kuuki.text.folded)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import pytest
 
 from kuuki.conversation import cues
-from kuuki.folded import Folded
-from kuuki.judge import rules, state
+from kuuki.decide import rules, state
+from kuuki.text.folded import Folded
 
 
 def _texts(rng: random.Random, n: int) -> list[str]:

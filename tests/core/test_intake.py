@@ -1,4 +1,4 @@
-"""The intake's refusals keep each channel gap-free (kuuki.intake, issue 11)."""
+"""The intake's refusals keep each channel gap-free (kuuki.engine.intake, issue 11)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
+from kuuki.engine.intake import Intake
 from kuuki.errors import IntakeUnavailable
-from kuuki.intake import Intake
 
 A, B = Channel("a", "a"), Channel("b", "b")
 T0 = datetime(2026, 1, 5, 10, tzinfo=UTC)

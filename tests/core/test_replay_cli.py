@@ -9,7 +9,7 @@ import pytest
 
 from kuuki.cli import main
 from kuuki.errors import TranscriptError
-from kuuki.platforms.transcript import parse_lines, read_transcript
+from kuuki.replay.transcript import parse_lines, read_transcript
 
 LINES = [
     '{"setup": {"bot": "Mio", "aliases": ["みお"], "language": "ja"}}',

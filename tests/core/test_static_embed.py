@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kuuki.embed import default_embedder
-from kuuki.embed_distill import build_table
-from kuuki.static_embed import StaticEmbedder
+from kuuki.embed.distill import build_table
+from kuuki.embed.static import StaticEmbedder
 
 PAIRS = [
     ("the server is down again", "サーバーがまた落ちた"),

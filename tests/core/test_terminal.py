@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from kuuki.app import build_app
+from kuuki.app.run import run_chat
 from kuuki.clock import VirtualClock
+from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import User
-from kuuki.judge.base import AddressedOnlyJudge
 from kuuki.llm.base import ChatMessage, Completion
 from kuuki.platforms.terminal import Console, TerminalOutbox, TerminalRoom
-from kuuki.run import run_chat
 from kuuki.settings import Settings, load_settings
 from kuuki.testing.llm import ScriptedLLM
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from kuuki.clock import VirtualClock
+from kuuki.decide.addressing import AddressDetector
+from kuuki.decide.base import BotState, Situation
 from kuuki.domain import Channel, DecisionTrace, Message, User
 from kuuki.errors import LLMUnavailable
-from kuuki.judge.addressing import AddressDetector
-from kuuki.judge.base import BotState, Situation
 from kuuki.llm.base import ChatMessage, Completion
 from kuuki.settings import Persona, Settings
 

@@ -6,8 +6,8 @@ import io
 import json
 from pathlib import Path
 
-from kuuki.decide.bench import irc_to_transcript, run_bench_judge
-from kuuki.platforms.transcript import parse_lines
+from kuuki.bench.judge import irc_to_transcript, run_bench_judge
+from kuuki.replay.transcript import parse_lines
 
 IRC = """[03:41] <alice> hi, how do I install the nvidia driver on ubuntu?
 === bob [~bob@host]  has joined #ubuntu
@@ -44,7 +44,7 @@ def test_gold_figures_count_replies_to_answered_messages_and_open_questions(
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from kuuki.decide.bench_gold import gold_figures
+    from kuuki.bench.judge_gold import gold_figures
     from kuuki.domain import (
         Action,
         ActionKind,

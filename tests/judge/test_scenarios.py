@@ -1,7 +1,7 @@
 """The scenario suite: every transcript under tests/scenarios replayed with no LLM.
 
 Each expect line (``{"after": "m7", "expect": {"action": [...]}}`` or the ``from``/``to``
-form with ``max_replies``) is checked by `kuuki.platforms.expect`, the same code that
+form with ``max_replies``) is checked by `kuuki.replay.expect`, the same code that
 `kuuki replay --check` runs, on the timeline `kuuki replay --llm none` would produce.
 """
 
@@ -14,9 +14,9 @@ import pytest
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
 from kuuki.domain import User
-from kuuki.platforms.expect import Timeline, check
-from kuuki.platforms.replay import RecordingOutbox, replay
-from kuuki.platforms.transcript import apply_setup, read_transcript
+from kuuki.replay.expect import Timeline, check
+from kuuki.replay.runner import RecordingOutbox, replay
+from kuuki.replay.transcript import apply_setup, read_transcript
 from kuuki.settings import Settings
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

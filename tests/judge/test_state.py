@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from kuuki.decide.response_type import choose_form
+from kuuki.decide.rules import LocalResult
+from kuuki.decide.state import ConvState, StateClassifier, StateResult, parse_state
 from kuuki.domain import ActionKind
-from kuuki.judge.response_type import choose_form
-from kuuki.judge.rules import LocalResult
-from kuuki.judge.state import ConvState, StateClassifier, StateResult, parse_state
 from kuuki.settings import Persona
 
 from .conftest import msg

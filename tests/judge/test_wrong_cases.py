@@ -13,8 +13,8 @@ from typing import Any
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
 from kuuki.domain import ActionKind, Decision, User
-from kuuki.platforms.replay import RecordingOutbox, replay
-from kuuki.platforms.transcript import apply_setup, parse_lines
+from kuuki.replay.runner import RecordingOutbox, replay
+from kuuki.replay.transcript import apply_setup, parse_lines
 from kuuki.settings import Settings
 
 SETUP = {"bot": "Kuu", "aliases": ["くう"], "language": "en", "keywords": ["docker", "python"]}

@@ -12,8 +12,8 @@ import pytest
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
+from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import Channel, ChatEvent, Decision, EventKind, Message, User, Visibility
-from kuuki.judge.base import AddressedOnlyJudge
 from kuuki.llm.base import current_purpose
 from kuuki.memory.keywords import keywords
 from kuuki.memory.service import MemoryService

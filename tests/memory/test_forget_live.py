@@ -144,7 +144,7 @@ async def test_forget_me_on_the_platform_holds_through_the_next_flushes(
     tmp_path: Path, store_url: str
 ) -> None:
     url = store_url
-    from kuuki.commands import run_command
+    from kuuki.platforms.commands import run_command
 
     h = await make(tmp_path, s=_s(), store_url=url)
     try:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kuuki.bench.memory import run_bench_facts
 from kuuki.domain import ActionKind, Stage, Visibility
-from kuuki.memory.bench import run_bench_facts
 from kuuki.memory.facts import FactIndex
 from kuuki.memory.keywords import keyword_set, keywords
 from kuuki.store.records import FactRecord

@@ -5,10 +5,10 @@ from pathlib import Path
 
 from kuuki.app import PromptDumper, build_app
 from kuuki.clock import VirtualClock
+from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import User
-from kuuki.judge.base import AddressedOnlyJudge
-from kuuki.platforms.replay import replay
-from kuuki.platforms.transcript import read_transcript
+from kuuki.replay.runner import replay
+from kuuki.replay.transcript import read_transcript
 from kuuki.testing import RecordingOutbox
 
 from .conftest import (

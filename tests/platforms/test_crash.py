@@ -1,5 +1,5 @@
 """kill -9 and a stopped database in the middle of a stream, through each platform's local
-server (issue 11); the scenario and its checks are kuuki.testing.crash (also run by
+server (issue 11); the scenario and its checks are kuuki.bench.crash (also run by
 `kuuki bench crash`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kuuki.testing.crash import PG_ENV, PLATFORMS, kill_9, postgres_outage, private_postgres
+from kuuki.bench.crash import PG_ENV, PLATFORMS, kill_9, postgres_outage, private_postgres
 from kuuki.testing.crashkit import PrivateServer
 
 

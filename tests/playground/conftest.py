@@ -11,8 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.testclient import WebSocketTestSession as WS
 
+from kuuki.decide.base import Judge, Situation, Verdict
 from kuuki.domain import ActionKind, DecisionTrace, Stage
-from kuuki.judge.base import Judge, Situation, Verdict
 from kuuki.llm.base import ChatMessage, Completion, ToolSpec, current_purpose
 from kuuki.llm.stub import passive_value
 from kuuki.platforms.playground import create_app

@@ -12,7 +12,7 @@ from kuuki.clock import VirtualClock
 from kuuki.llm.base import ChatMessage
 from kuuki.platforms.playground import create_app
 from kuuki.platforms.playground.room import Hub, Room
-from kuuki.platforms.transcript import parse_lines
+from kuuki.replay.transcript import parse_lines
 from kuuki.settings import Persona, Settings
 from kuuki.testing.llm import ScriptedLLM, tool_call
 

@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
+from kuuki.decide.base import Judge
 from kuuki.domain import Visibility
 from kuuki.errors import LLMTimeout
-from kuuki.judge.base import Judge
 from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.memory.channel_context import ChannelContext
 from kuuki.memory.fact_store import NewFact
-from kuuki.platforms.model_status import PLUG_IN
 from kuuki.platforms.playground import create_app, running_server
-from kuuki.platforms.transcript import parse_lines
+from kuuki.platforms.playground.model_status import PLUG_IN
+from kuuki.replay.transcript import parse_lines
 from kuuki.settings import Settings
 
 from .conftest import LoadingLLM

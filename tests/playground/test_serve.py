@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from kuuki.errors import KuukiError
-from kuuki.platforms.model_status import PLUG_IN
 from kuuki.platforms.playground import running_server, serve_playground
+from kuuki.platforms.playground.model_status import PLUG_IN
 from kuuki.settings import load_settings
 
 

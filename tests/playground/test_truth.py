@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from kuuki.domain import Visibility
 from kuuki.errors import LLMTimeout
+from kuuki.explain.lines import clock_time
 from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.memory.snapshot import (
     ChannelMemory,
@@ -22,7 +23,6 @@ from kuuki.memory.snapshot import (
     SummaryProgress,
     Volunteered,
 )
-from kuuki.platforms.explain import clock_time
 from kuuki.platforms.playground import Playground, create_app
 from kuuki.settings import Settings
 from kuuki.testing.llm import ScriptedLLM

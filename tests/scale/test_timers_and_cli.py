@@ -18,7 +18,7 @@ from kuuki.domain import (
     Stage,
     User,
 )
-from kuuki.platforms.replay import RecordingOutbox
+from kuuki.replay.runner import RecordingOutbox
 from kuuki.settings import Settings
 
 CHANNEL = Channel("c1", "general")

@@ -11,7 +11,7 @@ from pathlib import Path
 from kuuki.app import App, build_app
 from kuuki.clock import RealClock
 from kuuki.domain import ActionKind, Channel, ChatEvent, EventKind, Message, User
-from kuuki.platforms.replay import RecordingOutbox
+from kuuki.replay.runner import RecordingOutbox
 from kuuki.scale.broker import Envelope, encode
 from kuuki.scale.worker import Worker
 from kuuki.settings import Settings

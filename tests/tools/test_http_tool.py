@@ -17,11 +17,11 @@ from kuuki.clock import VirtualClock
 from kuuki.domain import Channel, User
 from kuuki.errors import ConfigError
 from kuuki.llm.base import ToolCall
+from kuuki.respond.tools.base import ToolContext
+from kuuki.respond.tools.http import HttpJsonTool
+from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import describe, load_settings
-from kuuki.tool_settings import http_tools
-from kuuki.tools.base import ToolContext
-from kuuki.tools.http import HttpJsonTool
-from kuuki.tools.toolbox import Toolbox
+from kuuki.settings.tools import http_tools
 
 TOKEN = "s3cret-token-123"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from kuuki.domain import ActionKind
 from kuuki.errors import LLMUnavailable
+from kuuki.explain.why import trace_lines
+from kuuki.settings.tools import ToolSettings
 from kuuki.testing.llm import tool_call
-from kuuki.tool_settings import ToolSettings
-from kuuki.why import trace_lines
 from memory.conftest import ALICE, RoutedLLM, make, settings
 
 START = datetime(2026, 1, 5, 1, 30, tzinfo=UTC)  # 10:30 in Tokyo

@@ -14,10 +14,10 @@ from kuuki.clock import VirtualClock
 from kuuki.domain import Channel, User
 from kuuki.errors import ConfigError
 from kuuki.llm.base import ToolCall
-from kuuki.tool_settings import ToolSettings
-from kuuki.tools import registry
-from kuuki.tools.base import ToolContext
-from kuuki.tools.toolbox import Toolbox
+from kuuki.respond.tools import registry
+from kuuki.respond.tools.base import ToolContext
+from kuuki.respond.tools.toolbox import Toolbox
+from kuuki.settings.tools import ToolSettings
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -106,7 +106,7 @@ def test_the_app_offers_enabled_and_declared_tools() -> None:
 
     from kuuki.app import build_toolbox
     from kuuki.settings import Settings
-    from kuuki.tool_settings import http_tools
+    from kuuki.settings.tools import http_tools
 
     declared = http_tools("tools.http", [{"name": "maintenance", "description": "d",
                                           "url": "http://127.0.0.1/m"}])
@@ -135,7 +135,7 @@ def test_a_plugin_package_registers_through_its_entry_point(
     info = tmp_path / "kuuki_dice-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kuuki-dice\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[kuuki.tools]\ndice = kuuki_dice:plug\n")
+    (info / "entry_points.txt").write_text("[kuuki.respond.tools]\ndice = kuuki_dice:plug\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry.REGISTRY, "plugins_loaded", False)
     monkeypatch.setattr(registry.REGISTRY, "factories", dict(registry.REGISTRY.factories))

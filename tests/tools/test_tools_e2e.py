@@ -13,8 +13,8 @@ from aiohttp import web
 
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
+from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
-from kuuki.judge.base import AddressedOnlyJudge
 from kuuki.settings import load_settings
 from kuuki.testing import RecordingOutbox
 from kuuki.testing.llm_server import LlamaServer, llama_server
@@ -89,7 +89,7 @@ keep = ["maintenance.next"]
         await app.engine.idle()
         trace = decisions[-1].trace
         # The server's chat format does not show the model its tool turns, so it asks
-        # again until the rounds are spent (kuuki.tools.loop); the limit holds.
+        # again until the rounds are spent (kuuki.respond.tools.loop); the limit holds.
         names = [t.name for t in trace.tool_calls]
         assert names and set(names) == {"maintenance"} and len(names) <= 3, trace.steps
         assert asked == ["/maintenance"] * len(names)

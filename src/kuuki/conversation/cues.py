@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from kuuki.folded import Folded
+from kuuki.text.folded import Folded
 
 HONORIFICS = ("さん", "ちゃん", "くん", "君", "様", "さま", "氏", "先輩", "せんぱい")
 

@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.embed import Embedder
+from kuuki.embed.static import StaticEmbedder
 from kuuki.errors import TranscriptError
-from kuuki.static_embed import StaticEmbedder
 
 ANNOTATED_FROM = 1000  # Ubuntu files; other corpora start where their annotation starts
 

@@ -31,7 +31,7 @@ _RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
 # empty). Everything the tracker keeps per channel is bounded by this or by the constants
 # below: at ~1-2 KB a message that is a few MB per channel at most.
 _MAX_MESSAGES = 1000
-# ...and by their text: a message may be 20,000 characters (kuuki.safety.clean_incoming),
+# ...and by their text: a message may be 20,000 characters (kuuki.text.safety.clean_incoming),
 # so 1,000 of them could hold tens of MB. Past this many characters in all, the oldest
 # messages go first, whatever their number (issue 11: bound in messages and in bytes).
 _MAX_TEXT_CHARS = 500_000

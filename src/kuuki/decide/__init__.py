@@ -1,7 +1,7 @@
 """The speak decision as one ordered list of stages (kuuki.decide.pipeline)."""
 
-from .pipeline import JudgeStage, Pipeline, build_pipeline
-from .types import Case, Outcome, Pass, Proposal, Speak, StageResult
+from kuuki.decide.pipeline import JudgeStage, Pipeline, build_pipeline
+from kuuki.decide.types import Case, Outcome, Pass, Proposal, Speak, StageResult
 
 __all__ = [
     "Case",

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..domain import ActionKind, Decision, Stage
-from ..judge.base import Verdict
-from ..judge.history import TriggerLedger
-from ..judge.response_type import choose_form
-from ..settings import Settings
-from .types import MESSAGE_PASSES, Case, Pass, StageResult
+from kuuki.decide.base import Verdict
+from kuuki.decide.history import TriggerLedger
+from kuuki.decide.response_type import choose_form
+from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
+from kuuki.domain import ActionKind, Decision, Stage
+from kuuki.settings import Settings
 
 PING_BURST_GAP = timedelta(seconds=10)  # a ping this soon after the person's answered one:
 # too soon to have read the answer (a reply to it takes longer)

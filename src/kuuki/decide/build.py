@@ -7,16 +7,16 @@ behaviour); ``rules``: no model, the local stage answers the unclear band itself
 
 from __future__ import annotations
 
-from ..clock import Clock
-from ..embed import Embedder
-from ..guard.scaffold import Scaffold
-from ..judge.llm_stage import LLMStage
-from ..llm.base import LLM
-from ..memory.context import ContextBuilder
-from ..ports import MemoryProvider, PromptDump
-from ..prompts import Prompts
-from ..settings import Settings
-from .pipeline import Pipeline, build_pipeline
+from kuuki.clock import Clock
+from kuuki.decide.llm_stage import LLMStage
+from kuuki.decide.pipeline import Pipeline, build_pipeline
+from kuuki.embed import Embedder
+from kuuki.guard.scaffold import Scaffold
+from kuuki.llm.base import LLM
+from kuuki.memory.context import ContextBuilder
+from kuuki.ports import MemoryProvider, PromptDump
+from kuuki.prompts import Prompts
+from kuuki.settings import Settings
 
 
 def build_judge(

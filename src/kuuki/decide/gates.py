@@ -7,10 +7,10 @@ other bots, and quiet mode (also for proactive talk, which runs through the same
 
 from __future__ import annotations
 
-from ..domain import ActionKind, Channel, Stage, Visibility
-from ..judge.base import Verdict
-from ..settings import Settings
-from .types import ALL_PASSES, MESSAGE_PASSES, Case, StageResult
+from kuuki.decide.base import Verdict
+from kuuki.decide.types import ALL_PASSES, MESSAGE_PASSES, Case, StageResult
+from kuuki.domain import ActionKind, Channel, Stage, Visibility
+from kuuki.settings import Settings
 
 LOOP_GUARD_TURNS = 2  # bot turns since the last human message before another bot is ignored
 

@@ -5,24 +5,24 @@ MINUTES is the least time between two *unasked* interventions of the bot in a ch
 replies, acks and reactions it volunteered, proactive talk included. Answers to people who
 address the bot are not interventions, and replies inside an engagement (the bot is already
 part of the conversation) are exempt. The history is written from the finished decision,
-after the send succeeded, and keeps one hour (kuuki.judge.history).
+after the send succeeded, and keeps one hour (kuuki.decide.history).
 """
 
 from __future__ import annotations
 
-from ..domain import ActionKind, Decision, Stage
-from ..judge.base import Verdict
-from ..judge.cache import LLMJudgment, VerdictCache
-from ..judge.history import CallBudget, Intervention
-from ..judge.llm_stage import LLMStage
-from ..judge.policy import InterventionPolicy
-from ..judge.response_type import choose_form
-from ..judge.rules import LocalResult
-from ..judge.state import ConvState
-from ..judge.tracking import format_log
-from ..settings import Settings
-from .local import silent, view_of
-from .types import JUDGED_AGAIN, Case, Pass, Speak, StageResult
+from kuuki.decide.base import Verdict
+from kuuki.decide.cache import LLMJudgment, VerdictCache
+from kuuki.decide.history import CallBudget, Intervention
+from kuuki.decide.llm_stage import LLMStage
+from kuuki.decide.local import silent, view_of
+from kuuki.decide.policy import InterventionPolicy
+from kuuki.decide.response_type import choose_form
+from kuuki.decide.rules import LocalResult
+from kuuki.decide.state import ConvState
+from kuuki.decide.tracking import format_log
+from kuuki.decide.types import JUDGED_AGAIN, Case, Pass, Speak, StageResult
+from kuuki.domain import ActionKind, Decision, Stage
+from kuuki.settings import Settings
 
 STATE_SURE = 0.6  # below this the local state classifier asks for the model
 UNASKED = (Stage.LOCAL, Stage.LLM, Stage.PROACTIVE)
@@ -189,7 +189,7 @@ class Proactive:
 
 
 class Form:
-    """How to speak, once a stage decided that the bot speaks (kuuki.judge.response_type)."""
+    """How to speak, once a stage decided that the bot speaks (kuuki.decide.response_type)."""
 
     name = "form"
     passes = JUDGED_AGAIN

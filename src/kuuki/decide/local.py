@@ -3,7 +3,7 @@
 - `Answered`: on a later pass, a message a person has already answered is left to them.
 - `RecheckGate`: on a re-check, stop if the bot spoke in the conversation since, or the
   tracker lists no open question to the room there (never claimed as "answered" then).
-- `LocalScore`: the rule scorer (kuuki.judge.rules) and the conversation state.
+- `LocalScore`: the rule scorer (kuuki.decide.rules) and the conversation state.
 - `Debounce`: the first pass waits for a burst to settle (shorter for questions) and asks
   for a re-check of an open question; `silent` adds that re-check to any later silence.
 - `Thresholds`: JUDGE_LLM_THRESHOLD_HIGH/LOW: speak, stay silent, or leave it to the
@@ -15,15 +15,15 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from ..domain import ActionKind, Stage
-from ..embed import Embedder
-from ..judge.base import Verdict
-from ..judge.history import TriggerLedger
-from ..judge.rules import RuleScorer
-from ..judge.state import StateClassifier
-from ..judge.tracking import ChannelView
-from ..settings import Settings
-from .types import JUDGED_AGAIN, MESSAGE_PASSES, Case, Pass, Speak, StageResult
+from kuuki.decide.base import Verdict
+from kuuki.decide.history import TriggerLedger
+from kuuki.decide.rules import RuleScorer
+from kuuki.decide.state import StateClassifier
+from kuuki.decide.tracking import ChannelView
+from kuuki.decide.types import JUDGED_AGAIN, MESSAGE_PASSES, Case, Pass, Speak, StageResult
+from kuuki.domain import ActionKind, Stage
+from kuuki.embed import Embedder
+from kuuki.settings import Settings
 
 DEBOUNCE_S = 30.0
 QUESTION_DEBOUNCE_S = 12.0

@@ -19,17 +19,17 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from ..domain import ActionKind, Decision, DecisionTrace, Stage
-from ..judge.addressing import AddressDetector
-from ..judge.base import Judge, Situation, Verdict
-from ..judge.history import TriggerLedger
-from ..judge.llm_stage import LLMStage
-from ..settings import Settings
-from .addressed import Addressed, PingBurst, RateLimit
-from .gates import Filter, OwnMessage, Quiet
-from .judging import Form, LLMJudge, Policy, Proactive
-from .local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
-from .types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
+from kuuki.decide.addressed import Addressed, PingBurst, RateLimit
+from kuuki.decide.addressing import AddressDetector
+from kuuki.decide.base import Judge, Situation, Verdict
+from kuuki.decide.gates import Filter, OwnMessage, Quiet
+from kuuki.decide.history import TriggerLedger
+from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
+from kuuki.decide.llm_stage import LLMStage
+from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
+from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
+from kuuki.domain import ActionKind, Decision, DecisionTrace, Stage
+from kuuki.settings import Settings
 
 log = logging.getLogger("kuuki.decide")
 

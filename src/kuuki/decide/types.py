@@ -17,13 +17,13 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
-from ..judge.addressing import Addressing
-from ..judge.base import Situation, Verdict
+from kuuki.decide.addressing import Addressing
+from kuuki.decide.base import Situation, Verdict
+from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
 
 if TYPE_CHECKING:
-    from ..judge.rules import LocalResult
-    from ..judge.tracking import ChannelView
+    from kuuki.decide.rules import LocalResult
+    from kuuki.decide.tracking import ChannelView
 
 
 class Pass(enum.StrEnum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .scaffold import Scaffold, normalized, tokens
+from kuuki.guard.scaffold import Scaffold, normalized, tokens
 
 _EMPTY_REASONS = frozenset(
     {"why", "reason", "because", "none", "n a", "na", "null", "no reason", "理 由", "判 断 理 由",

@@ -27,10 +27,10 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..safety import defuse_mentions
-from .japanese import unfluent
-from .language import detect
-from .scaffold import Scaffold, longest_run, tokens
+from kuuki.guard.japanese import unfluent
+from kuuki.guard.language import detect
+from kuuki.guard.scaffold import Scaffold, longest_run, tokens
+from kuuki.text.safety import defuse_mentions
 
 MAX_SENTENCES = 4
 # Sentences end at their punctuation, not at line breaks: a list is one sentence.

@@ -13,7 +13,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool the model asked for: ``arguments`` is the JSON text exactly as written
-    (untrusted: kuuki.tools validates it against the tool's schema before anything runs)."""
+    (untrusted: kuuki.respond.tools validates it against the tool's schema before anything runs)."""
 
     id: str
     name: str

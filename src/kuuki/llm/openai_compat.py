@@ -338,7 +338,7 @@ class OpenAICompatLLM:
         tool_calls = _tool_calls(message) if calls else ()
         # An empty answer to a tools round is returned, not raised: llama-cpp-python's
         # function calling sends one whenever the model chose to talk; the guard rejects
-        # it and its retry asks again without tools (kuuki.tools.loop).
+        # it and its retry asks again without tools (kuuki.respond.tools.loop).
         if not text and not calls:
             raise LLMBadOutput(f"{self.base_url} returned an empty answer")
         data = parse_json(text, json_schema) if json_schema is not None else None

@@ -39,9 +39,9 @@ import itertools
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from ..clock import Clock
-from ..errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
-from .base import (
+from kuuki.clock import Clock
+from kuuki.errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
+from kuuki.llm.base import (
     LLM,
     ChatMessage,
     Completion,
@@ -52,7 +52,7 @@ from .base import (
     current_deadline,
     current_purpose,
 )
-from .breaker import CircuitBreaker, CircuitOpen
+from kuuki.llm.breaker import CircuitBreaker, CircuitOpen
 
 REPLY, DECIDE, BACKGROUND = 0, 1, 2
 _PRIORITY = {

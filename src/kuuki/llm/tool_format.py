@@ -8,7 +8,7 @@ the back-end — makes the model write exactly one of
     {"tool": "<name>", "arguments": {...}}             the arguments held to that tool's schema
 
 Earlier rounds go back into the chat as plain turns: the call as the assistant's JSON, its
-result as a user turn. Nothing here runs a tool; kuuki.tools does, after validating again.
+result as a user turn. Nothing here runs a tool; kuuki.respond.tools does, after validating again.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .base import ChatMessage, ToolCall, ToolSpec
+from kuuki.llm.base import ChatMessage, ToolCall, ToolSpec
 
 INSTRUCTION = (
     "You may look something up before you answer. Functions:\n{tools}\n"

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..domain import Channel, Visibility
-from ..store.records import MemoryRecord
-from .privacy import ChannelRegistry, may_show
+from kuuki.domain import Channel, Visibility
+from kuuki.memory.privacy import ChannelRegistry, may_show
+from kuuki.store.records import MemoryRecord
 
 Key = tuple[str, str, str]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from ..domain import Message
+from kuuki.domain import Message
 
 
 class ChannelBuffer:

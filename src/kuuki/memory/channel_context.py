@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .context import ChannelContextView
+from kuuki.memory.context import ChannelContextView
 
 MAX_ACTIVE_USERS = 8
 

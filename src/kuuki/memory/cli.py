@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..clock import RealClock
-from ..errors import KuukiError
-from ..settings import Settings
-from ..wording import plural
-from .report import render_channel, render_overview, render_person
-from .service import MemoryService
+from kuuki.clock import RealClock
+from kuuki.errors import KuukiError
+from kuuki.memory.report import render_channel, render_overview, render_person
+from kuuki.memory.service import MemoryService
+from kuuki.settings import Settings
+from kuuki.text.wording import plural
 
 
 async def _open(settings: Settings) -> tuple[object, MemoryService]:
-    from ..store import Store
+    from kuuki.store import Store
 
     store = await Store.open(settings.store_url or None)
     service = await MemoryService.open(settings, store=store, clock=RealClock(), llm=None)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from ..domain import Channel, Message
-from ..prompts import Prompts
-from ..settings import Persona
+from kuuki.domain import Channel, Message
+from kuuki.prompts import Prompts
+from kuuki.settings import Persona
 
 _JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 

@@ -16,13 +16,13 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..domain import Channel, Visibility
-from ..embed import Embedder
-from ..store.memory_extra import delete_facts, update_fact
-from ..store.records import FactRecord
-from .facts import MIN_RELEVANCE, FactHit, FactIndex, merge_sources
-from .keywords import keyword_set, keywords
-from .privacy import ChannelRegistry, may_show
+from kuuki.domain import Channel, Visibility
+from kuuki.embed import Embedder
+from kuuki.memory.facts import MIN_RELEVANCE, FactHit, FactIndex, merge_sources
+from kuuki.memory.keywords import keyword_set, keywords
+from kuuki.memory.privacy import ChannelRegistry, may_show
+from kuuki.store.memory_extra import delete_facts, update_fact
+from kuuki.store.records import FactRecord
 
 log = logging.getLogger("kuuki.memory.facts")
 

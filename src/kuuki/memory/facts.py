@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..store.records import FactRecord
-from .keywords import keyword_set
+from kuuki.memory.keywords import keyword_set
+from kuuki.store.records import FactRecord
 
 SPEAKER_BOOST = 1.5
 MIN_RELEVANCE = 0.2

@@ -23,13 +23,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..clock import Clock
-from ..store.forgetting import Forgotten
-from .book import MemoryBook
-from .fact_store import FactMemory
-from .proactive import ProactiveTalker
-from .profiles import Profiles
-from .summarizer import Summarizer
+from kuuki.clock import Clock
+from kuuki.memory.book import MemoryBook
+from kuuki.memory.fact_store import FactMemory
+from kuuki.memory.proactive import ProactiveTalker
+from kuuki.memory.profiles import Profiles
+from kuuki.memory.summarizer import Summarizer
+from kuuki.store.forgetting import Forgotten
 
 log = logging.getLogger("kuuki.memory")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..domain import DecisionTrace
-from ..llm.base import Completion
+from kuuki.domain import DecisionTrace
+from kuuki.llm.base import Completion
 
 log = logging.getLogger("kuuki.memory")
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..guard.japanese import janome
+from kuuki.guard.japanese import janome
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _KANJI = re.compile(r"[\u3400-\u9fff]")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..domain import Channel, Visibility
+from kuuki.domain import Channel, Visibility
 
 
 class ChannelRegistry:

@@ -19,11 +19,11 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from ..clock import Clock
-from ..domain import ActionKind, Channel, Message
-from ..store.memory_extra import proactive_fact_ids
-from .fact_store import FactMemory
-from .jobs import JobRecord, Jobs
+from kuuki.clock import Clock
+from kuuki.domain import ActionKind, Channel, Message
+from kuuki.memory.fact_store import FactMemory
+from kuuki.memory.jobs import JobRecord, Jobs
+from kuuki.store.memory_extra import proactive_fact_ids
 
 DEFAULT_SILENCE = timedelta(minutes=30)
 DEFAULT_DELAY_S = 20.0

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..domain import Channel, Message, Visibility
-from .book import MemoryStorePort
-from .keywords import keywords_of
-from .privacy import ChannelRegistry, may_show_channel
+from kuuki.domain import Channel, Message, Visibility
+from kuuki.memory.book import MemoryStorePort
+from kuuki.memory.keywords import keywords_of
+from kuuki.memory.privacy import ChannelRegistry, may_show_channel
 
 LEVELS = ("stranger", "acquaintance", "regular", "close")
 MAX_TOPICS = 6

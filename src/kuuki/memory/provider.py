@@ -14,16 +14,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..domain import Channel, DecisionTrace, Visibility
-from ..prompts import Prompts
-from .book import MemoryBook
-from .context import ChannelMemoryView, PromptContext, UserView
-from .fact_store import FactMemory
-from .jobs import Jobs
-from .keywords import keyword_set, keywords
-from .privacy import ChannelRegistry, may_show_channel
-from .profiles import Profiles
-from .summarizer import Summarizer
+from kuuki.domain import Channel, DecisionTrace, Visibility
+from kuuki.memory.book import MemoryBook
+from kuuki.memory.context import ChannelMemoryView, PromptContext, UserView
+from kuuki.memory.fact_store import FactMemory
+from kuuki.memory.jobs import Jobs
+from kuuki.memory.keywords import keyword_set, keywords
+from kuuki.memory.privacy import ChannelRegistry, may_show_channel
+from kuuki.memory.profiles import Profiles
+from kuuki.memory.summarizer import Summarizer
+from kuuki.prompts import Prompts
 
 MAX_CHANNELS = 20
 MAX_THREADS = 5
@@ -40,7 +40,7 @@ class RecallHit:
 
 
 class MemoryContextProvider:
-    """Implements ``kuuki.respond.MemoryProvider`` over the memory layer's caches.
+    """Implements ``kuuki.respond.responder.MemoryProvider`` over the memory layer's caches.
 
     ``retrieve_facts`` is on for the responder and off for the judge: facts are looked up
     only once the bot has decided to speak (seed 002), so judging costs no retrieval.

@@ -15,17 +15,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..clock import Clock, TimerHandle
-from ..domain import Channel, GuardRecord, Message
-from ..guard.memory import MemoryCheck, channel_language
-from ..guard.scaffold import Scaffold
-from ..llm.base import LLM, ChatMessage
-from ..llm.record import PromptDump, call_llm
-from ..prompts import Prompts
-from .fact_store import FactMemory, NewFact
-from .jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
-from .profiles import Profiles
-from .summarizer import has_words
+from kuuki.clock import Clock, TimerHandle
+from kuuki.domain import Channel, GuardRecord, Message
+from kuuki.guard.memory import MemoryCheck, channel_language
+from kuuki.guard.scaffold import Scaffold
+from kuuki.llm.base import LLM, ChatMessage
+from kuuki.llm.record import PromptDump, call_llm
+from kuuki.memory.fact_store import FactMemory, NewFact
+from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
+from kuuki.memory.profiles import Profiles
+from kuuki.memory.summarizer import has_words
+from kuuki.prompts import Prompts
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}, "maxItems": 8}
 REFLECTION_SCHEMA: dict[str, Any] = {

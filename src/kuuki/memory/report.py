@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..domain import Channel
-from ..store.records import FactRecord
-from ..wording import plural
-from .channel_context import ChannelContext
-from .profiles import UserProfile, familiarity
+from kuuki.domain import Channel
+from kuuki.memory.channel_context import ChannelContext
+from kuuki.memory.profiles import UserProfile, familiarity
+from kuuki.store.records import FactRecord
+from kuuki.text.wording import plural
 
 ChannelName = Callable[[str], str]  # channel id → "#name"
 

@@ -13,30 +13,30 @@ import logging
 from datetime import timedelta
 from typing import Any, Protocol
 
-from ..clock import Clock, TimerHandle
-from ..domain import Channel, Message
-from ..embed import Embedder
-from ..guard.scaffold import Scaffold
-from ..llm.base import LLM
-from ..llm.record import PromptDump
-from ..prompts import Prompts
-from ..settings import Settings
-from ..store.forgetting import Forgotten
-from ..store.memory_extra import proactive_ledger
-from ..wording import plural
-from .book import MemoryBook
-from .buffer import prune_buffers
-from .fact_store import FactMemory
-from .forgetting import Forgetting
-from .jobs import Jobs, ModelCalls
-from .privacy import ChannelRegistry
-from .proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
-from .profiles import Profiles, familiarity
-from .provider import MemoryContextProvider
-from .reflection import Reflector
-from .report import ChannelView, PersonView, channel_view, person_view
-from .snapshot import ChannelMemory, SnapshotReader
-from .summarizer import Summarizer
+from kuuki.clock import Clock, TimerHandle
+from kuuki.domain import Channel, Message
+from kuuki.embed import Embedder
+from kuuki.guard.scaffold import Scaffold
+from kuuki.llm.base import LLM
+from kuuki.llm.record import PromptDump
+from kuuki.memory.book import MemoryBook
+from kuuki.memory.buffer import prune_buffers
+from kuuki.memory.fact_store import FactMemory
+from kuuki.memory.forgetting import Forgetting
+from kuuki.memory.jobs import Jobs, ModelCalls
+from kuuki.memory.privacy import ChannelRegistry
+from kuuki.memory.proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
+from kuuki.memory.profiles import Profiles, familiarity
+from kuuki.memory.provider import MemoryContextProvider
+from kuuki.memory.reflection import Reflector
+from kuuki.memory.report import ChannelView, PersonView, channel_view, person_view
+from kuuki.memory.snapshot import ChannelMemory, SnapshotReader
+from kuuki.memory.summarizer import Summarizer
+from kuuki.prompts import Prompts
+from kuuki.settings import Settings
+from kuuki.store.forgetting import Forgotten
+from kuuki.store.memory_extra import proactive_ledger
+from kuuki.text.wording import plural
 
 log = logging.getLogger("kuuki.memory")
 
@@ -52,7 +52,7 @@ class LiveChannels(Protocol):
 class EngineView(Protocol):
     """What the service needs of the engine: its live channels (buffers), `propose`
     (proactive talk goes through the channel's queue and the decision pipeline), and
-    dropping idle channels at maintenance (kuuki.channels)."""
+    dropping idle channels at maintenance (kuuki.engine.channels)."""
 
     @property
     def channels(self) -> LiveChannels: ...

@@ -18,15 +18,15 @@ from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from typing import Any
 
-from ..domain import Channel, Visibility
-from .book import MemoryBook
-from .channel_context import ChannelContext
-from .fact_store import FactMemory
-from .facts import decay
-from .jobs import JobRecord, Jobs
-from .privacy import ChannelRegistry
-from .profiles import Profiles
-from .summarizer import Summarizer
+from kuuki.domain import Channel, Visibility
+from kuuki.memory.book import MemoryBook
+from kuuki.memory.channel_context import ChannelContext
+from kuuki.memory.fact_store import FactMemory
+from kuuki.memory.facts import decay
+from kuuki.memory.jobs import JobRecord, Jobs
+from kuuki.memory.privacy import ChannelRegistry
+from kuuki.memory.profiles import Profiles
+from kuuki.memory.summarizer import Summarizer
 
 LedgerReader = Callable[[str], Awaitable[list[tuple[int, datetime]]]]
 MAX_FACTS = 50

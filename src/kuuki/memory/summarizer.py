@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..clock import Clock, TimerHandle
-from ..domain import Channel, GuardRecord, Message, Visibility
-from ..guard.memory import MemoryCheck, channel_language
-from ..guard.scaffold import Scaffold
-from ..llm.base import LLM, ChatMessage
-from ..llm.record import PromptDump, call_llm
-from ..prompts import Prompts
-from ..store.records import MemoryRecord
-from .book import MemoryBook, thread_key
-from .channel_context import ChannelContext
-from .jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
-from .keywords import keywords_of
+from kuuki.clock import Clock, TimerHandle
+from kuuki.domain import Channel, GuardRecord, Message, Visibility
+from kuuki.guard.memory import MemoryCheck, channel_language
+from kuuki.guard.scaffold import Scaffold
+from kuuki.llm.base import LLM, ChatMessage
+from kuuki.llm.record import PromptDump, call_llm
+from kuuki.memory.book import MemoryBook, thread_key
+from kuuki.memory.channel_context import ChannelContext
+from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
+from kuuki.memory.keywords import keywords_of
+from kuuki.prompts import Prompts
+from kuuki.store.records import MemoryRecord
 
 MAX_PENDING = 200
 WORKSPACE_DEBOUNCE_S = 60.0

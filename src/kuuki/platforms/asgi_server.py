@@ -16,7 +16,7 @@ from typing import Literal
 import uvicorn
 from starlette.types import ASGIApp
 
-from ..errors import KuukiError
+from kuuki.errors import KuukiError
 
 
 class _Server(uvicorn.Server):

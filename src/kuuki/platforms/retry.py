@@ -26,7 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..domain import ChatEvent, EventKind
+from kuuki.domain import ChatEvent, EventKind
 
 log = logging.getLogger("kuuki.platforms")
 

@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..clock import Clock
-from ..domain import Action, ActionKind, Channel, ChatEvent, Decision, EventKind, Message, User
-from .explain import explain
+from kuuki.clock import Clock
+from kuuki.domain import Action, ActionKind, Channel, ChatEvent, Decision, EventKind, Message, User
+from kuuki.explain.lines import explain
 
 HELP = """\
 Type a message and press Enter. Commands:

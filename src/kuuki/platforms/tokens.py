@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..settings import Settings
+from kuuki.settings import Settings
 
 # Discord bot tokens are three base64url parts: user id, timestamp, HMAC.
 _DISCORD = re.compile(r"[A-Za-z0-9_-]{17,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}")

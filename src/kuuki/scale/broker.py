@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..domain import Channel, ChatEvent
-from ..errors import KuukiError
-from ..store.records import event_payload, payload_event, visibility
-from ..store.urls import mask_raw
+from kuuki.domain import Channel, ChatEvent
+from kuuki.errors import KuukiError
+from kuuki.store.records import event_payload, payload_event, visibility
+from kuuki.store.urls import mask_raw
 
 log = logging.getLogger("kuuki.scale")
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from ..settings import Settings, load_settings
+from kuuki.settings import Settings, load_settings
 
 _BROKER = ("Settings: broker.url (KUUKI_BROKER_URL, RabbitMQ with the consistent-hash "
            "exchange plugin), broker.partitions (KUUKI_BROKER_PARTITIONS, default 16, the "
@@ -35,19 +35,19 @@ def _until_signal(work: Coroutine[Any, Any, int]) -> int:
     return asyncio.run(main())
 
 def cmd_gateway(args: argparse.Namespace) -> int:
-    from .run import run_gateway
+    from kuuki.scale.run import run_gateway
 
     return _until_signal(run_gateway(_settings(args)))
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from .run import run_worker
+    from kuuki.scale.run import run_worker
 
     return _until_signal(run_worker(_settings(args), index=args.index, count=args.of,
                                     standby_s=args.standby))
 
 def run_with_workers(args: argparse.Namespace, settings: Settings) -> int:
     """`kuuki run --workers N`: the gateway in this process, N worker processes."""
-    from .run import run_gateway, run_supervised
+    from kuuki.scale.run import run_gateway, run_supervised
 
     def argv_of(i: int) -> list[str]:
         config = ["--config", args.config] if getattr(args, "config", None) else []

@@ -1,7 +1,7 @@
 """`kuuki gateway`: the platform connections, handing every event to the broker.
 
 The gateway runs the same adapters as `kuuki run` (Discord shards, Slack over HTTP or
-Socket Mode) on an engine whose inbox is the broker (`BrokerRelay`, kuuki.intake.Relay):
+Socket Mode) on an engine whose inbox is the broker (`BrokerRelay`, kuuki.engine.intake.Relay):
 taking an event in means publishing it and having the broker confirm it, and only then
 does the platform hear that it arrived (Slack's 200; Discord has no acknowledgement, and
 a channel whose events the broker refused is read back from its history, as after a
@@ -17,8 +17,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from ..domain import Channel, ChatEvent
-from .broker import Envelope, Publisher
+from kuuki.domain import Channel, ChatEvent
+from kuuki.scale.broker import Envelope, Publisher
 
 log = logging.getLogger("kuuki.scale")
 

@@ -17,11 +17,11 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..app import build_app
-from ..clock import RealClock
-from ..errors import ConfigError
-from ..ports import Outbox
-from ..settings import Settings
+from kuuki.app import build_app
+from kuuki.clock import RealClock
+from kuuki.errors import ConfigError
+from kuuki.ports import Outbox
+from kuuki.settings import Settings
 
 log = logging.getLogger("kuuki.scale")
 
@@ -45,9 +45,9 @@ async def run_gateway(
     settings: Settings, *, slack_api: str | None = None, ready: Callable[[], None] | None = None
 ) -> int:
     """`kuuki gateway`: the platform connections; every event goes to the broker."""
-    from ..run import RoutingOutbox, platform_starters
-    from .broker import Publisher
-    from .gateway import BrokerRelay
+    from kuuki.app.run import RoutingOutbox, platform_starters
+    from kuuki.scale.broker import Publisher
+    from kuuki.scale.gateway import BrokerRelay
 
     _check(settings)
     names, outboxes, starters = platform_starters(settings, slack_api=slack_api)
@@ -83,10 +83,10 @@ async def run_worker(
 ) -> int:
     """`kuuki worker`: the engine for the partitions this worker holds, until stopped.
     ``build`` are build_app's keywords (tests: a scripted model)."""
-    from ..platforms.model_status import ModelLoader
-    from ..platforms.tokens import platforms_to_run
-    from ..run import RoutingOutbox
-    from .worker import ChannelReader, Worker, WorkerStopped, consume
+    from kuuki.app.run import RoutingOutbox
+    from kuuki.platforms.playground.model_status import ModelLoader
+    from kuuki.platforms.tokens import platforms_to_run
+    from kuuki.scale.worker import ChannelReader, Worker, WorkerStopped, consume
 
     _check(settings, workers=count)
     if not 0 <= index < count:
@@ -101,8 +101,8 @@ async def run_worker(
     saw = None
     try:
         if "discord" in names:
-            from ..platforms.discord import DiscordOutbox
-            from ..platforms.discord.rest import DiscordRest
+            from kuuki.platforms.discord import DiscordOutbox
+            from kuuki.platforms.discord.rest import DiscordRest
 
             d_out = DiscordOutbox()
             outboxes["discord"] = d_out
@@ -111,8 +111,8 @@ async def run_worker(
             readers["discord"], saw = rest, rest.saw
             closers.append(rest.close)
         if "slack" in names:
-            from ..platforms.slack import SlackOutbox
-            from ..platforms.slack.adapter import SlackAdapter
+            from kuuki.platforms.slack import SlackOutbox
+            from kuuki.platforms.slack.adapter import SlackAdapter
 
             s_out = SlackOutbox()
             outboxes["slack"] = s_out

@@ -30,9 +30,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..app import App
-from ..domain import Channel, ChatEvent, EventKind
-from .broker import BadEnvelope, Envelope, connect, declare, decode
+from kuuki.app import App
+from kuuki.domain import Channel, ChatEvent, EventKind
+from kuuki.scale.broker import BadEnvelope, Envelope, connect, declare, decode
 
 log = logging.getLogger("kuuki.scale")
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import random
 
-from ..clock import VirtualClock
-from ..platforms.replay import RecordingOutbox
+from kuuki.clock import VirtualClock
+from kuuki.replay.runner import RecordingOutbox
 
 __all__ = ["RecordingOutbox", "VirtualClock", "prose_lines"]
 

@@ -32,12 +32,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..app import App, build_app
-from ..clock import RealClock
-from ..domain import ChatEvent
-from ..llm.base import ChatMessage, Completion
-from ..settings import load_settings
-from .llm import ScriptedLLM
+from kuuki.app import App, build_app
+from kuuki.clock import RealClock
+from kuuki.domain import ChatEvent
+from kuuki.llm.base import ChatMessage, Completion
+from kuuki.settings import load_settings
+from kuuki.testing.llm import ScriptedLLM
 
 _TAG = re.compile(r"#[A-Za-z0-9_-]+")
 
@@ -115,7 +115,7 @@ async def _discord(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
                    accepted: _AcceptedLog) -> None:
     from discord.http import Route
 
-    from ..platforms.discord import DiscordOutbox, run_discord
+    from kuuki.platforms.discord import DiscordOutbox, run_discord
 
     Route.BASE = args.api
     outbox = DiscordOutbox()
@@ -141,8 +141,8 @@ async def _discord(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
 
 async def _slack(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
                  accepted: _AcceptedLog) -> None:
-    from ..platforms.slack import SlackOutbox
-    from ..platforms.slack.adapter import SlackAdapter
+    from kuuki.platforms.slack import SlackOutbox
+    from kuuki.platforms.slack.adapter import SlackAdapter
 
     outbox = SlackOutbox()
     app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .discord_server import DiscordServer
-from .slack_server import SlackServer
+from kuuki.testing.discord_server import DiscordServer
+from kuuki.testing.slack_server import SlackServer
 
 DISCORD_TOKEN = "MTA4NzY1NDMyMTA5ODc2NTQzMjE.GkUuKi.a-local-test-token-shaped-like-discords"
 SLACK_TOKEN = "xoxb-kuuki-scale-test-token"

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..app import App
-    from ..settings import Settings
-    from .llm import ScriptedLLM
+    from kuuki.app import App
+    from kuuki.settings import Settings
+    from kuuki.testing.llm import ScriptedLLM
 
 
 @dataclass(slots=True)

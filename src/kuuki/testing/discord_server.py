@@ -36,12 +36,12 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from ..app import App, build_app
-from ..clock import RealClock
-from ..platforms.discord import DiscordOutbox, KuukiClient, run_discord
-from ..settings import Settings
-from .conformance import SentMessage
-from .llm import ScriptedLLM
+from kuuki.app import App, build_app
+from kuuki.clock import RealClock
+from kuuki.platforms.discord import DiscordOutbox, KuukiClient, run_discord
+from kuuki.settings import Settings
+from kuuki.testing.conformance import SentMessage
+from kuuki.testing.llm import ScriptedLLM
 
 Payload = dict[str, Any]
 

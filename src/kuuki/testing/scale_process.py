@@ -16,8 +16,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ..settings import load_settings
-from .bot_process import TaggedLLM, run_process
+from kuuki.settings import load_settings
+from kuuki.testing.bot_process import TaggedLLM, run_process
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from ..scale.run import run_gateway, run_worker
+    from kuuki.scale.run import run_gateway, run_worker
 
     if args.discord_api:
         import discord.http

@@ -14,19 +14,19 @@ import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..app import App, build_app
-from ..clock import RealClock
-from ..platforms.slack import SlackOutbox, run_slack
-from ..platforms.slack.emoji import from_slack_name, to_slack_name
-from ..platforms.slack.mapping import message_id, ts_of
-from ..platforms.slack.names import unescape
-from ..platforms.slack.outbox import PART_LIMIT
-from .conformance import SentMessage
-from .llm import ScriptedLLM
-from .slack_server import SlackServer, mass_mention_possible
+from kuuki.app import App, build_app
+from kuuki.clock import RealClock
+from kuuki.platforms.slack import SlackOutbox, run_slack
+from kuuki.platforms.slack.emoji import from_slack_name, to_slack_name
+from kuuki.platforms.slack.mapping import message_id, ts_of
+from kuuki.platforms.slack.names import unescape
+from kuuki.platforms.slack.outbox import PART_LIMIT
+from kuuki.testing.conformance import SentMessage
+from kuuki.testing.llm import ScriptedLLM
+from kuuki.testing.slack_server import SlackServer, mass_mention_possible
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from kuuki.settings import Settings
 
 BOT_TOKEN = "xoxb-kuuki-test"
 APP_TOKEN = "xapp-kuuki-test"

@@ -20,13 +20,13 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
 
-from ...errors import ConfigError
-from .client import KuukiClient, intents
-from .outbox import DiscordOutbox
-from .problems import start_problems
+from kuuki.errors import ConfigError
+from kuuki.platforms.discord.client import KuukiClient, intents
+from kuuki.platforms.discord.outbox import DiscordOutbox
+from kuuki.platforms.discord.problems import start_problems
 
 if TYPE_CHECKING:
-    from ...app import App
+    from kuuki.app import App
 
 __all__ = ["DiscordOutbox", "KuukiClient", "intents", "run_discord"]
 

@@ -27,13 +27,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
-
-from ...domain import Channel, ChatEvent, EventKind, Message, User, Visibility
-from .. import retry
-from . import mapping
+from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
+from kuuki.platforms import retry
+from kuuki.platforms.discord import mapping
 
 if TYPE_CHECKING:
-    from .client import KuukiClient
+    from kuuki.platforms.discord.client import KuukiClient
 
 log = logging.getLogger("kuuki.discord")
 

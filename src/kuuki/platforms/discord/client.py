@@ -36,15 +36,14 @@ import yarl
 import discord
 from discord import app_commands
 from discord.gateway import DiscordWebSocket
-
-from ...domain import Channel, ChatEvent, User
-from ...engine import Engine
-from ...errors import IntakeUnavailable
-from ..retry import Retrier
-from . import mapping
-from .catchup import catch_up, last_messages
-from .commands import kuuki_group
-from .outbox import DiscordOutbox
+from kuuki.domain import Channel, ChatEvent, User
+from kuuki.engine.core import Engine
+from kuuki.errors import IntakeUnavailable
+from kuuki.platforms.discord import mapping
+from kuuki.platforms.discord.catchup import catch_up, last_messages
+from kuuki.platforms.discord.commands import kuuki_group
+from kuuki.platforms.discord.outbox import DiscordOutbox
+from kuuki.platforms.retry import Retrier
 
 log = logging.getLogger("kuuki.discord")
 

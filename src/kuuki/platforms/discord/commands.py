@@ -1,5 +1,5 @@
 """`/kuuki …` as a discord.py app command group, answered by the platform-neutral
-`kuuki.commands.run_command`. This module only translates: who asked, where, with which
+`kuuki.platforms.commands.run_command`. This module only translates: who asked, where, with which
 permission, and shows the reply (ephemeral when the reply says so)."""
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from typing import Any
 
 import discord
 from discord import app_commands
-
-from ...commands import CommandReply, run_command
-from ...domain import Channel
-from ...engine import Engine
-from ...safety import defuse_mentions
-from .mapping import TEXT_LIMIT, channel_of, fallback_channel, user_of
-from .outbox import allowed_mentions
+from kuuki.domain import Channel
+from kuuki.engine.core import Engine
+from kuuki.platforms.commands import CommandReply, run_command
+from kuuki.platforms.discord.mapping import TEXT_LIMIT, channel_of, fallback_channel, user_of
+from kuuki.platforms.discord.outbox import allowed_mentions
+from kuuki.text.safety import defuse_mentions
 
 log = logging.getLogger("kuuki.discord")
 

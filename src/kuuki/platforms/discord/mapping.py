@@ -17,8 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import discord
-
-from ...domain import Channel, ChatEvent, EventKind, Message, User, Visibility
+from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
 
 PLATFORM = "discord"
 TEXT_LIMIT = 2000

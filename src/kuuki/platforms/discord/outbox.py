@@ -20,13 +20,12 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import discord
-
-from ...domain import Action, ActionKind, Channel, Message, User
-from ...safety import defuse_mentions, split_text
-from .mapping import TEXT_LIMIT
+from kuuki.domain import Action, ActionKind, Channel, Message, User
+from kuuki.platforms.discord.mapping import TEXT_LIMIT
+from kuuki.text.safety import defuse_mentions, split_text
 
 if TYPE_CHECKING:
-    from .client import KuukiClient
+    from kuuki.platforms.discord.client import KuukiClient
 
 log = logging.getLogger("kuuki.discord")
 

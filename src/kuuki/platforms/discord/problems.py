@@ -9,9 +9,8 @@ from collections.abc import Iterator
 import aiohttp
 
 import discord
-
-from ...errors import KuukiError
-from ..network import network_reason
+from kuuki.errors import KuukiError
+from kuuki.platforms.network import network_reason
 
 
 @contextlib.contextmanager

@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...domain import Channel, ChatEvent
-from ...errors import ConfigError
-from .catchup import read_back
-from .client import KuukiClient
-from .outbox import DiscordOutbox
-from .problems import start_problems
+from kuuki.domain import Channel, ChatEvent
+from kuuki.errors import ConfigError
+from kuuki.platforms.discord.catchup import read_back
+from kuuki.platforms.discord.client import KuukiClient
+from kuuki.platforms.discord.outbox import DiscordOutbox
+from kuuki.platforms.discord.problems import start_problems
 
 if TYPE_CHECKING:
-    from ...app import App
+    from kuuki.app import App
 
 
 class DiscordRest:

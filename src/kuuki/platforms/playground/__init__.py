@@ -6,11 +6,11 @@ tests, with the LLM, judge, store and memory panel injectable.
 
 from __future__ import annotations
 
-from ..asgi_server import running_server
-from .memory import MemorySnapshot
-from .serve import serve_playground
-from .server import create_app
-from .session import Playground
+from kuuki.platforms.asgi_server import running_server
+from kuuki.platforms.playground.memory import MemorySnapshot
+from kuuki.platforms.playground.serve import serve_playground
+from kuuki.platforms.playground.server import create_app
+from kuuki.platforms.playground.session import Playground
 
 __all__ = [
     "MemorySnapshot",

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from ...memory.snapshot import ChannelMemory, JobOutcome, Note, Person, RememberedFact
-from ..explain import clock_time, plural, relative, times, when
+from kuuki.explain.lines import clock_time, plural, relative, times, when
+from kuuki.memory.snapshot import ChannelMemory, JobOutcome, Note, Person, RememberedFact
 
 MemorySnapshot = Callable[[str], Awaitable[ChannelMemory]]
 """``await snapshot(channel_id)`` → the channel's `ChannelMemory`. It may raise; the

@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from ...domain import ChatEvent
-from ...platforms.transcript import Transcript, parse_lines
-from .room import Room
-from .timeline import ClockDriver
+from kuuki.domain import ChatEvent
+from kuuki.platforms.playground.room import Room
+from kuuki.platforms.playground.timeline import ClockDriver
+from kuuki.replay.transcript import Transcript, parse_lines
 
 MAX_BYTES = 5_000_000
 MAX_SPEED = 1000.0

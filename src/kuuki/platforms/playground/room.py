@@ -19,10 +19,19 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ...clock import Clock
-from ...domain import Action, ActionKind, Channel, ChatEvent, EventKind, Message, User, Visibility
-from ...llm.base import ChatMessage, render_messages
-from ...settings import Persona
+from kuuki.clock import Clock
+from kuuki.domain import (
+    Action,
+    ActionKind,
+    Channel,
+    ChatEvent,
+    EventKind,
+    Message,
+    User,
+    Visibility,
+)
+from kuuki.llm.base import ChatMessage, render_messages
+from kuuki.settings import Persona
 
 _NAME = re.compile(r"^[\w][\w .\-]{0,31}$")
 _MENTION = re.compile(r"@([\w.\-]+)")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from ...settings import Settings
-from ..asgi_server import running_server
-from .server import create_app
-from .session import Playground
+from kuuki.platforms.asgi_server import running_server
+from kuuki.platforms.playground.server import create_app
+from kuuki.platforms.playground.session import Playground
+from kuuki.settings import Settings
 
 
 async def serve_playground(

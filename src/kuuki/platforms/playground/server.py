@@ -32,13 +32,13 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ...judge.base import Judge
-from ...llm.base import LLM
-from ...settings import Settings
-from .memory import MemorySnapshot
-from .playback import MAX_BYTES, TranscriptRejected, parse_speed
-from .room import RoomError, dumps
-from .session import Playground
+from kuuki.decide.base import Judge
+from kuuki.llm.base import LLM
+from kuuki.platforms.playground.memory import MemorySnapshot
+from kuuki.platforms.playground.playback import MAX_BYTES, TranscriptRejected, parse_speed
+from kuuki.platforms.playground.room import RoomError, dumps
+from kuuki.platforms.playground.session import Playground
+from kuuki.settings import Settings
 
 log = logging.getLogger("kuuki.playground")
 STATIC = Path(__file__).parent / "static"

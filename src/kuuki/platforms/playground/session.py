@@ -19,21 +19,21 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ...clock import VirtualClock
-from ...domain import Decision
-from ...judge.base import Judge
-from ...llm.base import LLM
-from ...platforms.replay import decision_line
-from ...settings import Settings
-from ..explain import clock_time, duration, explain, plural, state_lines
-from ..model_status import ModelLoader, ModelStatus
+from kuuki.clock import VirtualClock
+from kuuki.decide.base import Judge
+from kuuki.domain import Decision
+from kuuki.explain.lines import clock_time, duration, explain, plural, state_lines
+from kuuki.llm.base import LLM
+from kuuki.platforms.playground.model_status import ModelLoader, ModelStatus
+from kuuki.replay.runner import decision_line
+from kuuki.settings import Settings
 
 if TYPE_CHECKING:
-    from ...app import App
-from .memory import MemorySnapshot, failed, render
-from .playback import Player
-from .room import Hub, Room, RoomError, dumps
-from .timeline import ClockDriver, timer_driven
+    from kuuki.app import App
+from kuuki.platforms.playground.memory import MemorySnapshot, failed, render
+from kuuki.platforms.playground.playback import Player
+from kuuki.platforms.playground.room import Hub, Room, RoomError, dumps
+from kuuki.platforms.playground.timeline import ClockDriver, timer_driven
 
 log = logging.getLogger("kuuki.playground")
 
@@ -95,7 +95,7 @@ class Playground:
             store_url = f"sqlite:///{self._tmp.name}/playground.sqlite3"
         # The page is its own composition root (it rebuilds the app when settings change),
         # so it imports the builder here, not at module level: kuuki.app never imports it.
-        from ...app import build_app
+        from kuuki.app import build_app
 
         llm = self._llm
         self.app = await build_app(

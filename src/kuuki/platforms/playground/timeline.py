@@ -15,7 +15,7 @@ import contextvars
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from ...clock import VirtualClock
+from kuuki.clock import VirtualClock
 
 _IN_TIMER: contextvars.ContextVar[bool] = contextvars.ContextVar("kuuki_pg_timer", default=False)
 

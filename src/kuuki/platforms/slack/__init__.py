@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from .adapter import SlackAdapter
-from .http import run_slack_http
-from .mapping import MalformedPayload
-from .outbox import SlackOutbox
+from kuuki.platforms.slack.adapter import SlackAdapter
+from kuuki.platforms.slack.http import run_slack_http
+from kuuki.platforms.slack.mapping import MalformedPayload
+from kuuki.platforms.slack.outbox import SlackOutbox
 
 if TYPE_CHECKING:
-    from ...app import App
+    from kuuki.app import App
 
 __all__ = ["MalformedPayload", "SlackAdapter", "SlackOutbox", "run_slack", "run_slack_http"]
 

@@ -38,19 +38,19 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from ...commands import CommandReply
-from ...domain import Channel, ChatEvent, User
-from ...errors import ConfigError, IntakeUnavailable, KuukiError
-from ..network import network_reason
-from ..retry import Retrier
-from .backfill import HistoryReader
-from .commands import COMMAND, response_of, run_slash
-from .mapping import MalformedPayload, Mapper, payload_kind
-from .names import Directory
-from .outbox import SlackOutbox
+from kuuki.domain import Channel, ChatEvent, User
+from kuuki.errors import ConfigError, IntakeUnavailable, KuukiError
+from kuuki.platforms.commands import CommandReply
+from kuuki.platforms.network import network_reason
+from kuuki.platforms.retry import Retrier
+from kuuki.platforms.slack.backfill import HistoryReader
+from kuuki.platforms.slack.commands import COMMAND, response_of, run_slash
+from kuuki.platforms.slack.mapping import MalformedPayload, Mapper, payload_kind
+from kuuki.platforms.slack.names import Directory
+from kuuki.platforms.slack.outbox import SlackOutbox
 
 if TYPE_CHECKING:
-    from ...app import App
+    from kuuki.app import App
 
 log = logging.getLogger("kuuki.slack")
 
@@ -181,14 +181,14 @@ class SlackAdapter:
     async def read_back(self, channel: Channel, pending: Sequence[ChatEvent]) -> int:
         """Read one conversation back (a scale-out worker taking it over): needs only
         `start_web`."""
-        from .backfill import read_back
+        from kuuki.platforms.slack.backfill import read_back
 
         if self._history is None or self.app.store is None:
             raise RuntimeError("the Slack adapter's Web API part has not started")
         return await read_back(self._history, self.app.store, channel, pending)
 
     async def _member_ids(self) -> list[str]:
-        from .backfill import member_channels
+        from kuuki.platforms.slack.backfill import member_channels
 
         try:
             return await member_channels(self.mapper.directory.client, self.mapper)

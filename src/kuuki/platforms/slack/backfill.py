@@ -30,12 +30,12 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from ...domain import Channel, ChatEvent, EventKind, Message, User
-from ...engine import Engine
-from .. import retry
-from .emoji import from_slack_name
-from .mapping import MalformedPayload, Mapper, message_id, ts_of
-from .outbox import SlackOutbox
+from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
+from kuuki.engine.core import Engine
+from kuuki.platforms import retry
+from kuuki.platforms.slack.emoji import from_slack_name
+from kuuki.platforms.slack.mapping import MalformedPayload, Mapper, message_id, ts_of
+from kuuki.platforms.slack.outbox import SlackOutbox
 
 log = logging.getLogger("kuuki.slack")
 

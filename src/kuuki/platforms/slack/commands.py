@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...commands import COMMANDS, CommandReply, MemoryAdmin, run_command
-from ...engine import Engine
-from ...safety import defuse_mentions
-from .mapping import MalformedPayload
-from .names import Directory, escape
+from kuuki.engine.core import Engine
+from kuuki.platforms.commands import COMMANDS, CommandReply, MemoryAdmin, run_command
+from kuuki.platforms.slack.mapping import MalformedPayload
+from kuuki.platforms.slack.names import Directory, escape
+from kuuki.text.safety import defuse_mentions
 
 COMMAND = "/kuuki"
 USAGE = (

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, cast
 
 from starlette.types import ASGIApp
 
-from ...errors import ConfigError
-from ..asgi_server import running_server
-from .adapter import SlackAdapter
-from .outbox import SlackOutbox
+from kuuki.errors import ConfigError
+from kuuki.platforms.asgi_server import running_server
+from kuuki.platforms.slack.adapter import SlackAdapter
+from kuuki.platforms.slack.outbox import SlackOutbox
 
 if TYPE_CHECKING:
-    from ...app import App
+    from kuuki.app import App
 
 log = logging.getLogger("kuuki.slack")
 

@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ...domain import ChatEvent, EventKind, Message, User
-from .emoji import from_slack_name
-from .names import Directory
+from kuuki.domain import ChatEvent, EventKind, Message, User
+from kuuki.platforms.slack.emoji import from_slack_name
+from kuuki.platforms.slack.names import Directory
 
 log = logging.getLogger("kuuki.slack")
 

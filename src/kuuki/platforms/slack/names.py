@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from ...domain import Channel, User, Visibility
+from kuuki.domain import Channel, User, Visibility
 
 log = logging.getLogger("kuuki.slack")
 

@@ -23,11 +23,11 @@ from datetime import UTC, datetime
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from ...domain import Action, ActionKind, Channel, Message, User
-from ...safety import defuse_mentions, split_text
-from .emoji import to_slack_name
-from .mapping import message_id, reply_metadata, ts_of
-from .names import escape
+from kuuki.domain import Action, ActionKind, Channel, Message, User
+from kuuki.platforms.slack.emoji import to_slack_name
+from kuuki.platforms.slack.mapping import message_id, reply_metadata, ts_of
+from kuuki.platforms.slack.names import escape
+from kuuki.text.safety import defuse_mentions, split_text
 
 log = logging.getLogger("kuuki.slack")
 

@@ -1,0 +1,332 @@
+"""kill -9 and a stopped database in the middle of a stream, through each platform's local
+server (issue 11): the scenario behind tests/platforms/test_crash.py and `kuuki bench
+crash`, which prints its counts.
+
+The bot runs as its own OS process (kuuki.testing.bot_process: the real discord.py or
+slack-bolt client, the real store) while people keep talking in three channels, every
+fifth message addressed to the bot with its own ``#tag`` (the bot's scripted model answers
+``Noted #tag.``). Mid-stream the bot is SIGKILLed (twice), or PostgreSQL is stopped for
+several seconds and then the bot is SIGKILLed too. Once every addressed message has its
+answer the bot is stopped normally and the store is read back:
+
+* every event the platform counts as taken (Slack: acked; Discord: `Engine.submit`
+  resolved, as the bot process recorded it) is in the store — and so is every message
+  said at all, since catching up reads back what the bot never got;
+* every addressed message got exactly one reply, and has exactly one decision;
+* no event was handled twice (one decision a message at most, nothing left pending).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kuuki.testing.crashkit import (
+    BotProcess,
+    PrivateServer,
+    decisions,
+    free_port,
+    pending,
+    stored_ids,
+)
+from kuuki.testing.discord_server import DiscordServer
+from kuuki.testing.slack_server import SlackServer
+
+TAG = re.compile(r"#q\d+")
+MESSAGES = 300
+KILL_AT = (90, 200)  # messages said before each SIGKILL
+DOWN_FOR = 15  # messages said while the bot is down
+OUTAGE_AT = 90  # messages said before PostgreSQL is stopped (then a SIGKILL at 200)
+OUTAGE_S = 6.0
+PG_ENV = "KUUKI_TEST_POSTGRES_URL"
+
+
+class Stream:
+    """What the people said: every message id, and the addressed ones by tag."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+        self.addressed: dict[str, str] = {}  # tag → message id
+        self.reports: list[dict[str, Any]] = []
+        self.i = 0
+
+    async def say_next(self, say: Callable[[int, str, bool], Awaitable[str]]) -> None:
+        i = self.i
+        tag = f"#q{i}" if i % 5 == 2 else None
+        text = f"question {i}, can you look at this {tag}" if tag else f"chatter {i} about it"
+        mid = await say(i, text, tag is not None)
+        self.said.append(mid)
+        if tag is not None:
+            self.addressed[tag] = mid
+        self.i += 1
+
+
+class Platform:
+    """One local server, the bot process in front of it, and how to read what it did."""
+
+    name = ""
+    bot: BotProcess
+
+    async def say(self, i: int, text: str, addressed: bool) -> str:
+        raise NotImplementedError
+
+    def taken(self) -> set[str]:
+        raise NotImplementedError
+
+    def bot_texts(self) -> list[str]:
+        raise NotImplementedError
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float) -> None:
+        raise NotImplementedError
+
+    async def settled(self) -> None:
+        """Whatever the platform still owes the bot has been delivered."""
+
+    def notes(self) -> dict[str, int]:
+        return {}
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+
+class Discord(Platform):
+    name = "discord"
+
+    def __init__(self, server: DiscordServer, bot: BotProcess) -> None:
+        self.server, self.bot = server, bot
+        self.rooms = [str(server.text_channel(f"room{k}")["id"]) for k in range(3)]
+        self.people = ("alice", "bob", "carol", "dave")
+
+    @classmethod
+    async def open(cls, tmp: Path, store: str, *, outage: bool = False) -> Discord:
+        server = DiscordServer(bot_name="Kuu")
+        await server.start()
+        bot = BotProcess("discord", api=server.api_base, store=store,
+                         accepted=tmp / "accepted.txt", token=server.token)
+        return cls(server, bot)
+
+    async def say(self, i: int, text: str, addressed: bool) -> str:
+        if addressed:
+            text = f"<@{self.server.bot_user['id']}> {text}"
+        msg = await self.server.post(self.people[i % 4], self.rooms[i % 3], text)
+        return str(msg["id"])
+
+    def taken(self) -> set[str]:
+        return set(self.bot.accepted)
+
+    def bot_texts(self) -> list[str]:
+        return [str(m["content"]) for m in self.server.bot_messages]
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float) -> None:
+        await self.server.wait_for(predicate, timeout)
+
+    async def close(self) -> None:
+        await self.bot.close()
+        await self.server.close()
+
+
+class Slack(Platform):
+    name = "slack"
+
+    def __init__(self, server: SlackServer, bot: BotProcess) -> None:
+        self.server, self.bot = server, bot
+        self.rooms = [server.add_channel(f"room{k}") for k in range(3)]
+        self.people = [server.add_user(n) for n in ("alice", "bob", "carol", "dave")]
+        self.envelopes: dict[str, str] = {}  # envelope id → kuuki message id
+
+    @classmethod
+    async def open(cls, tmp: Path, store: str, *, outage: bool = False) -> Slack:
+        server = SlackServer(bot_name="Kuu")
+        if outage:  # Slack retries an unacked event (sooner here), then gives up on it
+            server.redeliver_after = 1.0
+        await server.start()
+        bot = BotProcess("slack", api=server.api_url, store=store,
+                         accepted=tmp / "accepted.txt", token="xoxb-kuuki-test")
+        return cls(server, bot)
+
+    async def say(self, i: int, text: str, addressed: bool) -> str:
+        if addressed:
+            text = f"<@{self.server.bot_user_id}> {text}"
+        room = self.rooms[i % 3]
+        msg = self.server.user_message(self.people[i % 4], room, text)
+        env = await self.server.emit(self.server.message_event(room, msg))
+        self.envelopes[env.id] = f"{room}:{msg['ts']}"
+        return self.envelopes[env.id]
+
+    def taken(self) -> set[str]:
+        return {self.envelopes[a["envelope_id"]] for a in self.server.acks
+                if a.get("envelope_id") in self.envelopes}
+
+    def bot_texts(self) -> list[str]:
+        return [str(m.get("text", "")) for m in self.server.bot_messages]
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float) -> None:
+        await self.server.wait_for(predicate, timeout)
+
+    async def settled(self) -> None:
+        # acked, or given up by Slack after its retries (then read back from history)
+        await self.server.wait_for(lambda: not self.server.pending, 30)
+
+    def notes(self) -> dict[str, int]:
+        return {"envelopes Slack gave up on": len(self.server.given_up)}
+
+    async def close(self) -> None:
+        await self.bot.close()
+        await self.server.close()
+
+
+async def kill_and_restart(p: Platform, stream: Stream) -> None:
+    """SIGKILL without waiting for the bot to take in what was just said; people say
+    DOWN_FOR more while it is down; start it again."""
+    await p.bot.kill()
+    killed_at, in_flight = stream.i, len(set(stream.said) - p.taken())
+    for _ in range(DOWN_FOR):
+        await stream.say_next(p.say)
+    stream.reports.append({"kill at": killed_at, "not taken at the kill": in_flight,
+                           "pending in the inbox": await pending(p.bot.store)})
+    await p.bot.start()
+
+
+def outage(pg: PrivateServer) -> Callable[[Platform, Stream], Awaitable[None]]:
+    async def stop_the_database(p: Platform, stream: Stream) -> None:
+        """PostgreSQL stopped for OUTAGE_S seconds while people keep talking."""
+        taken = len(p.taken())
+        await pg.stop()
+        stopped_at, said_before = time.monotonic(), stream.i
+        while time.monotonic() - stopped_at < OUTAGE_S:
+            await stream.say_next(p.say)
+            await asyncio.sleep(0.1)
+        taken_during = len(p.taken()) - taken
+        await pg.start()
+        stream.reports.append({"outage at": said_before, "said during": stream.i - said_before,
+                               "taken during": taken_during})
+
+    return stop_the_database
+
+
+async def run(p: Platform, stream: Stream,
+              interruptions: dict[int, Callable[[Platform, Stream], Awaitable[None]]]
+              ) -> dict[str, Any]:
+    await p.bot.start()
+    todo = sorted(interruptions.items())
+    while stream.i < MESSAGES:
+        await stream.say_next(p.say)
+        await asyncio.sleep(0.002)  # a lively channel, not a bulk load
+        if todo and stream.i >= todo[0][0]:
+            await todo.pop(0)[1](p, stream)
+
+    def answered() -> bool:
+        return set(replies_by_tag(p.bot_texts())) >= set(stream.addressed)
+
+    try:
+        await p.wait_for(answered, timeout=60)
+    except TimeoutError:
+        missing = sorted(set(stream.addressed) - set(replies_by_tag(p.bot_texts())))
+        ids = [stream.addressed[t] for t in missing]
+        raise AssertionError(f"no answer to {missing} (ids {ids}); {stream.reports}; "
+                             f"bot log {p.bot.log}") from None
+    await p.settled()
+    assert await p.bot.stop() == 0
+    counts = await check_store(p.bot, stream, p.taken(), replies_by_tag(p.bot_texts()))
+    print(f"{p.name} crash test:", counts | p.notes(), stream.reports)
+    return counts
+
+
+def replies_by_tag(texts: list[str]) -> Counter[str]:
+    return Counter(tag for t in texts for tag in TAG.findall(t))
+
+
+async def check_store(bot: BotProcess, stream: Stream, taken: set[str],
+                      replies: Counter[str]) -> dict[str, int]:
+    stored = await stored_ids(bot.store, set(stream.said) | taken)
+    assert taken <= stored, f"taken but not stored: {sorted(taken - stored)[:10]}"
+    assert set(stream.said) <= stored, f"said, never stored: {sorted(set(stream.said) - stored)}"
+    assert {t: n for t, n in replies.items() if n != 1} == {}, "replies per tag"
+    assert set(replies) == set(stream.addressed)
+    found = await decisions(bot.store, stream.said)
+    twice = {mid: len(ds) for mid, ds in found.items() if len(ds) > 1}
+    assert twice == {}, "an event was decided twice"
+    undecided = [t for t, mid in stream.addressed.items() if len(found[mid]) != 1]
+    assert undecided == []
+    assert await pending(bot.store) == 0
+    # The kills did hit the middle of the stream: something was in flight at one of them.
+    kills = [r for r in stream.reports if "kill at" in r]
+    assert any(r["not taken at the kill"] or r["pending in the inbox"] for r in kills), kills
+    return {"said": len(stream.said), "taken": len(taken),
+            "stored (of said)": len(stored & set(stream.said)),
+            "addressed": len(stream.addressed), "replies": sum(replies.values())}
+
+
+PLATFORMS: dict[str, type[Discord] | type[Slack]] = {"discord": Discord, "slack": Slack}
+
+
+@contextlib.contextmanager
+def private_postgres() -> Iterator[PrivateServer]:
+    """A throwaway PostgreSQL cluster of its own (never the shared one), to stop and start;
+    RuntimeError when the server binaries are not installed."""
+    bindir = PrivateServer.find_bindir()
+    if bindir is None:
+        raise RuntimeError("no PostgreSQL server binaries under /usr/lib/postgresql")
+    root = Path(tempfile.mkdtemp(prefix="kuuki-pg-outage-"))
+    pg = PrivateServer(bindir, root, free_port())
+    try:
+        asyncio.run(pg.init())
+        asyncio.run(pg.start())
+        yield pg
+        asyncio.run(pg.stop())
+    finally:
+        if not os.environ.get("KUUKI_CRASH_KEEP"):  # set it to look at the cluster after
+            shutil.rmtree(root, ignore_errors=True)
+
+
+async def kill_9(platform: str, workdir: Path) -> dict[str, Any]:
+    """The kill -9 case on SQLite: its counts (raises AssertionError on a failure)."""
+    p = await PLATFORMS[platform].open(workdir, f"sqlite:///{workdir}/kuuki.sqlite3")
+    try:
+        return await run(p, Stream(), dict.fromkeys(KILL_AT, kill_and_restart))
+    finally:
+        await p.close()
+
+
+async def postgres_outage(platform: str, workdir: Path, pg: PrivateServer) -> dict[str, Any]:
+    """PostgreSQL stopped for OUTAGE_S seconds, then kill -9: its counts."""
+    store = await pg.create_database(f"crash_{platform}")
+    p = await PLATFORMS[platform].open(workdir, store, outage=True)
+    try:
+        return await run(p, Stream(), {OUTAGE_AT: outage(pg), 200: kill_and_restart})
+    finally:
+        await p.close()
+
+
+def bench(platforms: list[str], *, postgres: bool) -> dict[str, Any]:
+    """`kuuki bench crash`: each case once, its counts and whether every check held."""
+    cases: list[tuple[str, str]] = [(pl, "kill -9") for pl in platforms]
+    if postgres:
+        cases += [(pl, "postgres stopped, then kill -9") for pl in platforms]
+    out: list[dict[str, Any]] = []
+    pg_cm = private_postgres() if postgres else contextlib.nullcontext()
+    with pg_cm as pg:
+        for platform, case in cases:
+            with tempfile.TemporaryDirectory(prefix="kuuki-crash-") as tmp:
+                work = Path(tmp)
+                try:
+                    if case == "kill -9":
+                        counts = asyncio.run(kill_9(platform, work))
+                    else:
+                        assert pg is not None
+                        counts = asyncio.run(postgres_outage(platform, work, pg))
+                    out.append({"platform": platform, "case": case, "held": True, **counts})
+                except AssertionError as exc:
+                    out.append({"platform": platform, "case": case, "held": False,
+                                "failure": str(exc)[:500]})
+    return {"benchmark": "crash", "messages": MESSAGES, "kills_at": list(KILL_AT),
+            "cases": out}

@@ -1,0 +1,181 @@
+"""Steps 6 and 7 of the engine: carry out a verdict and explain it.
+
+Generate with the shared context (kuuki.respond.responder, which owns the output guard and the
+fallbacks) → drop an unasked reply if the conversation moved on while it was written →
+send (failures traced) → the bot's own message joins buffer, tracker and store → the
+Decision is stored, the pipeline's history stages hear about a delivered decision
+(`Pipeline.sent`: interventions are written after the send, never at the verdict), and
+listeners are told.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from kuuki.domain import Action, ActionKind, Decision, Message, Stage
+
+if TYPE_CHECKING:
+    from kuuki.clock import Clock
+    from kuuki.decide.base import Verdict
+    from kuuki.decide.pipeline import Pipeline
+    from kuuki.decide.types import Case
+    from kuuki.engine.channels import ChannelState
+    from kuuki.ports import MessageStore, Outbox, Usage, Writer
+    from kuuki.respond.responder import Responder
+    from kuuki.settings import Settings
+
+log = logging.getLogger("kuuki.engine")
+
+DecisionListener = Callable[[Decision], Awaitable[None] | None]
+
+
+class Acting:
+    """The engine's acting half (a mixin: `Engine` provides the attributes below)."""
+
+    settings: Settings
+    clock: Clock
+    store: MessageStore | None
+    writer: Writer | None
+    outbox: Outbox
+    responder: Responder
+    pipeline: Pipeline
+    usage: Usage
+    _listeners: list[DecisionListener]
+
+    def _mark_seen(self, key: str) -> None: ...
+
+    def _roll_usage(self) -> None: ...
+
+    async def _record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None: ...
+
+    async def act(self, state: ChannelState, case: Case, verdict: Verdict) -> Decision:
+        """Carry out ``verdict`` about the case's message (steps 6 and 7)."""
+        msg, trace = case.message, case.trace
+        action: Action | None = None
+        if verdict.action is not ActionKind.NONE:
+            latest = state.last_human
+            conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
+            addressed = verdict.stage is Stage.ADDRESSED
+            try:
+                async with self.outbox.typing(state.channel):
+                    response = await self.responder.act(
+                        verdict.action, state.channel, msg, conversation, other, trace,
+                        emoji=verdict.emoji, task=verdict.task,
+                        extra={"topic": verdict.topic} if verdict.topic else None,
+                        addressed=addressed,
+                    )
+                action = response.action
+                if response.fallback:
+                    # The headline says what finally happened, not only why it was tried.
+                    verdict = replace(verdict, reason=f"{verdict.reason} → {response.fallback}")
+            except Exception as exc:
+                # Not a model failure (those end in the responder's fallback): a bug. The
+                # person who addressed the bot still gets the documented fallback.
+                trace.error(f"generation failed: {type(exc).__name__}: {exc}")
+                fallback = self.responder.fallback(
+                    state.channel, msg, trace, "failed", addressed=addressed
+                )
+                action = fallback.action if fallback.action.kind is not ActionKind.NONE else None
+                verdict = replace(verdict, reason=f"{verdict.reason} → {fallback.fallback}")
+            if (
+                action is not None
+                and not addressed
+                and state.last_human is not latest
+                and self._same_conversation(state, msg, state.last_human)
+            ):
+                trace.step("dropped: the conversation moved on while the reply was written")
+                verdict = replace(verdict, action=ActionKind.NONE, reason="conversation moved on")
+                action = None
+        return await self._decide_done(state, case, verdict, action)
+
+    def _same_conversation(self, state: ChannelState, a: Message, b: Message | None) -> bool:
+        if b is None:
+            return False
+        if state.tracker is None:
+            return True
+        ca, cb = state.tracker.conversation_of(a.id), state.tracker.conversation_of(b.id)
+        return ca is None or ca == cb
+
+    async def _decide_done(
+        self, state: ChannelState, case: Case, verdict: Verdict, action: Action | None
+    ) -> Decision:
+        msg, trace = case.message, case.trace
+        action = action or Action.none(state.channel.id, msg.id)
+        delivered = action.kind is ActionKind.NONE
+        if action.kind is not ActionKind.NONE:
+            try:
+                posted = await self.outbox.send(state.channel, action)
+                delivered = True
+            except Exception as exc:
+                trace.error(f"send failed: {type(exc).__name__}: {exc}")
+                posted = None
+            now = self.clock.now()
+            if delivered:
+                state.bot.last_action_at = now
+            if delivered and action.kind in (ActionKind.REPLY, ActionKind.ACK):
+                state.bot.last_reply_at = now
+                state.bot.last_reply_conversation = verdict.conversation_id or (
+                    state.tracker.conversation_of(msg.id) if state.tracker else None
+                )
+            reacted = posted is None and delivered and action.kind is ActionKind.REACT
+            if reacted and self.store is not None:
+                # Remembered so that catching up after a crash knows this was answered.
+                with contextlib.suppress(Exception):
+                    await self.store.add_reaction(
+                        msg.id, self.settings.persona.name, action.emoji or "", now
+                    )
+            if posted is not None:
+                self._mark_seen(f"msg:{posted.channel_id}:{posted.id}")
+                await self._record(state, posted, own=True)
+        self._roll_usage()
+        for call in trace.llm_calls:
+            if call.outcome != "skipped":
+                self.usage.calls += 1
+                self.usage.prompt_tokens += call.prompt_tokens
+                self.usage.completion_tokens += call.completion_tokens
+        decision = Decision(
+            message_id=msg.id,
+            channel_id=state.channel.id,
+            action=action,
+            stage=verdict.stage,
+            score=verdict.score,
+            reason=verdict.reason,
+            decided_at=self.clock.now(),
+            trace=trace,
+            decided=verdict.action if verdict.action is not action.kind else None,
+        )
+        if delivered:
+            self.pipeline.sent(case, decision)
+        if self.writer is not None:
+            await self.writer.add_decision(decision)
+        for listener in self._listeners:
+            try:
+                result = listener(decision)
+                if result is not None:
+                    await result
+            except Exception:
+                log.exception("decision listener failed")
+        return decision
+
+    def _split_conversation(
+        self, state: ChannelState, msg: Message, conversation_id: str | None
+    ) -> tuple[list[Message], list[Message]]:
+        """The target conversation in full, and the channel's other recent messages."""
+        recent = state.buffer.recent()
+        tracker = state.tracker
+        if tracker is None:
+            return recent[-10:], []
+        target = conversation_id or tracker.conversation_of(msg.id)
+        if target is None:
+            return recent[-10:], []
+        mine = [m for m in recent if tracker.conversation_of(m.id) == target]
+        other = [m for m in recent if tracker.conversation_of(m.id) != target]
+        if msg not in mine:
+            mine.append(msg)
+        return mine[-20:], other[-10:]
+
+

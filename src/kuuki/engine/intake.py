@@ -1,0 +1,195 @@
+"""Step 0 of the path, intake: an event is durable before the platform hears it arrived.
+
+    adapter ── Engine.submit(event) ──▶ Intake ── one transaction ──▶ the inbox (store)
+                 (in arrival order)        │  committed
+                                           ▼
+                              the engine marks it seen and queues it on its channel;
+                              the adapter's await returns True → it acknowledges
+
+Group commit: an event submitted while a commit is running waits for the next one, which
+starts as soon as the running one ends and takes everything waiting (up to `max_batch`).
+No timer is involved, so an event waits at most for one commit and its own; under load
+the batches grow by themselves, so throughput follows the database's commit rate times
+the batch size rather than its latency.
+
+A store that fails (an outage, a lock held too long) is retried with backoff, real time
+(this is I/O patience, not behaviour), for at most ``patience_s`` per event: long enough
+to ride out a hiccup, short enough for Slack's 3-second acknowledgement deadline. Then the
+waiting events fail with `IntakeUnavailable` and nothing about them is remembered: the
+adapter does not acknowledge them (Slack delivers them again) or, on Discord, which has no
+acknowledgement, reads them back from the channel's history once the store answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from kuuki.domain import Channel, ChatEvent
+from kuuki.errors import IntakeUnavailable
+
+log = logging.getLogger("kuuki.intake")
+
+MAX_BATCH = 512
+PATIENCE_S = 2.0
+_FIRST_BACKOFF_S = 0.05
+_MAX_BACKOFF_S = 0.5
+
+
+class Inbox(Protocol):
+    """Where intake makes events durable (kuuki.store.Store implements it).
+
+    `admit_events` writes the events and their channels in one transaction and returns the
+    ids that were new to it (an id stored before is a redelivery). It raises on failure,
+    having stored nothing. `pending_events` returns those taken in but never handled.
+    """
+
+    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]: ...
+
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]: ...
+
+
+class Relay(Inbox, Protocol):
+    """A gateway's inbox (kuuki.scale.gateway): taking an event in means handing it, durably,
+    to the process that owns its channel. ``caught_up`` sends a channel's catch-up marker
+    after everything handed in before it."""
+
+    def caught_up(self, channel: Channel) -> None: ...
+
+
+@dataclass(slots=True)
+class _Waiting:
+    event: ChatEvent
+    future: asyncio.Future[bool]
+    since: float
+
+
+class Intake:
+    """Group commits events to an `Inbox` (see module doc); ``deliver`` receives each
+    committed batch's new events, in submission order, before anyone awaiting their
+    futures resumes."""
+
+    def __init__(
+        self,
+        inbox: Inbox | None,
+        deliver: Callable[[list[ChatEvent]], None],
+        *,
+        max_batch: int = MAX_BATCH,
+        patience_s: float = PATIENCE_S,
+        room: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        self.inbox = inbox
+        self.deliver = deliver
+        # awaited before each commit: the receiver has room for more (the engine's bound
+        # on what it holds; past it, events wait here, unacknowledged, at the platform)
+        self.room = room
+        self.max_batch = max_batch
+        self.patience_s = patience_s
+        self._waiting: list[_Waiting] = []
+        self._task: asyncio.Task[None] | None = None
+        self.commits = 0
+        self.failures = 0
+        # With `close_on_refusal` (set by an adapter that reads lost events back, kuuki.
+        # platforms.retry), a channel with refused events refuses newer ones until
+        # `reopen`: a later event must not be stored past a refused one. Front ends with
+        # no read-back (chat, replay, playground) leave it off.
+        self.close_on_refusal = False
+        self.closed_channels: set[str] = set()
+
+    def submit(self, event: ChatEvent) -> asyncio.Future[bool]:
+        """Join the next commit; the future is True once the event is durable and queued,
+        False when the store already had it, or fails with `IntakeUnavailable`."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        if event.channel.id in self.closed_channels:
+            future.set_exception(IntakeUnavailable(
+                f"channel {event.channel.id} lost events to the store; it is read back first"
+            ))
+            return future
+        self._waiting.append(_Waiting(event, future, loop.time()))
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run(), name="kuuki-intake")
+        return future
+
+    def reopen(self, channel_ids: Iterable[str]) -> None:
+        """Take these channels' events in again (their loss is being read back)."""
+        self.closed_channels.difference_update(channel_ids)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    async def drain(self) -> None:
+        """Wait until every event submitted so far is committed or has failed."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        backoff = _FIRST_BACKOFF_S
+        while self._waiting:
+            if self.room is not None:
+                await self.room()
+            batch = self._waiting[: self.max_batch]
+            try:
+                new = await self._commit([w.event for w in batch])
+            except Exception as exc:
+                self.failures += 1
+                backoff = await self._failed(exc, backoff)
+                continue
+            backoff = _FIRST_BACKOFF_S
+            self.commits += 1
+            del self._waiting[: len(batch)]
+            taken: list[bool] = []
+            for w in batch:
+                fresh = w.event.event_id in new
+                new.discard(w.event.event_id)  # a second copy in the batch is not new
+                taken.append(fresh)
+            # Resolved first, delivered second, in one step: nobody awaiting a future runs
+            # before both are done, but the platform's wake-up is now queued ahead of the
+            # channels' (which each handle what they were given before yielding), so the
+            # next events are submitted, and their commit under way, while the engine works
+            # on these: otherwise it sat idle through every commit (docs/decisions.md).
+            for w, fresh in zip(batch, taken, strict=True):
+                if not w.future.done():
+                    w.future.set_result(fresh)
+            self.deliver([w.event for w, fresh in zip(batch, taken, strict=True) if fresh])
+
+    async def _commit(self, events: list[ChatEvent]) -> set[str]:
+        if self.inbox is None:
+            return {e.event_id for e in events}
+        return await self.inbox.admit_events(events)
+
+    async def _failed(self, exc: Exception, backoff: float) -> float:
+        """Fail the events whose patience ran out; the rest are retried after a pause."""
+        now = asyncio.get_running_loop().time()
+        keep: list[_Waiting] = []
+        # A channel's events are taken in without gaps: once one is refused, so is every
+        # later one of that channel already waiting. Otherwise a later one could be stored
+        # while the refused one is not, and reading the channel back after the store's
+        # last message (a restart) would skip the refused one for good.
+        refused: set[str] = set()
+        for w in self._waiting:
+            if now - w.since >= self.patience_s or w.event.channel.id in refused:
+                refused.add(w.event.channel.id)
+                if not w.future.done():
+                    w.future.set_exception(IntakeUnavailable(
+                        f"the store cannot take events in: {type(exc).__name__}: {exc}"
+                    ))
+            else:
+                keep.append(w)
+        given_up = len(self._waiting) - len(keep)
+        self._waiting = keep
+        if self.close_on_refusal:
+            self.closed_channels |= refused
+        log.warning(
+            "intake: the store failed (%s: %s); %d events refused, %d retried in %.2fs",
+            type(exc).__name__, exc, given_up, len(keep), backoff,
+        )
+        if keep:
+            await asyncio.sleep(backoff)
+        return min(backoff * 2, _MAX_BACKOFF_S)

@@ -1,0 +1,305 @@
+"""A decision, told for people: lines of text, not JSON.
+
+The local front ends (the playground's decision cards, the terminal room's `/why`) show
+why the bot did what it did. A `DecisionTrace` is built for machines — nested features,
+milliseconds, ISO times — and this module turns it into short sentences: "language:
+English", "reply · SmolLM2-135M-Instruct · 1.8 s · 212+34 tokens", "reply rejected by
+the self check: addresses itself (“くう”)", "waiting 12 s for the burst to settle". The raw
+trace stays available to developers beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from kuuki.domain import ActionKind, Decision, GuardRecord, LLMCallRecord, ToolCallRecord
+from kuuki.engine.channels import ChannelState
+
+LANGUAGES = {"en": "English", "ja": "Japanese"}
+GENERATION = ("reply", "ack", "proactive")  # call purposes whose text would be posted
+_OUTCOME = {
+    "timeout": "timed out",
+    "unavailable": "model unavailable",
+    "skipped": "skipped (model paused after failures)",
+    "invalid": "unusable answer",
+    "error": "failed",
+}
+_ADDRESSED = {"mention": "by an @mention", "reply": "by a reply to its message",
+              "name": "by name", "dm": "in a direct message", "thread": "in its thread"}
+
+
+# -- words and times ---------------------------------------------------------------------
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 message', '2 messages' (``many`` for irregular plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def clock_time(at: datetime) -> str:
+    """'10:42:05', in this machine's time zone (the page's, for a local playground)."""
+    return at.astimezone().strftime("%H:%M:%S")
+
+
+def duration(seconds: float) -> str:
+    """'12 s', '5 min', '1 h 20 min', '3 days'."""
+    s = abs(seconds)
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        return f"{s // 60:.0f} min"
+    if s < 86400:
+        h, m = divmod(round(s / 60), 60)
+        return f"{h} h {m} min" if m else f"{h} h"
+    return plural(round(s / 86400), "day")
+
+
+def relative(at: datetime, now: datetime) -> str:
+    """'2 min ago', 'in 12 s', 'just now'."""
+    delta = (at - now).total_seconds()
+    if abs(delta) < 1:
+        return "just now"
+    return f"in {duration(delta)}" if delta > 0 else f"{duration(delta)} ago"
+
+
+def when(at: datetime, now: datetime) -> str:
+    """'10:42:05 (2 min ago)'; a day or more away gets the date too."""
+    shown = clock_time(at)
+    if abs((at - now).total_seconds()) >= 86400:
+        shown = at.astimezone().strftime("%b %d, ") + shown
+    return f"{shown} ({relative(at, now)})"
+
+
+def language_name(code: str) -> str:
+    return f"{LANGUAGES[code]} ({code})" if code in LANGUAGES else code
+
+
+def latency(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+# -- the parts of a trace ------------------------------------------------------------------
+
+
+def call_line(call: LLMCallRecord) -> str:
+    """'reply · SmolLM2-135M-Instruct · 1.8 s · 212+34 tokens', and the outcome if not ok."""
+    parts = [call.purpose, call.model, latency(call.latency_ms)]
+    if call.prompt_tokens or call.completion_tokens:
+        parts.append(f"{call.prompt_tokens}+{call.completion_tokens} tokens")
+    line = " · ".join(parts)
+    if call.outcome != "ok":
+        line += f" · {_OUTCOME.get(call.outcome, call.outcome)}"
+        if call.detail:
+            line += f" ({call.detail})"
+    return line
+
+
+def tool_line(t: ToolCallRecord) -> str:
+    """'tool now({}): ok · round 1 · 2 ms · 87 chars', or what went wrong instead."""
+    line = f"tool {t.name}({t.arguments}): {t.outcome}"
+    if t.detail:
+        line += f" ({t.detail})"
+    line += f" · round {t.round} · {latency(t.duration_ms)}"
+    if t.outcome == "ok":
+        line += f" · {plural(t.result_chars, 'char')} to the prompt"
+    return line
+
+
+def tool_record(d: Mapping[str, Any]) -> ToolCallRecord:
+    """A stored trace's tool call (`ToolCallRecord.to_dict`) back as a record."""
+    return ToolCallRecord(
+        str(d.get("name", "")), str(d.get("arguments", "")), float(d.get("duration_ms", 0)),
+        int(d.get("result_chars", 0)), str(d.get("outcome", "")), str(d.get("detail", "")),
+        int(d.get("round", 1)),
+    )
+
+
+def _subject(subject: str) -> str:
+    return subject.replace("-retry", " (retry)")
+
+
+def guard_line(g: GuardRecord) -> str:
+    """One verdict of the output guard: what it checked, and what rejected it."""
+    name = _subject(g.subject)
+    if g.ok:
+        fixed = f" after repairs: {', '.join(g.repairs)}" if g.repairs else ""
+        return f"{name} passed the guard{fixed}"
+    by = f" by the {g.check} check" if g.check else ""
+    line = f"{name} rejected{by}: {g.reason or 'no reason given'}"
+    if g.text:
+        line += f" — it wrote “{g.text}”"
+    return line
+
+
+def fell_back(d: Decision) -> bool:
+    """A text was generated for this decision but none was posted: the safe default ran."""
+    tried = any(c.purpose.split("-")[0] in GENERATION for c in d.trace.llm_calls)
+    return tried and d.action.kind not in (ActionKind.REPLY, ActionKind.ACK)
+
+
+def outcome_line(d: Decision) -> str:
+    """What finally happened, when it was a fallback: 'fallback: reacted 🤔 instead'."""
+    if d.action.kind is ActionKind.REACT:
+        return f"fallback: reacted {d.action.emoji or ''} instead".replace("  ", " ")
+    return "fallback: said nothing"
+
+
+def guard_lines(d: Decision) -> list[str]:
+    lines = [guard_line(g) for g in d.trace.guard]
+    if fell_back(d):
+        lines.append(outcome_line(d))
+    return lines
+
+
+def _number(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+
+
+def value_text(value: Any) -> str:
+    """Any feature value as words: lists joined, mappings as 'key value', no brackets."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return _number(value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k.replace('_', ' ')} {value_text(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(value_text(v) for v in value) or "none"
+    return str(value)
+
+
+def _state(v: Mapping[str, Any]) -> str:
+    text = f"conversation state: {v.get('state')}"
+    extra = [f"confidence {_number(v['confidence'])}" if "confidence" in v else "",
+             f"from {v['source']}" if v.get("source") else ""]
+    extra = [e for e in extra if e]
+    if extra:
+        text += f" ({', '.join(extra)})"
+    return text + (f": {v['detail']}" if v.get("detail") else "")
+
+
+def _judgment(v: Mapping[str, Any]) -> str:
+    said = (f"respond with {v.get('response_type')}" if v.get("should_respond")
+            else "stay silent")
+    text = f"LLM judge: {said} (confidence {_number(v.get('confidence', 0))})"
+    return text + (f": {v['reason']}" if v.get("reason") else "")
+
+
+def feature_line(key: str, value: Any) -> str | None:
+    """A feature the judge saw, as a sentence; None for what the card shows elsewhere."""
+    if key == "conversation":
+        return None
+    if key == "language" and isinstance(value, str):
+        return f"language: {language_name(value)}"
+    if key == "addressed":
+        return f"addressed {_ADDRESSED.get(value, value)}" if value else "not addressed"
+    if key == "state" and isinstance(value, Mapping):
+        return _state(value)
+    if key == "llm_judgment" and isinstance(value, Mapping):
+        return _judgment(value)
+    if key == "since_last_intervention_min" and isinstance(value, int | float):
+        return f"last spoke up unasked {duration(value * 60)} ago"
+    if key == "local_ms" and isinstance(value, int | float):
+        return f"local stage took {_number(value)} ms"
+    if key == "unanswered":
+        return {True: "the question is still open", False: "someone answered the question",
+                None: "could not tell whether the question was answered"}.get(
+            value, f"unanswered: {value_text(value)}")
+    if key == "same_conversation" and isinstance(value, list | tuple) and len(value) == 2:
+        same, confidence = value
+        return (f"{'same' if same else 'another'} conversation as its last intervention "
+                f"(confidence {_number(confidence)})")
+    if key == "judge_cache":
+        return f"judge cache: {value}"
+    if key == "breaker":
+        return f"LLM circuit breaker: {value}"
+    return f"{key.replace('_', ' ')}: {value_text(value)}"
+
+
+def feature_lines(features: Mapping[str, Any]) -> list[str]:
+    return [line for k, v in features.items() if (line := feature_line(k, v)) is not None]
+
+
+def rule_line(rule: str, points: float, detail: str) -> str:
+    return f"{points:+.0f}  {rule}" + (f" ({detail})" if detail else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """A decision as a person reads it: the headline first, then the why."""
+
+    headline: str
+    fallback: bool
+    rules: list[str]
+    features: list[str]
+    calls: list[str]
+    tools: list[str]
+    guard: list[str]
+    steps: list[str]
+    errors: list[str]
+
+
+def explain(d: Decision) -> Explanation:
+    t = d.trace
+    return Explanation(
+        headline=d.reason,
+        fallback=fell_back(d),
+        rules=[rule_line(c.rule, c.points, c.detail) for c in t.contributions],
+        features=feature_lines(t.features),
+        calls=[call_line(c) for c in t.llm_calls],
+        tools=[tool_line(c) for c in t.tool_calls],
+        guard=guard_lines(d),
+        steps=list(t.steps),
+        errors=list(t.errors),
+    )
+
+
+# -- the channel right after a decision ------------------------------------------------------
+
+
+@runtime_checkable
+class Due(Protocol):
+    """A timer that knows when it fires (the virtual clock's timers do)."""
+
+    due: datetime
+
+
+def _due(handle: object) -> datetime | None:
+    return handle.due if isinstance(handle, Due) else None
+
+
+def state_lines(state: ChannelState, now: datetime) -> list[str]:
+    """The channel as the engine holds it: waits, quiet, timers, recent interventions."""
+    bot = state.bot
+    lines: list[str] = []
+    for pending in state.pending.values():
+        due = _due(pending.handle)
+        wait = f"{duration((due - now).total_seconds())} " if due and due > now else ""
+        lines.append(f"waiting {wait}for the burst to settle before judging "
+                     f"{pending.message.id}")
+    if bot.quiet_until is not None and bot.quiet_until > now:
+        lines.append(f"asked to be quiet until {when(bot.quiet_until, now)}")
+    for message_id, handle in sorted(state.rechecks.items()):
+        due = _due(handle)
+        at = f" at {when(due, now)}" if due else ""
+        lines.append(f"will look at {message_id} again{at} if nobody answers it")
+    if bot.last_reply_at is not None:
+        lines.append(f"last replied {when(bot.last_reply_at, now)}")
+    turns = 0
+    for m in reversed(state.buffer.recent()):
+        if m.user.id not in bot.user_ids:
+            break
+        turns += 1
+    if turns:
+        lines.append(f"spoke {times(turns)} since the last human message")
+    lines.append(f"{plural(len(state.buffer.recent()), 'message')} in the short-term buffer")
+    return lines

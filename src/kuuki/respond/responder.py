@@ -1,0 +1,328 @@
+"""Step 6 of the path: turn a verdict into an Action, generating text with the shared context.
+
+Everything a model writes passes the output guard (`kuuki.guard.reply`) before it is
+posted. The conversation's language is detected from its messages (`kuuki.guard.language`)
+and the prompt is rendered in it; the persona's language is only the default.
+
+    generate → guard ─ ok ──────────────────────────────▶ post the text
+                     └ rejected → one retry with a short, strict prompt → guard
+                                                            └ rejected again → fallback
+
+Safe defaults (the trace records which one was used and why):
+- the model fails (timeout, error, paused by the circuit breaker) or its text is rejected
+  twice → for a message that addressed the bot, a reaction with a fitting emoji, so the
+  person sees they were heard; for anything else, nothing (nobody asked);
+- the reply budget (`llm.reply_budget_s`, on the clock) runs out, waiting for the model
+  included → the same fallback at once: the channel's other messages wait behind a reply
+  at most that long, whatever the model does (docs/decisions.md, "The reply budget");
+- no LLM configured (`--llm none`) → the action stands with no text (replay prints null).
+
+A reply (not an ack) may look things up first: with a `Toolbox` and a model that can call
+tools, the first generation is a short tool loop (kuuki.respond.tools.loop); its final text goes
+through the same guard. When tools are configured but the model cannot use them, the trace
+says so and the reply is written without them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kuuki.clock import Clock
+from kuuki.decide.response_type import pick_emoji
+from kuuki.domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Message
+from kuuki.guard.language import conversation_language
+from kuuki.guard.reply import Expect, GuardVerdict, ReplyGuard
+from kuuki.llm.base import LLM, ChatMessage, Completion, ToolCalling, current_deadline
+from kuuki.llm.record import call_llm
+from kuuki.memory.context import ContextBuilder, PromptContext
+from kuuki.ports import MemoryProvider, PromptDump
+from kuuki.respond.tools.base import ToolContext
+from kuuki.respond.tools.loop import answer_with_tools
+from kuuki.respond.tools.toolbox import Toolbox
+from kuuki.settings import Persona
+
+__all__ = ["MemoryProvider", "PromptDump", "Responder", "Response", "pick_emoji"]
+
+_LANGUAGE_NAMES = {"ja": "Japanese", "en": "English"}
+_OUTCOME = {
+    "timeout": "timed out",
+    "unavailable": "model unavailable",
+    "skipped": "model paused after failures",
+    "invalid": "empty answer",
+    "error": "model error",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """What step 6 did: the action, and when it is a fallback, why (for the headline)."""
+
+    action: Action
+    fallback: str | None = None
+
+
+@dataclass(slots=True)
+class Responder:
+    persona: Persona
+    builder: ContextBuilder
+    llm: LLM | None
+    guard: ReplyGuard
+    memory: MemoryProvider | None = None
+    dump: PromptDump | None = None
+    reply_max_tokens: int = 80
+    ack_max_tokens: int = 16
+    # The languages the model writes (kuuki.app.model_languages); a conversation in any
+    # other gets the fallback without asking the model.
+    languages: frozenset[str] = frozenset({"ja", "en"})
+    # How long a reply may take, model queue included, before the fallback (None: no
+    # limit beyond the back-end's timeout). Enforced on `clock` by the model's door.
+    clock: Clock | None = None
+    budget_s: float | None = None
+    # Tools a reply may use (kuuki.respond.tools); None or empty: none. ``tools_off`` is why the
+    # model is not offered them although some are configured (said in the trace).
+    toolbox: Toolbox | None = None
+    tools_off: str | None = None
+
+    async def act(
+        self,
+        kind: ActionKind,
+        channel: Channel,
+        trigger: Message,
+        conversation: Sequence[Message],
+        other: Sequence[Message],
+        trace: DecisionTrace,
+        *,
+        emoji: str | None = None,
+        task: str | None = None,
+        extra: dict[str, str] | None = None,
+        addressed: bool = False,
+    ) -> Response:
+        thread = trigger.thread
+        if kind is ActionKind.NONE:
+            return Response(Action.none(channel.id, trigger.id))
+        if kind is ActionKind.REACT:
+            chosen = emoji or pick_emoji(trigger.text, self.persona.emoji)
+            return Response(Action(ActionKind.REACT, channel.id, trigger.id, emoji=chosen,
+                                   thread=thread))
+        if self.llm is None:
+            trace.step("generation off: action without text")
+            return Response(Action(kind, channel.id, trigger.id, text=None, thread=thread))
+        own = set(self.persona.names)
+        human = [m.text for m in conversation if m.user.name not in own and not m.user.is_bot]
+        lang = conversation_language(trigger.text, human, self.persona.default_language)
+        trace.features["language"] = lang
+        name = task or ("ack" if kind is ActionKind.ACK else "reply")
+        if lang not in self.languages:
+            why = f"not written: {self.llm.name} does not write {_LANGUAGE_NAMES[lang]}"
+            return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
+        # The message to answer is the last turn, as in any chat; the conversation before
+        # it is context. (Measured on the shipped model: 67 % of first answers pass the
+        # guard this way, 45 % with the message in both places.)
+        before = [m for m in conversation if m.id != trigger.id]
+        ctx = PromptContext(
+            channel=channel,
+            now=trace.started_at,
+            conversation=before,
+            other_messages=other,
+            trigger=trigger,
+            language=lang,
+        )
+        if self.memory is not None:
+            try:
+                await self.memory.fill(ctx, trace)
+            except Exception as exc:  # memory must never cost the reply
+                trace.error(f"memory context failed: {type(exc).__name__}: {exc}")
+        speakers = sorted({m.user.name for m in (*conversation, *other)} - own)
+        expect = Expect(lang, [m.text for m in conversation], speakers)
+        max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens
+        system = self.builder.render(name, ctx, language=lang, **(extra or {}))
+        token = current_deadline.set(self._deadline())
+        try:
+            return await self._generate(
+                kind, channel, trigger, conversation, trace, name, lang, system, max_tokens,
+                expect, addressed=addressed,
+            )
+        finally:
+            current_deadline.reset(token)
+
+    def _deadline(self) -> float | None:
+        if self.clock is None or self.budget_s is None:
+            return None
+        return self.clock.monotonic() + self.budget_s
+
+    async def _generate(
+        self,
+        kind: ActionKind,
+        channel: Channel,
+        trigger: Message,
+        conversation: Sequence[Message],
+        trace: DecisionTrace,
+        name: str,
+        lang: str,
+        system: str,
+        max_tokens: int,
+        expect: Expect,
+        *,
+        addressed: bool,
+    ) -> Response:
+        """The first answer through the guard, one stricter retry, else the fallback."""
+        found: list[str] = []
+        tools = self._tools_for(name, channel, trigger, trace)
+        first = await self._attempt(
+            name, [ChatMessage("system", system), self._turn(trigger)], max_tokens, expect, trace,
+            tools=tools, found=found,
+        )
+        if isinstance(first, GuardVerdict) and first.ok:
+            return self._posted(kind, channel, trigger, first.text)
+        if isinstance(first, GuardVerdict):
+            trace.step(f"{name}: the guard rejected the answer ({first.reason}); "
+                       "one retry with a shorter, stricter prompt")
+            retry = self._retry_messages(kind, trigger, conversation, lang, found)
+            second = await self._attempt(f"{name}-retry", retry, max_tokens, expect, trace)
+            if isinstance(second, GuardVerdict) and second.ok:
+                return self._posted(kind, channel, trigger, second.text)
+            why = (f"rejected twice ({second.reason})" if isinstance(second, GuardVerdict)
+                   else second)
+        else:
+            why = first
+        return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
+
+    def _turn(self, trigger: Message) -> ChatMessage:
+        """The last turn the model answers: who said it and what, without the call of the
+        bot's own name ("Kuu, what do you think?"), which models copy into their answer."""
+        return ChatMessage("user", f"{trigger.user.name}: {self._uncalled(trigger.text)}")
+
+    def _uncalled(self, text: str) -> str:
+        names = "|".join(re.escape(n) for n in self.persona.names if n)
+        if not names:
+            return text
+        greeting = r"(?:(?:hey|hi|hello|ねえ|ねぇ)\s*)?"
+        call = rf"^\s*{greeting}@?(?:{names})(?:\s*[,、:：!！]\s*|\s+)"
+        out = re.sub(call, "", text, flags=re.I)
+        out = re.sub(rf"[,、]?\s*@?(?:{names})\s*([!?.！？。]*)\s*$", r"\1", out, flags=re.I)
+        out = re.sub(rf"@(?:{names})\b\s*", "", out, flags=re.I).strip()
+        return out if any(ch.isalnum() for ch in out) else text
+
+    def _tools_for(
+        self, name: str, channel: Channel, trigger: Message, trace: DecisionTrace
+    ) -> ToolContext | None:
+        """The context tools run in, when this generation may use them."""
+        if name != "reply" or not self.toolbox:
+            return None
+        if self.tools_off is not None:
+            trace.step(f"tools off: {self.tools_off}")
+            return None
+        why = self.llm.tool_support() if isinstance(self.llm, ToolCalling) else (
+            "this back-end cannot call tools")
+        if why is not None:
+            trace.step(f"tools off: {why}")
+            return None
+        return ToolContext(channel, trigger.user, trace.started_at)
+
+    def _retry_messages(
+        self, kind: ActionKind, trigger: Message, conversation: Sequence[Message], lang: str,
+        found: Sequence[str] = (),
+    ) -> list[ChatMessage]:
+        system = self.builder.prompts.render(
+            "retry",
+            language=lang,
+            persona_prompt=self.persona.prompt_for(lang),
+            persona_name=self.persona.name,
+            speaker=trigger.user.name,
+            kind="ack" if kind is ActionKind.ACK else "reply",
+        )
+        if found:  # what the first attempt looked up still answers the question
+            system += "\n\nWhat you looked up:\n" + "\n".join(f"- {f}" for f in found)
+        return [ChatMessage("system", system), ChatMessage("user", self._uncalled(trigger.text))]
+
+    async def _attempt(
+        self,
+        purpose: str,
+        messages: list[ChatMessage],
+        max_tokens: int,
+        expect: Expect,
+        trace: DecisionTrace,
+        *,
+        tools: ToolContext | None = None,
+        found: list[str] | None = None,
+    ) -> GuardVerdict | str:
+        """One generation through the guard: its verdict, or why the model gave nothing."""
+        assert self.llm is not None
+        completion: Completion | None
+        if tools is not None and self.toolbox is not None:
+            completion = await answer_with_tools(
+                self.llm, self.toolbox, messages, tools, trace, purpose=purpose,
+                max_tokens=max_tokens, dump=self._dump_for(trace), found=found,
+            )
+        else:
+            completion = await call_llm(
+                self.llm, trace, purpose, messages, max_tokens=max_tokens, temperature=0.7,
+                dump=self._dump_for(trace),
+            )
+        if completion is None:
+            outcome = trace.llm_calls[-1].outcome if trace.llm_calls else "error"
+            deadline = current_deadline.get()
+            if (
+                outcome == "timeout"
+                and deadline is not None
+                and self.clock is not None
+                and self.clock.monotonic() >= deadline
+            ):
+                return f"{purpose} not written within the reply budget ({self.budget_s:g} s)"
+            return f"{purpose} {_OUTCOME.get(outcome, outcome)}"
+        expect = Expect(expect.language, expect.conversation, expect.speakers,
+                        truncated=completion.finish_reason == "length")
+        verdict = self.guard.check(completion.text, expect)
+        trace.guard.append(GuardRecord(
+            purpose, verdict.ok, verdict.check, verdict.reason, _short(completion.text),
+            verdict.repairs,
+        ))
+        return verdict
+
+    def _posted(self, kind: ActionKind, channel: Channel, trigger: Message, text: str) -> Response:
+        return Response(Action(kind, channel.id, trigger.id, text=text, thread=trigger.thread,
+                               reply_to=trigger.id))
+
+    def fallback(
+        self, channel: Channel, trigger: Message, trace: DecisionTrace, why: str, *,
+        addressed: bool,
+    ) -> Response:
+        """The documented safe default for a reply that could not be written (used by the
+        engine when generation failed in an unexpected way)."""
+        return self._fallback(channel, trigger, trace, "reply", why, addressed=addressed)
+
+    def _fallback(
+        self,
+        channel: Channel,
+        trigger: Message,
+        trace: DecisionTrace,
+        name: str,
+        why: str,
+        *,
+        addressed: bool,
+    ) -> Response:
+        if not addressed:
+            trace.step(f"{name}: {why} → say nothing (not addressed: nobody is waiting)")
+            return Response(Action.none(channel.id, trigger.id), f"{name} {why}: stayed silent"
+                            if not why.startswith(name) else f"{why}: stayed silent")
+        emoji = pick_emoji(trigger.text, self.persona.emoji)
+        trace.step(f"{name}: {why} → react {emoji} instead")
+        label = why if why.startswith(name) else f"{name} {why}"
+        return Response(
+            Action(ActionKind.REACT, channel.id, trigger.id, emoji=emoji, thread=trigger.thread),
+            f"{label}: reacted {emoji}",
+        )
+
+    def _dump_for(self, trace: DecisionTrace) -> PromptDump | None:
+        dump = self.dump
+        if dump is None:
+            return None
+        prefix = f"{trace.channel_id}-{trace.message_id}"
+        return lambda purpose, messages: dump(f"{prefix}-{purpose}", messages)
+
+
+def _short(text: str, n: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,3 @@
+"""Small text helpers shared by every layer: case-folded cue search, safe outgoing text,
+words for people.
+"""
