@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 import re
@@ -8,9 +7,8 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,32 +17,14 @@ from kuuki.app.run import run_chat
 from kuuki.clock import VirtualClock
 from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import User
-from kuuki.llm.base import ChatMessage, Completion
 from kuuki.platforms.terminal import Console, TerminalOutbox, TerminalRoom
 from kuuki.settings import Settings, load_settings
-from kuuki.testing.llm import ScriptedLLM
+from kuuki.testing.llm import ScriptedLLM, ScriptedLocalLLM
 
 
 async def lines(*items: str) -> AsyncIterator[str]:
     for item in items:
         yield item + "\n"
-
-
-class LocalScripted(ScriptedLLM):
-    """A scripted model with a load to wait for, like a local GGUF (it is `Warmable`)."""
-
-    def __init__(self, *items: Any) -> None:
-        super().__init__(*items, name="local-test")
-        self.loaded = asyncio.Event()
-        self.warms = 0
-
-    async def warm(self) -> None:
-        self.warms += 1
-        self.loaded.set()
-
-    async def complete(self, messages: Sequence[ChatMessage], **kw: Any) -> Completion:
-        assert self.loaded.is_set(), "a local model writes nothing before its load"
-        return await super().complete(messages, **kw)
 
 
 async def test_terminal_room_speaks_as_anyone_answers_inline_and_explains(
@@ -119,7 +99,7 @@ async def test_a_second_session_on_the_same_store_is_heard(tmp_path: Path) -> No
 
 async def test_chat_loads_the_model_once_before_the_first_prompt(tmp_path: Path) -> None:
     out = io.StringIO()
-    llm = LocalScripted("Hello Alice!")
+    llm = ScriptedLocalLLM("Hello Alice!")  # a local model: loaded at start-up
     code = await run_chat(
         load_settings(env={}), lines=lines("alice: Kuu, are you there?"), out=out, llm=llm,
         judge_llm=None, judge=AddressedOnlyJudge(), embedder=None,

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,8 +10,8 @@ from kuuki.decide.addressing import AddressDetector
 from kuuki.decide.base import BotState, Situation
 from kuuki.domain import Channel, DecisionTrace, Message, User
 from kuuki.errors import LLMUnavailable
-from kuuki.llm.base import ChatMessage, Completion
 from kuuki.settings import Persona, Settings
+from kuuki.testing.llm import Scripted, ScriptedLLM
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 CH = Channel("general", "general")
@@ -63,42 +62,14 @@ def trace(m: Message) -> DecisionTrace:
     return DecisionTrace(m.id, CH.id, m.ts)
 
 
-class FakeLLM:
-    """A scripted judge model: answers from a queue (dicts, strings or exceptions)."""
+# What the judge model answers when nothing is scripted: stay silent.
+NO = {"should_respond": False, "response_type": "none", "reason": "no", "confidence": 0.9}
 
-    name = "fake"
 
-    def __init__(self, *answers: Any) -> None:
-        self.queue: list[Any] = list(answers)
-        self.history: list[tuple[Sequence[ChatMessage], dict[str, Any] | None]] = []
-        self.default: Any = {
-            "should_respond": False,
-            "response_type": "none",
-            "reason": "no",
-            "confidence": 0.9,
-        }
-
-    def enqueue(self, *answers: Any) -> None:
-        self.queue.extend(answers)
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 256,
-        temperature: float = 0.7,
-    ) -> Completion:
-        self.history.append((list(messages), json_schema))
-        answer = self.queue.pop(0) if self.queue else self.default
-        if isinstance(answer, Exception):
-            raise answer
-        if isinstance(answer, str):
-            return Completion(text=answer, model=self.name)
-        return Completion(text="", model=self.name, data=answer)
-
-    def purposes(self) -> list[str]:
-        return [str((schema or {}).get("title")) for _, schema in self.history]
+def judge_llm(*answers: Scripted) -> ScriptedLLM:
+    """The scripted model as a judge: answers from a queue (dicts, strings or exceptions),
+    and with nothing scripted, a judge call stays silent."""
+    return ScriptedLLM(*answers, defaults={"judge": NO})
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ from datetime import timedelta
 from kuuki.clock import VirtualClock
 from kuuki.decide.build import build_judge
 from kuuki.domain import ActionKind, Message, Stage
+from kuuki.testing.llm import ScriptedLLM
 
-from .conftest import DOWN, Delivering, FakeLLM, Room, msg, settings, trace
+from .conftest import DOWN, Delivering, Room, judge_llm, msg, settings, trace
 
 YES = {
     "should_respond": True,
@@ -26,12 +27,12 @@ def band_room() -> tuple[Room, Message]:
     return room, m
 
 
-def make(clock: VirtualClock, llm: FakeLLM, **kw: object) -> Delivering:
+def make(clock: VirtualClock, llm: ScriptedLLM, **kw: object) -> Delivering:
     return Delivering(build_judge(settings(**kw), llm, clock))
 
 
 async def test_clear_cases_never_reach_the_model(clock: VirtualClock) -> None:
-    llm = FakeLLM()
+    llm = judge_llm()
     j = make(clock, llm)
     room = Room()
     for m in (
@@ -44,14 +45,14 @@ async def test_clear_cases_never_reach_the_model(clock: VirtualClock) -> None:
 
 
 async def test_band_asks_the_judge_with_one_system_prompt(clock: VirtualClock) -> None:
-    llm = FakeLLM(YES)
+    llm = judge_llm(YES)
     j = make(clock, llm)
     room, m = band_room()
     t = trace(m)
     v = await j.judge(room.situation(m, at=72, settled=True), t)
     assert (v.action, v.stage) == (ActionKind.REPLY, Stage.LLM)
-    assert llm.purposes() == ["judge"]
-    messages, schema = llm.history[0]
+    assert llm.purposes == ["judge"]
+    messages, schema = llm.history[0].messages, llm.history[0].json_schema
     assert [x.role for x in messages] == ["system"]
     prompt = messages[0].content
     # persona first, the target conversation last, then the time and the criteria
@@ -64,7 +65,7 @@ async def test_band_asks_the_judge_with_one_system_prompt(clock: VirtualClock) -
 
 async def test_judgment_is_cached_until_something_new_is_said(clock: VirtualClock) -> None:
     no = {"should_respond": False, "response_type": "none", "reason": "wait", "confidence": 0.9}
-    llm = FakeLLM(no, no)
+    llm = judge_llm(no, no)
     j = make(clock, llm)
     room, m = band_room()
     await j.judge(room.situation(m, at=72, settled=True), trace(m))
@@ -83,7 +84,7 @@ async def test_unusable_answer_means_silence(clock: VirtualClock) -> None:
         {"should_respond": "yes"},
         {"should_respond": True, "response_type": "shout", "reason": "", "confidence": 3},
     ):
-        llm = FakeLLM(bad)
+        llm = judge_llm(bad)
         room, m = band_room()
         v = await make(clock, llm).judge(room.situation(m, at=72, settled=True), trace(m))
         assert (v.action, v.stage) == (ActionKind.NONE, Stage.LLM)
@@ -91,7 +92,7 @@ async def test_unusable_answer_means_silence(clock: VirtualClock) -> None:
 
 
 async def test_breaker_opens_and_the_local_stage_decides(clock: VirtualClock) -> None:
-    llm = FakeLLM(DOWN, DOWN, DOWN)
+    llm = judge_llm(DOWN, DOWN, DOWN)
     j = make(clock, llm)
     for _ in range(3):
         room, m = band_room()
@@ -112,7 +113,7 @@ async def test_breaker_opens_and_the_local_stage_decides(clock: VirtualClock) ->
 
 
 async def test_rules_mode_and_no_llm_never_call(clock: VirtualClock) -> None:
-    llm = FakeLLM(YES)
+    llm = judge_llm(YES)
     room, m = band_room()
     t = trace(m)
     v = await make(clock, llm, judge_mode="rules").judge(room.situation(m, at=72, settled=True), t)
@@ -121,18 +122,18 @@ async def test_rules_mode_and_no_llm_never_call(clock: VirtualClock) -> None:
 
 
 async def test_llm_mode_sends_every_settled_message(clock: VirtualClock) -> None:
-    llm = FakeLLM()
+    llm = judge_llm()
     room = Room()
     m = msg("m1", 0, "alice", "ok")
     t = trace(m)
     first = await make(clock, llm, judge_mode="llm").judge(room.situation(m), t)
     assert first.defer_s is not None  # even a low score waits for the burst in llm mode
     await make(clock, llm, judge_mode="llm").judge(room.situation(m, at=30, settled=True), t)
-    assert llm.purposes() == ["judge"]
+    assert llm.purposes == ["judge"]
 
 
 async def test_minimum_interval_blocks_before_any_call(clock: VirtualClock) -> None:
-    llm = FakeLLM(YES)
+    llm = judge_llm(YES)
     j = make(clock, llm)
     room, m = band_room()
     v = await j.judge(room.situation(m, at=72, settled=True), trace(m))
@@ -148,7 +149,7 @@ async def test_minimum_interval_blocks_before_any_call(clock: VirtualClock) -> N
 
 async def test_same_conversation_then_situation_changed(clock: VirtualClock) -> None:
     """After the interval: no tracker, so the model is asked; its errors use the fail-safes."""
-    llm = FakeLLM(YES)
+    llm = judge_llm(YES)
     j = make(clock, llm, EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES=1)
     room, m = band_room()
     await j.judge(room.situation(m, at=72, settled=True), trace(m))
@@ -157,14 +158,14 @@ async def test_same_conversation_then_situation_changed(clock: VirtualClock) -> 
     llm.enqueue(DOWN, DOWN, YES)  # same? error → SAME; changed? error → CHANGED; judge
     t = trace(q)
     v = await j.judge(room.situation(q, at=412, settled=True), t)
-    assert llm.purposes()[1:] == ["same_conversation", "situation_changed", "judge"]
+    assert llm.purposes[1:] == ["same_conversation", "situation_changed", "judge"]
     assert any("fail-safe SAME" in s for s in t.steps)
     assert any("fail-safe CHANGED" in s for s in t.steps)
     assert v.action is ActionKind.REPLY
 
 
 async def test_unchanged_situation_is_left_alone(clock: VirtualClock) -> None:
-    llm = FakeLLM(YES)
+    llm = judge_llm(YES)
     j = make(clock, llm, EAVESDROP_MIN_INTERVENTION_INTERVAL_MINUTES=1)
     room, m = band_room()
     await j.judge(room.situation(m, at=72, settled=True), trace(m))
@@ -172,7 +173,7 @@ async def test_unchanged_situation_is_left_alone(clock: VirtualClock) -> None:
     llm.enqueue({"answer": "SAME"}, {"answer": "UNCHANGED"})
     v = await j.judge(room.situation(q, at=412, settled=True), trace(q))
     assert v.action is ActionKind.NONE and v.stage is Stage.LLM
-    assert llm.purposes()[1:] == ["same_conversation", "situation_changed"]
+    assert llm.purposes[1:] == ["same_conversation", "situation_changed"]
     # the answers are cached for five minutes
     await clock.advance(timedelta(minutes=1).total_seconds())
     await j.judge(room.situation(q, at=470, settled=True), trace(q))
@@ -180,7 +181,7 @@ async def test_unchanged_situation_is_left_alone(clock: VirtualClock) -> None:
 
 
 async def test_state_model_only_when_the_classifier_is_unsure(clock: VirtualClock) -> None:
-    llm = FakeLLM({"state": "ENDING"})
+    llm = judge_llm({"state": "ENDING"})
     j = make(clock, llm)
     room = Room()
     room.add(msg("m0", 0, "bob", "that's not the point"))  # a weak cue, two messages back
@@ -189,18 +190,18 @@ async def test_state_model_only_when_the_classifier_is_unsure(clock: VirtualCloc
     t = trace(m)
     v = await j.judge(room.situation(m, at=72, settled=True), t)
     assert t.features["state"]["confidence"] < 0.6
-    assert llm.purposes() == ["state"]
+    assert llm.purposes == ["state"]
     assert t.features["state_llm"] == "ending" and v.action is ActionKind.NONE
     sure = Room()
     m = msg("m1", 0, "alice", "does anyone know a good python profiler?")
     await j.judge(sure.situation(m, at=12, settled=True), trace(m))
-    assert llm.purposes()[1:] == ["judge"]  # a sure classifier: no state call
+    assert llm.purposes[1:] == ["judge"]  # a sure classifier: no state call
 
 
 async def test_call_budget_bounds_a_busy_channel(clock: VirtualClock) -> None:
     no = {"should_respond": False, "response_type": "none", "reason": "wait", "confidence": 0.1}
-    llm = FakeLLM()
-    llm.default = no
+    llm = judge_llm()
+    llm.defaults["judge"] = no
     j = make(clock, llm)
     room = Room()
     room.add(msg("m0", 0, "bob", "morning"))

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from kuuki.clock import VirtualClock
 from kuuki.domain import DecisionTrace
 from kuuki.errors import LLMBadOutput, LLMError, LLMInterrupted, LLMTimeout, LLMUnavailable
 from kuuki.llm.base import ChatMessage
@@ -13,14 +14,6 @@ from kuuki.llm.stub import StubLLM
 from kuuki.testing.llm import ScriptedLLM
 
 ASK = [ChatMessage("system", "be brief"), ChatMessage("user", "hi there")]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def monotonic(self) -> float:
-        return self.t
 
 
 def state(breaker: CircuitBreaker) -> BreakerState:
@@ -94,8 +87,8 @@ async def test_the_stub_counts_calls_by_purpose() -> None:
     assert stub.by_purpose == {"judge": 2, "reply": 1}
 
 
-def test_breaker_opens_after_n_failures_and_half_opens_after_cooldown() -> None:
-    clock = FakeClock()
+async def test_breaker_opens_after_n_failures_and_half_opens_after_cooldown() -> None:
+    clock = VirtualClock()
     breaker = CircuitBreaker(clock, failure_threshold=3, cooldown_s=30)
     for _ in range(2):
         assert breaker.allow()
@@ -103,9 +96,9 @@ def test_breaker_opens_after_n_failures_and_half_opens_after_cooldown() -> None:
     assert state(breaker) is BreakerState.CLOSED
     breaker.record_failure()
     assert state(breaker) is BreakerState.OPEN and not breaker.allow()
-    clock.t += 29.9
+    await clock.advance(29.9)
     assert not breaker.allow()
-    clock.t += 0.2
+    await clock.advance(0.2)
     assert state(breaker) is BreakerState.HALF_OPEN
     assert breaker.allow()
     assert not breaker.allow()  # one trial at a time
@@ -113,20 +106,20 @@ def test_breaker_opens_after_n_failures_and_half_opens_after_cooldown() -> None:
     assert state(breaker) is BreakerState.CLOSED and breaker.failures == 0
 
 
-def test_a_failed_trial_reopens_for_a_full_cooldown() -> None:
-    clock = FakeClock()
+async def test_a_failed_trial_reopens_for_a_full_cooldown() -> None:
+    clock = VirtualClock()
     breaker = CircuitBreaker(clock, failure_threshold=1, cooldown_s=10)
     breaker.record_failure()
-    clock.t += 10
+    await clock.advance(10)
     assert breaker.allow()
     breaker.record_failure()
     assert state(breaker) is BreakerState.OPEN
-    clock.t += 9
+    await clock.advance(9)
     assert not breaker.allow()
 
 
 async def test_open_circuit_skips_the_model_and_records_skipped() -> None:
-    clock = FakeClock()
+    clock = VirtualClock()
     inner = ScriptedLLM(LLMTimeout("t1"), LLMUnavailable("u2"), default="back")
     llm = GuardedLLM(inner, CircuitBreaker(clock, failure_threshold=2, cooldown_s=60))
     trace = new_trace()
@@ -136,7 +129,7 @@ async def test_open_circuit_skips_the_model_and_records_skipped() -> None:
     assert [r.outcome for r in trace.llm_calls] == ["timeout", "unavailable", "skipped", "skipped"]
     assert trace.llm_calls[-1].detail == "circuit open"
     assert trace.llm_calls[-1].latency_ms == 0
-    clock.t += 60
+    await clock.advance(60)
     result = await call_llm(llm, trace, "judge", ASK, max_tokens=5, temperature=0)
     assert result is not None and result.text == "back"
     assert state(llm.breaker) is BreakerState.CLOSED
@@ -144,7 +137,7 @@ async def test_open_circuit_skips_the_model_and_records_skipped() -> None:
 
 async def test_bad_output_does_not_trip_the_breaker() -> None:
     inner = ScriptedLLM(*(LLMBadOutput("junk") for _ in range(5)))
-    llm = GuardedLLM(inner, CircuitBreaker(FakeClock(), failure_threshold=2))
+    llm = GuardedLLM(inner, CircuitBreaker(VirtualClock(), failure_threshold=2))
     for _ in range(5):
         await call_llm(llm, None, "judge", ASK, max_tokens=5, temperature=0)
     assert inner.calls == 5

@@ -14,12 +14,11 @@ from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
 from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import Channel, ChatEvent, Decision, EventKind, Message, User, Visibility
-from kuuki.llm.base import current_purpose
 from kuuki.memory.keywords import keywords
 from kuuki.memory.service import MemoryService
 from kuuki.settings import Persona, Settings
 from kuuki.testing import RecordingOutbox
-from kuuki.testing.llm import Scripted, ScriptedLLM
+from kuuki.testing.llm import ScriptedLLM
 
 GENERAL = Channel("general", "general")
 RANDOM = Channel("random", "random")
@@ -46,40 +45,6 @@ class FakeEmbedder:
         return out
 
 
-class RoutedLLM(ScriptedLLM):
-    """ScriptedLLM with one queue per purpose (judge, reply, memory_summary, …).
-
-    Background memory jobs and replies interleave in ways a single queue cannot script;
-    unrouted purposes fall back to the ScriptedLLM default (passive answers).
-    """
-
-    def __init__(self, **routes: list[Scripted]) -> None:
-        super().__init__()
-        self.purposes: list[str] = []
-        self.routes = {k: list(v) for k, v in routes.items()}
-
-    def route(self, purpose: str, *items: Scripted) -> RoutedLLM:
-        self.routes.setdefault(purpose, []).extend(items)
-        return self
-
-    def _next(self, json_schema: dict[str, Any] | None) -> Scripted:
-        queue = self.routes.get(current_purpose.get() or "")
-        if queue:
-            return queue.pop(0)
-        return super()._next(json_schema)
-
-    def prompts(self, purpose: str) -> list[str]:
-        return [c.prompt for c, p in zip(self.history, self.purposes, strict=True) if p == purpose]
-
-    async def complete(self, messages: Any, **kw: Any) -> Any:
-        self.purposes.append(current_purpose.get() or "")
-        return await super().complete(messages, **kw)
-
-    async def complete_tools(self, messages: Any, tools: Any, **kw: Any) -> Any:
-        self.purposes.append(current_purpose.get() or "")
-        return await super().complete_tools(messages, tools, **kw)
-
-
 def settings(language: str = "en", **kw: Any) -> Settings:
     return replace(Settings(persona=Persona(language=language)), **kw)
 
@@ -89,7 +54,7 @@ class Harness:
     app: App
     clock: VirtualClock
     outbox: RecordingOutbox
-    llm: RoutedLLM
+    llm: ScriptedLLM
     decisions: list[Decision] = field(default_factory=list)
     n: int = 0
 
@@ -118,13 +83,13 @@ class Harness:
 
 
 async def make(
-    tmp_path: Path, llm: RoutedLLM | None = None, *, s: Settings | None = None,
+    tmp_path: Path, llm: ScriptedLLM | None = None, *, s: Settings | None = None,
     clock: VirtualClock | None = None, name: str = "store.sqlite3", dump: Any = None,
     store_url: str | None = None,
 ) -> Harness:
     clock = clock or VirtualClock()
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
-    llm = llm or RoutedLLM()
+    llm = llm or ScriptedLLM()
     app = await build_app(
         s or settings(), clock=clock, outbox=outbox, llm=llm, judge_llm=None,
         store_url=store_url or f"sqlite:///{tmp_path / name}", judge=AddressedOnlyJudge(),

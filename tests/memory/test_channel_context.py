@@ -16,8 +16,8 @@ def _s(**kw: object) -> object:
 async def test_summary_after_n_messages_is_injected_into_the_reply_prompt(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_summary", summary_answer())
-        h.llm.route("reply", "Saturday works for me!")
+        h.llm.enqueue(summary_answer(), purpose="memory_summary")
+        h.llm.enqueue("Saturday works for me!", purpose="reply")
         await h.say(ALICE, "shall we go hiking on Saturday?")
         await h.say(BOB, "yes, the weather looks great")
         assert h.llm.prompts("memory_summary") == []  # two messages: not yet
@@ -44,9 +44,12 @@ async def test_summary_after_n_messages_is_injected_into_the_reply_prompt(tmp_pa
 async def test_japanese_prompt_uses_the_seed_format(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s(language="ja"))  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_summary", summary_answer(
-            "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"],
-            recent_events="土曜の山登りが決まった。", history="友達が遊びの計画を立てるチャンネル。"))
+        h.llm.enqueue(
+            summary_answer(
+                "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"],
+                recent_events="土曜の山登りが決まった。", history="友達が遊びの計画を立てるチャンネル。"),
+            purpose="memory_summary",
+        )
         for text in ("土曜に山登り行かない？", "いいね、天気も良さそう", "駅に9時集合で"):
             await h.say(ALICE, text)
         await h.say(BOB, "一緒に来る？", mentions=("Kuu",))
@@ -60,8 +63,11 @@ async def test_japanese_prompt_uses_the_seed_format(tmp_path: Path) -> None:
 async def test_notes_in_another_language_than_the_channel_are_not_stored(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s(language="ja"))  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_summary", summary_answer(
-            "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"]))
+        h.llm.enqueue(
+            summary_answer(
+                "週末の山登りを計画中。", mood="カジュアル", topics=["山登り", "週末"]),
+            purpose="memory_summary",
+        )
         for text in ("土曜に山登り行かない？", "いいね、天気も良さそう", "駅に9時集合で"):
             await h.say(ALICE, text)
         assert h.memory.summarizer.context("general") is None
@@ -76,8 +82,11 @@ async def test_notes_in_another_language_than_the_channel_are_not_stored(tmp_pat
 async def test_time_trigger_and_incremental_update(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s(SUMMARIZE_EVERY_N_MESSAGES=20))  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_summary", summary_answer("First: a hike is proposed."),
-                    summary_answer("Then: they agreed on 9am."))
+        h.llm.enqueue(
+            summary_answer("First: a hike is proposed."),
+            summary_answer("Then: they agreed on 9am."),
+            purpose="memory_summary",
+        )
         await h.say(ALICE, "shall we go hiking on Saturday?")
         await h.advance(14 * 60)
         assert h.llm.prompts("memory_summary") == []
@@ -99,8 +108,13 @@ async def test_time_trigger_and_incremental_update(tmp_path: Path) -> None:
 async def test_bad_answer_leaves_memory_unchanged_and_is_recorded(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_summary", summary_answer("Kept summary."), "not json at all",
-                    summary_answer("-"), summary_answer("Retried fine."))
+        h.llm.enqueue(
+            summary_answer("Kept summary."),
+            "not json at all",
+            summary_answer("-"),
+            summary_answer("Retried fine."),
+            purpose="memory_summary",
+        )
         for text in ("a hike?", "sure", "at 9"):
             await h.say(ALICE, text)
         for text in ("bring snacks", "and water", "ok"):

@@ -51,21 +51,28 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
     s = _s()
     h = await make(tmp_path, s=s, store_url=url)
     try:
-        h.llm.route("memory_summary",
-                    summary_answer("Alice dreams of zanzibar and a quokka.",
-                                   history="Alice keeps talking about zanzibar.",
-                                   recent_events="A quokka came up."),
-                    summary_answer("Alice has a quokka plushie.", history="quokka in the DM",
-                                   recent_events="zanzibar plans"))
-        h.llm.route("memory_workspace",
-                    {"history": "A zanzibar fan is in general.", "recent_events": "quokka"})
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Alice wants to see a quokka in zanzibar.", ["Alice"], ["quokka", "zanzibar"]),
-            fact("Alice and Bob plan a trip to zanzibar.", ["Alice", "Bob"], ["trip"]),
-            fact("Bob eats lunch at noon.", ["Bob"], ["lunch"]),
-            people=[{"name": "Bob", "tags": ["planner"],
-                     "summary": "Planned the zanzibar trip with Alice."}]))
-        h.llm.route("reply", "Not yet, sounds fun!")
+        h.llm.enqueue(
+            summary_answer("Alice dreams of zanzibar and a quokka.",
+                           history="Alice keeps talking about zanzibar.",
+                           recent_events="A quokka came up."),
+            summary_answer("Alice has a quokka plushie.", history="quokka in the DM",
+                           recent_events="zanzibar plans"),
+            purpose="memory_summary",
+        )
+        h.llm.enqueue(
+            {"history": "A zanzibar fan is in general.", "recent_events": "quokka"},
+            purpose="memory_workspace",
+        )
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Alice wants to see a quokka in zanzibar.", ["Alice"], ["quokka", "zanzibar"]),
+                fact("Alice and Bob plan a trip to zanzibar.", ["Alice", "Bob"], ["trip"]),
+                fact("Bob eats lunch at noon.", ["Bob"], ["lunch"]),
+                people=[{"name": "Bob", "tags": ["planner"],
+                         "summary": "Planned the zanzibar trip with Alice."}]),
+            purpose="memory_reflection",
+        )
+        h.llm.enqueue("Not yet, sounds fun!", purpose="reply")
         await h.say(ALICE, "I dream of zanzibar every night")
         await h.say(BOB, "lunch at noon, anyone?")
         await h.say(ALICE, "Kuu, have you ever seen a quokka?")
@@ -89,9 +96,12 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
         # The bot runs on and has not read the tombstone yet (it does every minute while
         # messages come in): she speaks, and a summary is written from her words too. The
         # store refuses it, as it refuses her message.
-        h.llm.route("memory_summary", summary_answer("A quokka story from zanzibar.",
-                                                     history="Alice and zanzibar again.",
-                                                     recent_events="quokka"))
+        h.llm.enqueue(
+            summary_answer("A quokka story from zanzibar.",
+                           history="Alice and zanzibar again.",
+                           recent_events="quokka"),
+            purpose="memory_summary",
+        )
         await h.say(ALICE, "one more quokka story from zanzibar")
         await h.say(BOB, "ramen for lunch today")
         await h.say(BOB, "who is in for ramen?")
@@ -101,9 +111,12 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
         await h.advance(61)
         lunch = summary_answer("Bob organises lunch.", history="Lunch plans.",
                                recent_events="Lunch at noon.")
-        h.llm.route("memory_summary", lunch, lunch)  # one may be discarded by the purge
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob likes ramen for lunch.", ["Bob"], ["ramen"])))
+        h.llm.enqueue(lunch, lunch, purpose="memory_summary")  # one may be discarded by the purge
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob likes ramen for lunch.", ["Bob"], ["ramen"])),
+            purpose="memory_reflection",
+        )
         await h.say(BOB, "meet at noon")
         await h.say(ALICE, "zanzibar, zanzibar!")
         await h.say(BOB, "the usual place")
@@ -148,11 +161,13 @@ async def test_forget_me_on_the_platform_holds_through_the_next_flushes(
 
     h = await make(tmp_path, s=_s(), store_url=url)
     try:
-        h.llm.route("memory_summary",
-                    summary_answer("Alice dreams of zanzibar.", history="zanzibar",
-                                   recent_events="quokka"),
-                    summary_answer("Bob wants ramen.", history="Lunch plans.",
-                                   recent_events="ramen"))
+        h.llm.enqueue(
+            summary_answer("Alice dreams of zanzibar.", history="zanzibar",
+                           recent_events="quokka"),
+            summary_answer("Bob wants ramen.", history="Lunch plans.",
+                           recent_events="ramen"),
+            purpose="memory_summary",
+        )
         await h.say(ALICE, "I dream of zanzibar")
         await h.say(BOB, "ramen later?")
         await h.say(ALICE, "a quokka, maybe")  # the summary is written here

@@ -38,20 +38,24 @@ def _s(**kw: object) -> object:
 async def test_private_and_dm_memories_never_reach_another_channel(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_summary",
-                    summary_answer("HR discusses the layoff plan.", history="HR-HISTORY",
-                                   recent_events="LAYOFF-EVENTS"),
-                    summary_answer("Alice told Kuu about her surgery.", history="DM-HISTORY",
-                                   recent_events="SURGERY-EVENTS"),
-                    summary_answer("General chat about project falcon.",
-                                   history="GENERAL-HISTORY", recent_events="falcon news"))
-        h.llm.route("memory_reflection",
-                    reflection_answer(fact("The falcon project will be cancelled in March.",
-                                           ["Alice"], ["falcon", "project"], shareable=False)),
-                    reflection_answer(fact("Alice has surgery on the falcon project deadline.",
-                                           ["Alice"], ["falcon", "surgery"])),
-                    reflection_answer(fact("Bob leads the falcon project.", ["Bob"],
-                                           ["falcon", "project"])))
+        h.llm.enqueue(
+            summary_answer("HR discusses the layoff plan.", history="HR-HISTORY",
+                           recent_events="LAYOFF-EVENTS"),
+            summary_answer("Alice told Kuu about her surgery.", history="DM-HISTORY",
+                           recent_events="SURGERY-EVENTS"),
+            summary_answer("General chat about project falcon.",
+                           history="GENERAL-HISTORY", recent_events="falcon news"),
+            purpose="memory_summary",
+        )
+        h.llm.enqueue(
+            reflection_answer(fact("The falcon project will be cancelled in March.",
+                                   ["Alice"], ["falcon", "project"], shareable=False)),
+            reflection_answer(fact("Alice has surgery on the falcon project deadline.",
+                                   ["Alice"], ["falcon", "surgery"])),
+            reflection_answer(fact("Bob leads the falcon project.", ["Bob"],
+                                   ["falcon", "project"])),
+            purpose="memory_reflection",
+        )
         await h.say(ALICE, "the falcon project will be cancelled in March", channel=SECRET)
         await h.say(BOB, "keep it quiet until the announcement", channel=SECRET)
         await h.say(ALICE, "I have surgery on the falcon deadline", channel=DM)
@@ -61,7 +65,7 @@ async def test_private_and_dm_memories_never_reach_another_channel(tmp_path: Pat
         await h.advance(11 * 60)  # reflection in all three channels
         assert len(await h.app.store.facts()) == 3
 
-        h.llm.route("reply", "ok", "ok", "ok")
+        h.llm.enqueue("ok", "ok", "ok", purpose="reply")
         await h.say(ALICE, "Kuu, what's the news on the falcon project?", channel=GENERAL)
         public = h.llm.prompts("reply")[-1]
         assert "Bob leads the falcon project." in public
@@ -89,13 +93,16 @@ async def test_private_and_dm_memories_never_reach_another_channel(tmp_path: Pat
 async def test_another_workspace_sees_nothing(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob leads the falcon project.", ["Bob"], ["falcon"])))
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob leads the falcon project.", ["Bob"], ["falcon"])),
+            purpose="memory_reflection",
+        )
         await h.say(BOB, "I lead the falcon project", channel=GENERAL)
         await h.say(ALICE, "great news on falcon", channel=GENERAL)
         await h.advance(11 * 60)
         elsewhere = replace(GENERAL, id="other-general", workspace="other")
-        h.llm.route("reply", "ok")
+        h.llm.enqueue("ok", purpose="reply")
         await h.say(ALICE, "Kuu, falcon project?", channel=elsewhere)
         assert "falcon project." not in h.llm.prompts("reply")[-1].split("## Current")[0]
     finally:
@@ -107,7 +114,7 @@ async def test_profile_sets_the_tone_and_hides_private_topics(tmp_path: Path) ->
            FAMILIARITY_THRESHOLDS=(3, 6, 50))
     h = await make(tmp_path, s=s)  # type: ignore[arg-type]
     try:
-        h.llm.route("reply", "hello", "hey", "yo")
+        h.llm.enqueue("hello", "hey", "yo", purpose="reply")
         await h.say(BOB, "Kuu, hello there", channel=GENERAL)
         first = h.llm.prompts("reply")[-1]
         assert "## About Bob" in first and "Relationship: stranger" in first
@@ -134,10 +141,13 @@ async def test_profile_sets_the_tone_and_hides_private_topics(tmp_path: Path) ->
 async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> None:
     s = _s(CHANNEL_CONTEXT_ENABLED=False)
     h = await make(tmp_path, s=s)  # type: ignore[arg-type]
-    h.llm.route("memory_reflection", reflection_answer(
-        fact("Bob bakes sourdough every weekend.", ["Bob"], ["sourdough", "baking"]),
-        fact("Alice runs marathons.", ["Alice"], ["marathon"]),
-        people=[{"name": "Bob", "tags": ["baker"], "summary": "Talked bread."}]))
+    h.llm.enqueue(
+        reflection_answer(
+            fact("Bob bakes sourdough every weekend.", ["Bob"], ["sourdough", "baking"]),
+            fact("Alice runs marathons.", ["Alice"], ["marathon"]),
+            people=[{"name": "Bob", "tags": ["baker"], "summary": "Talked bread."}]),
+        purpose="memory_reflection",
+    )
     await h.say(BOB, "I bake sourdough every weekend")
     await h.say(ALICE, "I run marathons")
     await h.advance(16 * 60)
@@ -179,7 +189,7 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
     h2 = await make(tmp_path, s=s)  # type: ignore[arg-type]
     h2.n = 100
     try:
-        h2.llm.route("reply", "ok")
+        h2.llm.enqueue("ok", purpose="reply")
         await h2.say(BOB, "Kuu, any bread tips for my sourdough?")
         prompt = h2.llm.prompts("reply")[-1]
         assert "bakes sourdough every weekend" not in prompt and "baker" not in prompt
@@ -198,7 +208,7 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
     h3 = await make(tmp_path, s=s)  # type: ignore[arg-type]
     h3.n = 200
     try:
-        h3.llm.route("reply", "ok")
+        h3.llm.enqueue("ok", purpose="reply")
         await h3.say(BOB, "Kuu, I'm back")
         assert h3.memory.profiles.get("bob") is not None
         assert [m.text for m in await h3.app.store.recent_messages("general")
@@ -240,7 +250,7 @@ async def test_the_profile_is_written_in_the_conversations_language(tmp_path: Pa
                  PROACTIVE_CONVERSATION_ENABLED=False)
     h = await make(tmp_path, s=s)
     try:
-        h.llm.route("reply", "hello", "やあ")
+        h.llm.enqueue("hello", "やあ", purpose="reply")
         await h.say(BOB, "Kuu, hello there, how are you doing today?", channel=GENERAL)
         english = h.llm.prompts("reply")[-1]
         assert "## About Bob" in english and "Relationship: stranger" in english

@@ -37,15 +37,18 @@ def _s(**kw: object) -> object:
 async def test_proactive_talk_brings_a_fact_up_once_per_channel(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob climbed Mount Fuji last summer.", ["Bob"], ["fuji", "climbing"])))
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob climbed Mount Fuji last summer.", ["Bob"], ["fuji", "climbing"])),
+            purpose="memory_reflection",
+        )
         await h.say(BOB, "I climbed Mount Fuji last summer")
         await h.say(ALICE, "wow, fuji climbing!")
         await h.advance(11 * 60)
         assert len(await h.app.store.facts()) == 1
         await h.advance(60 * 60)  # the channel falls silent
 
-        h.llm.route("proactive", "By the way, Bob climbed Fuji last summer!")
+        h.llm.enqueue("By the way, Bob climbed Fuji last summer!", purpose="proactive")
         await h.say(ALICE, "thinking about climbing fuji this year")
         await h.advance(30)
         spoken = [d for d in h.decisions if d.stage is Stage.PROACTIVE]
@@ -64,7 +67,7 @@ async def test_proactive_talk_brings_a_fact_up_once_per_channel(tmp_path: Path) 
         assert len([d for d in h.decisions if d.stage is Stage.PROACTIVE]) == 1
         assert h.memory.jobs.of("proactive")[-1].reason == "no related shareable fact"
         # …but a public fact may still be brought up once in another channel.
-        h.llm.route("proactive", "Bob did Fuji, ask him!")
+        h.llm.enqueue("Bob did Fuji, ask him!", purpose="proactive")
         await h.say(ALICE, "anyone into fuji climbing?", channel=RANDOM)
         await h.advance(60 * 60)
         await h.say(ALICE, "fuji climbing plans anyone?", channel=RANDOM)
@@ -80,9 +83,12 @@ async def test_no_proactive_talk_in_cooldown_or_for_private_facts(
 ) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob's fuji trip is a surprise for Alice.", ["Bob"], ["fuji"],
-                 shareable=False)))
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob's fuji trip is a surprise for Alice.", ["Bob"], ["fuji"],
+                     shareable=False)),
+            purpose="memory_reflection",
+        )
         await h.say(BOB, "planning a fuji trip as a surprise")
         await h.say(ALICE, "fuji? nice")
         await h.advance(11 * 60 + 3600)
@@ -93,7 +99,7 @@ async def test_no_proactive_talk_in_cooldown_or_for_private_facts(
         # nothing to bring up is the usual case, not a warning in the operator's terminal
         assert not [r for r in caplog.records
                     if r.levelno >= logging.WARNING and "proactive" in r.getMessage()]
-        h.llm.route("reply", "sure")
+        h.llm.enqueue("sure", purpose="reply")
         await h.say(ALICE, "Kuu, are you there?")
         await h.advance(3600 - 5 * 60)  # silent long enough, but the bot spoke recently…
         h.memory.proactive.silence = timedelta(minutes=50)
@@ -145,12 +151,15 @@ def test_decayed_and_weakest_facts_are_chosen_for_forgetting() -> None:
 async def test_near_duplicates_merge_and_the_cap_holds(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s(FACT_STORE_MAX_FACTS_PER_CHANNEL=2))  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob grows tomatoes.", ["Bob"], ["tomato"], confidence=0.5),
-            fact("Bob grows tomatoes!", ["Alice"], ["tomato"], confidence=0.8),
-            fact("Alice runs marathons.", ["Alice"], ["marathon"]),
-            fact("Carol sings opera.", ["Alice"], ["opera"], confidence=0.1),
-        ))
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob grows tomatoes.", ["Bob"], ["tomato"], confidence=0.5),
+                fact("Bob grows tomatoes!", ["Alice"], ["tomato"], confidence=0.8),
+                fact("Alice runs marathons.", ["Alice"], ["marathon"]),
+                fact("Carol sings opera.", ["Alice"], ["opera"], confidence=0.1),
+            ),
+            purpose="memory_reflection",
+        )
         await h.say(BOB, "tomatoes are growing")
         await h.say(ALICE, "marathon next week")
         await h.advance(11 * 60)

@@ -20,10 +20,13 @@ async def _chat(h: object, n: int, prefix: str) -> None:
 async def test_lull_reflection_stores_facts_and_profile_notes(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob grows tomatoes in his garden.", ["Bob"], ["tomato", "garden"]),
-            people=[{"name": "Bob", "tags": ["gardener"], "summary": "We talked tomatoes."}],
-        ))
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob grows tomatoes in his garden.", ["Bob"], ["tomato", "garden"]),
+                people=[{"name": "Bob", "tags": ["gardener"], "summary": "We talked tomatoes."}],
+            ),
+            purpose="memory_reflection",
+        )
         await _chat(h, 4, "first")
         await h.advance(9 * 60)
         assert h.llm.prompts("memory_reflection") == []  # no lull yet
@@ -49,7 +52,7 @@ async def test_too_few_messages_wait_and_a_backlog_forces_reflection(tmp_path: P
         await h.advance(11 * 60)
         assert h.llm.prompts("memory_reflection") == []
         assert "only 3 new messages" in h.memory.jobs.of("reflection")[-1].reason
-        h.llm.route("memory_reflection", reflection_answer())
+        h.llm.enqueue(reflection_answer(), purpose="memory_reflection")
         await _chat(h, 3, "more")  # 3 + 3 = the backlog limit, no lull needed
         prompts = h.llm.prompts("memory_reflection")
         assert len(prompts) == 1
@@ -61,8 +64,11 @@ async def test_too_few_messages_wait_and_a_backlog_forces_reflection(tmp_path: P
 async def test_invalid_answer_marks_nothing(tmp_path: Path) -> None:
     h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
     try:
-        h.llm.route("memory_reflection", '{"facts": "oops"}',
-                    reflection_answer(fact("Alice likes roses.", ["Alice"], ["rose"])))
+        h.llm.enqueue(
+            '{"facts": "oops"}',
+            reflection_answer(fact("Alice likes roses.", ["Alice"], ["rose"])),
+            purpose="memory_reflection",
+        )
         await _chat(h, 4, "first")
         await h.advance(11 * 60)
         bad = h.memory.jobs.of("reflection")[-1]
@@ -80,8 +86,11 @@ async def test_invalid_answer_marks_nothing(tmp_path: Path) -> None:
 async def test_no_message_is_reflected_twice_across_a_restart(tmp_path: Path) -> None:
     clock = VirtualClock()
     h = await make(tmp_path, s=_s(), clock=clock)  # type: ignore[arg-type]
-    h.llm.route("memory_reflection", reflection_answer(
-        fact("Bob grows tomatoes.", ["Bob"], ["tomato"])))
+    h.llm.enqueue(
+        reflection_answer(
+            fact("Bob grows tomatoes.", ["Bob"], ["tomato"])),
+        purpose="memory_reflection",
+    )
     await _chat(h, 4, "before")
     await h.advance(11 * 60)
     assert len(h.llm.prompts("memory_reflection")) == 1
@@ -92,8 +101,11 @@ async def test_no_message_is_reflected_twice_across_a_restart(tmp_path: Path) ->
     h2 = await make(tmp_path, s=_s(), clock=clock)  # type: ignore[arg-type]
     h2.n = 100  # new message ids
     try:
-        h2.llm.route("memory_reflection", reflection_answer(
-            fact("Bob grows tomatoes.", ["Bob"], ["tomato"])))
+        h2.llm.enqueue(
+            reflection_answer(
+                fact("Bob grows tomatoes.", ["Bob"], ["tomato"])),
+            purpose="memory_reflection",
+        )
         await _chat(h2, 2, "after")
         await h2.advance(11 * 60)
         prompts = h2.llm.prompts("memory_reflection")

@@ -10,6 +10,7 @@ from kuuki.domain import User
 from kuuki.replay.runner import replay
 from kuuki.replay.transcript import read_transcript
 from kuuki.testing import RecordingOutbox
+from kuuki.testing.llm import ScriptedLLM
 
 from .conftest import (
     ALICE,
@@ -17,7 +18,6 @@ from .conftest import (
     GENERAL,
     RANDOM,
     FakeEmbedder,
-    RoutedLLM,
     fact,
     make,
     reflection_answer,
@@ -43,10 +43,13 @@ async def test_replayed_secret_never_reaches_a_public_channel_prompt(tmp_path: P
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
     transcript = read_transcript(path, bot_name=None)
-    llm = RoutedLLM()
-    llm.route("memory_reflection", reflection_answer(
-        fact(f"Alice said {SECRET}.", ["alice"], ["falcon", "project", "cancelled"])))
-    llm.route("reply", "no news here", "it was cancelled, keep it quiet")
+    llm = ScriptedLLM()
+    llm.enqueue(
+        reflection_answer(
+            fact(f"Alice said {SECRET}.", ["alice"], ["falcon", "project", "cancelled"])),
+        purpose="memory_reflection",
+    )
+    llm.enqueue("no news here", "it was cancelled, keep it quiet", purpose="reply")
     clock = VirtualClock(transcript.events[0].at)
     dump_dir = tmp_path / "prompts"
     app = await build_app(
@@ -75,11 +78,16 @@ async def test_memories_render_broad_to_narrow(tmp_path: Path) -> None:
                  SUMMARIZE_EVERY_N_MESSAGES=2)
     h = await make(tmp_path, s=s)
     try:
-        h.llm.route("memory_summary",
-                    summary_answer("R-SUMMARY", history="R-HISTORY", recent_events="R-RECENT"),
-                    summary_answer("G-SUMMARY", history="G-HISTORY", recent_events="G-RECENT",
-                                   threads=[{"thread": "t1", "summary": "T-SUMMARY"}]))
-        h.llm.route("memory_workspace", {"history": "W-HISTORY", "recent_events": "W-RECENT"})
+        h.llm.enqueue(
+            summary_answer("R-SUMMARY", history="R-HISTORY", recent_events="R-RECENT"),
+            summary_answer("G-SUMMARY", history="G-HISTORY", recent_events="G-RECENT",
+                           threads=[{"thread": "t1", "summary": "T-SUMMARY"}]),
+            purpose="memory_summary",
+        )
+        h.llm.enqueue(
+            {"history": "W-HISTORY", "recent_events": "W-RECENT"},
+            purpose="memory_workspace",
+        )
         await h.say(ALICE, "random chatter", channel=RANDOM)
         await h.say(BOB, "more random chatter", channel=RANDOM)
         await h.say(ALICE, "thread talk", thread="t1")
@@ -87,7 +95,7 @@ async def test_memories_render_broad_to_narrow(tmp_path: Path) -> None:
         await h.advance(61)  # the debounced workspace memory
         workspace = h.llm.prompts("memory_workspace")
         assert len(workspace) == 1 and "G-HISTORY" in workspace[0] and "R-RECENT" in workspace[0]
-        h.llm.route("reply", "hi")
+        h.llm.enqueue("hi", purpose="reply")
         await h.say(ALICE, "Kuu, hi!")
         prompt = h.llm.prompts("reply")[-1]
         order = ["W-HISTORY", "W-RECENT", "## Channels", "- #general", "- #random",

@@ -27,23 +27,23 @@ async def test_snapshot_shows_the_channel_its_people_and_facts_as_that_channel_m
     h = await make(tmp_path, s=settings(PROACTIVE_CONVERSATION_ENABLED=False,
                                         REFLECTION_MIN_MESSAGES=2, SUMMARIZE_EVERY_N_MESSAGES=2))
     try:
-        h.llm.route(
-            "memory_summary",
+        h.llm.enqueue(
             summary_answer("Bob moved the falcon deadline.", history="HR-HISTORY",
                            recent_events="HR-EVENTS", topics=["deadline"]),
             summary_answer("Alice told Kuu about her knee surgery.", history="DM-HISTORY",
                            topics=["surgery"]),
             *[summary_answer("Alice and Bob plan a hike.", mood="cheerful",
                              topics=["hike", "saturday"])] * 4,
+            purpose="memory_summary",
         )
-        h.llm.route(
-            "memory_reflection",
+        h.llm.enqueue(
             reflection_answer(fact("The falcon deadline moved to May.", ["Bob"],
                                    ["falcon", "deadline"], shareable=False)),
             reflection_answer(fact("Alice has knee surgery in March.", ["Alice"],
                                    ["knee", "surgery"])),
             reflection_answer(fact("Bob knows the trail to Mount Takao.", ["Bob"],
                                    ["takao", "trail"], confidence=0.8)),
+            purpose="memory_reflection",
         )
         await h.say(BOB, "the falcon deadline moves to May", channel=SECRET)
         await h.say(BOB, "keep the falcon deadline quiet", channel=SECRET)
@@ -109,14 +109,17 @@ async def test_snapshot_lists_what_the_bot_brought_up_by_itself(tmp_path: Path) 
     h = await make(tmp_path, s=settings(CHANNEL_CONTEXT_ENABLED=False,  # type: ignore[arg-type]
                                         REFLECTION_MIN_MESSAGES=2))
     try:
-        h.llm.route("memory_reflection", reflection_answer(
-            fact("Bob climbed Mount Fuji last summer.", ["Bob"], ["fuji", "climbing"])))
+        h.llm.enqueue(
+            reflection_answer(
+                fact("Bob climbed Mount Fuji last summer.", ["Bob"], ["fuji", "climbing"])),
+            purpose="memory_reflection",
+        )
         await h.say(BOB, "I climbed Mount Fuji last summer")
         await h.say(ALICE, "wow, fuji climbing!")
         await h.advance(11 * 60)
         assert (await h.memory.snapshot("general")).proactive == ()
         await h.advance(60 * 60)  # the channel falls silent
-        h.llm.route("proactive", "By the way, Bob climbed Fuji last summer!")
+        h.llm.enqueue("By the way, Bob climbed Fuji last summer!", purpose="proactive")
         await h.say(ALICE, "thinking about climbing fuji this year")
         await h.advance(30)
         [spoken] = [d for d in h.decisions if d.stage is Stage.PROACTIVE]

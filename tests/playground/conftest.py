@@ -1,9 +1,7 @@
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +11,9 @@ from starlette.testclient import WebSocketTestSession as WS
 
 from kuuki.decide.base import Judge, Situation, Verdict
 from kuuki.domain import ActionKind, DecisionTrace, Stage
-from kuuki.llm.base import ChatMessage, Completion, ToolSpec, current_purpose
-from kuuki.llm.stub import passive_value
 from kuuki.platforms.playground import create_app
 from kuuki.settings import Settings, load_settings
-from kuuki.testing.llm import ScriptedLLM
+from kuuki.testing.llm import REPLIES, ScriptedLLM, ScriptedLocalLLM
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
@@ -55,70 +51,9 @@ BAD_TRANSCRIPT = (
 )
 
 
-class ReplyScript(ScriptedLLM):
-    """A ScriptedLLM whose queue answers only replies and acks (and their guarded retries);
-    anything else the engine asks in the background (memory jobs, judging) gets the passive
-    default, so a scripted reply is never eaten by a summary that happened to run first.
-
-    Clearing `hold` makes the next replies wait (as a slow model would) until it is set
-    again; the app runs in another thread under Starlette's TestClient, hence a threading
-    Event.
-    """
-
-    def __init__(self, *items: Any, **kw: Any) -> None:
-        super().__init__(*items, **kw)
-        self.hold = threading.Event()
-        self.hold.set()
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 256,
-        temperature: float = 0.7,
-    ) -> Completion:
-        if (current_purpose.get() or "").split("-")[0] in ("reply", "ack"):
-            if not self.hold.is_set():
-                await asyncio.to_thread(self.hold.wait, 30)
-            return await super().complete(
-                messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature
-            )
-        data = passive_value(json_schema) if json_schema is not None else None
-        return Completion(text="" if data is None else json.dumps(data), model=self.name, data=data)
-
-    async def complete_tools(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], **kw: Any
-    ) -> Completion:
-        if not self.hold.is_set():  # only replies are offered tools
-            await asyncio.to_thread(self.hold.wait, 30)
-        return await super().complete_tools(messages, tools, **kw)
-
-
-class LoadingLLM(ReplyScript):
-    """A local model with a load to wait for (`Warmable`): `warm` returns once `loaded` is
-    set, and counts how often it was asked to load. Like llama.cpp, it writes nothing
-    before its load has finished."""
-
-    def __init__(self) -> None:
-        super().__init__(name="tiny-local")
-        self.loaded = threading.Event()
-        self.warms = 0
-        self._ready: asyncio.Event | None = None
-
-    def _done_loading(self) -> asyncio.Event:
-        if self._ready is None:  # made on the app's own loop
-            self._ready = asyncio.Event()
-        return self._ready
-
-    async def warm(self) -> None:
-        self.warms += 1
-        await asyncio.to_thread(self.loaded.wait, 30)
-        self._done_loading().set()
-
-    async def complete(self, messages: Sequence[ChatMessage], **kw: Any) -> Completion:
-        await self._done_loading().wait()
-        return await super().complete(messages, **kw)
+def loading_llm() -> ScriptedLocalLLM:
+    """A local model the test lets load (`loaded.set()`), scripted like the `llm` fixture."""
+    return ScriptedLocalLLM(name="tiny-local", loaded=False, queue_for=REPLIES)
 
 
 class QuestionJudge:
@@ -148,8 +83,12 @@ class QuestionJudge:
 
 
 @pytest.fixture
-def llm() -> ReplyScript:
-    return ReplyScript()
+def llm() -> ScriptedLLM:
+    """The scripted model whose shared queue answers only replies and acks (and their
+    guarded retries); anything else the engine asks in the background (memory jobs,
+    judging) gets the passive default, so a scripted reply is never eaten by a summary that
+    happened to run first. Clearing its `hold` makes the next replies wait."""
+    return ScriptedLLM(queue_for=REPLIES)
 
 
 @pytest.fixture

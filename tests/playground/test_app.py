@@ -58,7 +58,7 @@ def test_addressed_message_gets_a_reply_with_its_trace(
     prompt = client.get("/api/prompt", params={"key": decision["prompts"][0]})
     assert prompt.status_code == 200
     assert "alice: how are you?" in prompt.text  # the message to answer, without the call
-    assert "how are you" in llm.history[0].prompt
+    assert "how are you" in llm.prompts("reply")[0]
 
 
 def test_the_card_shows_the_tool_calls(client: TestClient, llm: ScriptedLLM) -> None:

@@ -28,8 +28,9 @@ from kuuki.platforms.playground import create_app, running_server
 from kuuki.platforms.playground.model_status import PLUG_IN
 from kuuki.replay.transcript import parse_lines
 from kuuki.settings import Settings
+from kuuki.testing.llm import ScriptedLocalLLM
 
-from .conftest import LoadingLLM
+from .conftest import loading_llm
 
 playwright_api = pytest.importorskip("playwright.async_api")
 async_playwright = playwright_api.async_playwright
@@ -47,8 +48,8 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 async def served(
     settings: Settings, store_url: str, judge: Judge
-) -> AsyncIterator[tuple[str, LoadingLLM, Any]]:
-    llm = LoadingLLM()
+) -> AsyncIterator[tuple[str, ScriptedLocalLLM, Any]]:
+    llm = loading_llm()
     app = create_app(settings, llm=llm, judge=judge, store_url=store_url, embedder=None)
     try:
         async with running_server(app, port=0) as port:
@@ -75,7 +76,7 @@ async def send(page: Any, text: str) -> None:
 
 
 async def test_a_person_tries_kuuki_in_the_browser(
-    served: tuple[str, LoadingLLM, Any],
+    served: tuple[str, ScriptedLocalLLM, Any],
     browser: Any,
     tmp_path: Path,
     screenshots: Path,

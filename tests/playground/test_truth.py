@@ -27,7 +27,7 @@ from kuuki.platforms.playground import Playground, create_app
 from kuuki.settings import Settings
 from kuuki.testing.llm import ScriptedLLM
 
-from .conftest import LoadingLLM, QuestionJudge, ReplyScript, collect_until, say, wait_for
+from .conftest import QuestionJudge, collect_until, loading_llm, say, wait_for
 
 CALL = re.compile(r"^reply · scripted · \d+ ms · \d+\+\d+ tokens$")
 
@@ -38,7 +38,7 @@ def no_json(lines: list[str]) -> None:
 
 
 def test_a_decision_card_is_headed_by_its_reason_and_reads_as_sentences(
-    client: TestClient, llm: ReplyScript
+    client: TestClient, llm: ScriptedLLM
 ) -> None:
     llm.enqueue("Hi Alice! All good here.")
     with client.websocket_connect("/ws") as ws:
@@ -62,7 +62,7 @@ def test_a_decision_card_is_headed_by_its_reason_and_reads_as_sentences(
     assert d["trace"]["llm_calls"][0]["purpose"] == "reply"  # the raw trace, for developers
 
 
-def test_a_timed_out_reply_is_headed_by_the_timeout(client: TestClient, llm: ReplyScript) -> None:
+def test_a_timed_out_reply_is_headed_by_the_timeout(client: TestClient, llm: ScriptedLLM) -> None:
     llm.enqueue(LLMTimeout("scripted took longer than 20s"))
     with client.websocket_connect("/ws") as ws:
         ws.receive_json()
@@ -78,7 +78,7 @@ def test_a_timed_out_reply_is_headed_by_the_timeout(client: TestClient, llm: Rep
 
 
 def test_a_reply_rejected_twice_shows_each_verdict_and_the_fallback(
-    client: TestClient, llm: ReplyScript
+    client: TestClient, llm: ScriptedLLM
 ) -> None:
     llm.enqueue("As an AI language model, I have no opinion.",
                 "As an AI language model, I cannot say.")
@@ -101,7 +101,7 @@ def test_a_reply_rejected_twice_shows_each_verdict_and_the_fallback(
 def test_the_model_loads_once_at_start_and_the_page_sees_it_loading(
     settings: Settings, store_url: str
 ) -> None:
-    llm = LoadingLLM()
+    llm = loading_llm()
     app = create_app(settings, llm=llm, judge=QuestionJudge(), store_url=store_url,
                      embedder=None, tick_s=0.05)
     try:
@@ -141,7 +141,7 @@ def test_a_model_that_cannot_load_says_why(settings: Settings, store_url: str) -
 
 
 def test_a_jump_says_what_it_waits_for_and_refuses_a_second_one(
-    client: TestClient, llm: ReplyScript
+    client: TestClient, llm: ScriptedLLM
 ) -> None:
     llm.enqueue("Try Menya on 3rd street.")
     llm.hold.clear()  # the reply the jump brings will take its time
@@ -238,7 +238,7 @@ async def test_the_memory_panel_renders_a_snapshot_for_people(
 
 
 def test_the_memory_panel_shows_who_the_bot_knows_in_each_channel(
-    client: TestClient, llm: ReplyScript
+    client: TestClient, llm: ScriptedLLM
 ) -> None:
     with client.websocket_connect("/ws") as ws:
         ws.receive_json()

@@ -31,8 +31,8 @@ async def test_a_private_fact_never_answers_a_public_question(tmp_path: Path) ->
     h = await make(tmp_path)
     try:
         await _remember(h)
-        h.llm.route("reply", tool_call("recall", {"query": "venue"}))
-        h.llm.route("reply-round2", "The summer party is at the Blue Hall.")
+        h.llm.enqueue(tool_call("recall", {"query": "venue"}), purpose="reply")
+        h.llm.enqueue("The summer party is at the Blue Hall.", purpose="reply-round2")
         await h.say(ALICE, "Kuu, what did we decide about the venue?", channel=GENERAL)
         calls = [c for c in h.llm.history if c.tools is not None]
         result = next(m.content for m in calls[1].messages if m.role == "tool")
@@ -49,8 +49,8 @@ async def test_the_private_channel_itself_recalls_its_fact(tmp_path: Path) -> No
     h = await make(tmp_path)
     try:
         await _remember(h)
-        h.llm.route("reply", tool_call("recall", {"query": "venue offsite"}))
-        h.llm.route("reply-round2", "The Harbor Loft.")
+        h.llm.enqueue(tool_call("recall", {"query": "venue offsite"}), purpose="reply")
+        h.llm.enqueue("The Harbor Loft.", purpose="reply-round2")
         await h.say(ALICE, "Kuu, where is the offsite venue again?", channel=SECRET)
         calls = [c for c in h.llm.history if c.tools is not None]
         result = next(m.content for m in calls[1].messages if m.role == "tool")

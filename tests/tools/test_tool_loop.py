@@ -11,13 +11,13 @@ from kuuki.domain import ActionKind
 from kuuki.errors import LLMUnavailable
 from kuuki.explain.why import trace_lines
 from kuuki.settings.tools import ToolSettings
-from kuuki.testing.llm import tool_call
-from memory.conftest import ALICE, RoutedLLM, make, settings
+from kuuki.testing.llm import ScriptedLLM, tool_call
+from memory.conftest import ALICE, make, settings
 
 START = datetime(2026, 1, 5, 1, 30, tzinfo=UTC)  # 10:30 in Tokyo
 
 
-def _tool_turns(llm: RoutedLLM, call: int) -> list[str]:
+def _tool_turns(llm: ScriptedLLM, call: int) -> list[str]:
     return [m.content for m in llm.history[call].messages if m.role == "tool"]
 
 
@@ -27,8 +27,8 @@ async def test_a_call_runs_the_tool_and_the_answer_uses_its_result(tmp_path: Pat
     s = replace(settings(), tools=ToolSettings(timezone="Asia/Tokyo"))
     h = await make(tmp_path, s=s, clock=VirtualClock(START))
     try:
-        h.llm.route("reply", tool_call("now", {}))
-        h.llm.route("reply-round2", "It's 10:30 in Tokyo, Monday.")
+        h.llm.enqueue(tool_call("now", {}), purpose="reply")
+        h.llm.enqueue("It's 10:30 in Tokyo, Monday.", purpose="reply-round2")
         mid = await h.say(ALICE, "Kuu, what time is it?")
         assert [a.text for _, a in h.outbox.sent] == ["It's 10:30 in Tokyo, Monday."]
         # The first call offered the tools; the second carried the result as a tool turn.
@@ -53,13 +53,13 @@ async def test_a_call_runs_the_tool_and_the_answer_uses_its_result(tmp_path: Pat
 async def test_bad_calls_become_notes_and_the_reply_goes_on(tmp_path: Path) -> None:
     h = await make(tmp_path)
     try:
-        h.llm.route(
-            "reply",
+        h.llm.enqueue(
             tool_call("recall", "{not json")
             + tool_call("recall", {"query": 5})
             + tool_call("weather", {"city": "Oslo"}),
+            purpose="reply",
         )
-        h.llm.route("reply-round2", "I couldn't look that up, sorry.")
+        h.llm.enqueue("I couldn't look that up, sorry.", purpose="reply-round2")
         await h.say(ALICE, "Kuu, what did we decide about the venue?")
         assert [a.text for _, a in h.outbox.sent] == ["I couldn't look that up, sorry."]
         notes = _tool_turns(h.llm, 1)
@@ -75,10 +75,10 @@ async def test_bad_calls_become_notes_and_the_reply_goes_on(tmp_path: Path) -> N
 async def test_three_rounds_then_the_model_must_answer(tmp_path: Path) -> None:
     h = await make(tmp_path)
     try:
-        h.llm.route("reply", tool_call("now"))
-        h.llm.route("reply-round2", tool_call("now"))
-        h.llm.route("reply-round3", tool_call("now"))
-        h.llm.route("reply-round4", "It's 09:00.")
+        h.llm.enqueue(tool_call("now"), purpose="reply")
+        h.llm.enqueue(tool_call("now"), purpose="reply-round2")
+        h.llm.enqueue(tool_call("now"), purpose="reply-round3")
+        h.llm.enqueue("It's 09:00.", purpose="reply-round4")
         await h.say(ALICE, "Kuu, what time is it, really?")
         offered = [c.tools for c in h.llm.history]
         assert [None if t is None else len(t) for t in offered] == [2, 2, 2, None]
@@ -98,8 +98,11 @@ async def test_an_empty_answer_to_a_tools_round_is_retried_without_tools(
 ) -> None:
     h = await make(tmp_path)
     try:
-        h.llm.route("reply", "")  # what llama-cpp-python's function calling sends for text
-        h.llm.route("reply-retry", "Hi Alice!")
+        h.llm.enqueue(
+            "",
+            purpose="reply",
+        )  # what llama-cpp-python's function calling sends for text
+        h.llm.enqueue("Hi Alice!", purpose="reply-retry")
         await h.say(ALICE, "Kuu, hi")
         assert [c.tools is None for c in h.llm.history] == [False, True]
         assert [g.check for g in h.decisions[-1].trace.guard] == ["empty", ""]
@@ -111,7 +114,7 @@ async def test_an_empty_answer_to_a_tools_round_is_retried_without_tools(
 async def test_a_failed_model_call_in_a_round_is_the_usual_fallback(tmp_path: Path) -> None:
     h = await make(tmp_path)
     try:
-        h.llm.route("reply", LLMUnavailable("down"))
+        h.llm.enqueue(LLMUnavailable("down"), purpose="reply")
         await h.say(ALICE, "Kuu, what time is it?")
         assert h.outbox.sent[-1][1].kind is ActionKind.REACT
         assert len(h.llm.history) == 1
@@ -120,10 +123,10 @@ async def test_a_failed_model_call_in_a_round_is_the_usual_fallback(tmp_path: Pa
 
 
 async def test_a_model_without_tools_replies_without_them_and_says_so(tmp_path: Path) -> None:
-    h = await make(tmp_path, RoutedLLM())
+    h = await make(tmp_path, ScriptedLLM())
     h.llm.tools = False
     try:
-        h.llm.route("reply", "Hello!")
+        h.llm.enqueue("Hello!", purpose="reply")
         await h.say(ALICE, "Kuu, hi")
         assert h.llm.history[0].tools is None
         assert [a.text for _, a in h.outbox.sent] == ["Hello!"]
@@ -137,7 +140,7 @@ async def test_tools_can_be_switched_off(tmp_path: Path) -> None:
     s = replace(settings(), tools=ToolSettings(max_rounds=0))
     h = await make(tmp_path, s=s)
     try:
-        h.llm.route("reply", "Hello!")
+        h.llm.enqueue("Hello!", purpose="reply")
         await h.say(ALICE, "Kuu, hi")
         assert h.llm.history[0].tools is None
     finally:
@@ -151,11 +154,14 @@ async def test_the_judge_is_never_offered_tools(tmp_path: Path) -> None:
     from kuuki.testing import RecordingOutbox
     from memory.conftest import GENERAL, FakeEmbedder
 
-    llm = RoutedLLM()
-    llm.route("judge", {"should_respond": True, "response_type": "full_response",
-                        "confidence": 0.9, "reason": "a question"})
-    llm.route("reply", tool_call("now"))
-    llm.route("reply-round2", "Half past ten.")
+    llm = ScriptedLLM()
+    llm.enqueue(
+        {"should_respond": True, "response_type": "full_response",
+         "confidence": 0.9, "reason": "a question"},
+        purpose="judge",
+    )
+    llm.enqueue(tool_call("now"), purpose="reply")
+    llm.enqueue("Half past ten.", purpose="reply-round2")
     clock = VirtualClock(START)
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     app = await build_app(replace(settings(), judge_mode="llm"), clock=clock, outbox=outbox,

@@ -5,9 +5,10 @@ the bot cannot live in the test's own process. This runs the product path unchan
 kuuki App, its store, and the real discord.py or slack-bolt client — pointed at a local
 protocol server (`DiscordServer`, `SlackServer`) by URL, with a deterministic LLM:
 
-* `TaggedLLM` answers a free-text request with ``Noted #tag.``, where ``#tag`` is the last
-  ``#…`` word of the request's last turn (the message being answered), and every
-  structured request with its schema's most passive value. A test gives each addressed
+* `tagged_llm` (a `ScriptedLLM` whose default is worked out from the call) answers a
+  free-text request with ``Noted #tag.``, where ``#tag`` is the last ``#…`` word of the
+  request's last turn (the message being answered), and every structured request with
+  its schema's most passive value. A test gives each addressed
   message its own tag and so can count the replies each one got.
 * With ``--accepted FILE`` every event the engine accepted (its `Engine.submit` result is
   in: stored, or known before) is appended to FILE, one id a line, written straight to the
@@ -35,30 +36,26 @@ from typing import Any
 from kuuki.app import App, build_app
 from kuuki.clock import RealClock
 from kuuki.domain import ChatEvent
-from kuuki.llm.base import ChatMessage, Completion
+from kuuki.llm.stub import passive_value
 from kuuki.settings import load_settings
-from kuuki.testing.llm import ScriptedLLM
+from kuuki.testing.llm import Scripted, ScriptedCall, ScriptedLLM
 
 _TAG = re.compile(r"#[A-Za-z0-9_-]+")
 
 
-class TaggedLLM(ScriptedLLM):
+def tagged_llm() -> ScriptedLLM:
     """See module doc: ``Noted #tag.`` for text, the passive object for JSON."""
+    return ScriptedLLM(name="tagged", default=_noted)
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 256,
-        temperature: float = 0.7,
-    ) -> Completion:
-        if json_schema is None and not self.pending:
-            tags = _TAG.findall(messages[-1].content) if messages else []
-            self.enqueue(f"Noted {tags[-1]}." if tags else "Noted.")
-        return await super().complete(
-            messages, json_schema=json_schema, max_tokens=max_tokens, temperature=temperature
-        )
+
+def _noted(call: ScriptedCall) -> Scripted:
+    if call.tools is not None:
+        return ""  # a tool round answers no text; the reply comes on the retry without tools
+    if call.json_schema is not None:
+        passive: Scripted = passive_value(call.json_schema)
+        return passive
+    tags = _TAG.findall(call.messages[-1].content) if call.messages else []
+    return f"Noted {tags[-1]}." if tags else "Noted."
 
 
 class _AcceptedLog:
@@ -93,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
 async def _serve(args: argparse.Namespace) -> None:
     settings = load_settings()  # env (KUUKI_*) and kuuki.toml, as `kuuki run` reads them
     settings = replace(settings, store_url=args.store)
-    llm = TaggedLLM(name="tagged")
+    llm = tagged_llm()
     accepted = _AcceptedLog(args.accepted)
     if args.platform == "discord":
         await _discord(args, settings, llm, accepted)
@@ -111,7 +108,7 @@ def _watch_submit(app: App, accepted: _AcceptedLog) -> None:
     engine.submit = recorded  # type: ignore[method-assign]
 
 
-async def _discord(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
+async def _discord(args: argparse.Namespace, settings: Any, llm: ScriptedLLM,
                    accepted: _AcceptedLog) -> None:
     from discord.http import Route
 
@@ -139,7 +136,7 @@ async def _discord(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
         await app.close()
 
 
-async def _slack(args: argparse.Namespace, settings: Any, llm: TaggedLLM,
+async def _slack(args: argparse.Namespace, settings: Any, llm: ScriptedLLM,
                  accepted: _AcceptedLog) -> None:
     from kuuki.platforms.slack import SlackOutbox
     from kuuki.platforms.slack.adapter import SlackAdapter

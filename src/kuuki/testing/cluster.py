@@ -6,7 +6,7 @@ on a real RabbitMQ and one PostgreSQL. Gateway g runs Discord shard g of the gat
 count and a Slack HTTP endpoint; Slack's events are posted, signed, to the endpoints in
 turn, as a load balancer would. `traffic` says the same thing every run: channels split
 between the two platforms, every ``addressed_every``-th message a mention carrying its own
-``#tag`` (the worker's TaggedLLM answers ``Noted #tag.``).
+``#tag`` (the worker's tagged_llm answers ``Noted #tag.``).
 """
 
 from __future__ import annotations

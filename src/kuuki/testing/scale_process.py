@@ -3,7 +3,7 @@ scale`: ``python -m kuuki.testing.scale_process gateway|worker …``.
 
 The product path unchanged (`run_gateway`, `run_worker`: settings from the environment as
 `kuuki gateway` / `kuuki worker` read them), pointed at the local Discord and Slack by URL,
-and for a worker the deterministic `TaggedLLM` (kuuki.testing.bot_process: an addressed
+and for a worker the deterministic `tagged_llm` (kuuki.testing.bot_process: an addressed
 message ``… #tag`` is answered ``Noted #tag.``, so a test counts the answers each got).
 ``ready`` is printed on stdout once it runs. SIGTERM stops it cleanly; SIGKILL is the
 crash a test is after.
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from kuuki.settings import load_settings
-from kuuki.testing.bot_process import TaggedLLM, run_process
+from kuuki.testing.bot_process import run_process, tagged_llm
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--of", type=int, default=1)
     p.add_argument("--standby", type=float, default=2.0)
     p.add_argument("--llm", choices=("tagged", "none"), default="tagged",
-                   help="the worker's model: TaggedLLM, or none (rules only, no replies)")
+                   help="the worker's model: tagged_llm, or none (rules only, no replies)")
     return p
 
 
@@ -48,7 +48,7 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.role == "gateway":
         return await run_gateway(settings, slack_api=args.slack_api, ready=ready)
     if args.llm == "tagged":
-        llm = TaggedLLM(name="tagged")
+        llm = tagged_llm()
         build = {"llm": llm, "judge_llm": llm, "embedder": None}
     else:  # the product's worker with its model off: embeddings and all (bench scale)
         build = {"llm": None, "judge_llm": None}
