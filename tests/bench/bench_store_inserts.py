@@ -1,6 +1,6 @@
 """Insert throughput of the store (a script, not collected by pytest).
 
-    PYTHONPATH=src python tests/store/bench_store_inserts.py [URL] [N]
+    PYTHONPATH=src python tests/bench/bench_store_inserts.py [URL] [N]
 
 Without a URL it uses a fresh SQLite file in a temp dir. Prints messages/s for N messages
 through ``store.writer`` (alone, and with an event mark and a decision per message, as the

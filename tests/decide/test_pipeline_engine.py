@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.test_engine import ALICE, BOB, GENERAL, make
+from tests.engine.test_core import ALICE, BOB, GENERAL, make
 
 from kuuki.clock import VirtualClock
 from kuuki.decide.build import build_judge

@@ -15,7 +15,7 @@ from kuuki.platforms.playground import create_app
 from kuuki.settings import Settings, load_settings
 from kuuki.testing.llm import REPLIES, ScriptedLLM, ScriptedLocalLLM
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 
 TRANSCRIPT = "\n".join(
