@@ -4,36 +4,25 @@ The real slack-bolt / slack_sdk clients run against it unchanged, pointed only t
 documented seams: ``AsyncWebClient(base_url=server.api_url)``, and the Socket Mode URL that
 ``apps.connections.open`` returns (this server's own websocket).
 
-Everything is recorded in full: every Web API call (`calls`), every envelope ack (`acks`),
-every ``response_url`` post (`responses`). Socket Mode behaves like Slack's where it matters
-for an adapter: ``hello`` on connect; ``events_api`` and ``slash_commands`` envelopes; an
-envelope stays pending until acked, and pending events are redelivered (``retry_attempt``
-counting up) on the next connection, and, with `redeliver_after` set, also after that many
-seconds without an ack (at most `max_attempts` deliveries, as Slack retries an event a
-few times and then gives up); `disconnect` sends Slack's ``disconnect`` message
-(``refresh_requested`` / ``link_disabled``) and `drop` closes the socket outright, and the
-client must come back through ``apps.connections.open``. The bot's own posts and
-reactions come back as events, as on Slack. Waiting never sleeps: `wait_for` wakes on
-every change.
+Every Web API call is recorded in full (`calls`). The bot's own posts and reactions come back
+as events, as on Slack. The server is built in layers, each using only the ones below it:
+the workspace and its event shapes (`state.py`), Socket Mode (`socket_mode.py`), and here
+the lifecycle and the Web API.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import json
 import re
-import time
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
-Payload = dict[str, Any]
+from kuuki.testing.slack_server.socket_mode import SlackSocketMode
+from kuuki.testing.slack_server.state import Payload, public
 
 _REACTION_NAME = re.compile(r"^[a-z0-9_+'\-]+$")
 _MASS = re.compile(r"<!(channel|here|everyone)(\|[^>]*)?>")
@@ -52,71 +41,17 @@ class ApiCall:
     headers: dict[str, str]
 
 
-@dataclass(slots=True)
-class Envelope:
-    id: str
-    type: str  # "events_api" | "slash_commands"
-    payload: Payload
-    accepts_response_payload: bool
-    attempts: int = 0
-    ack: Payload | None = None
-
-    def frame(self) -> Payload:
-        return {
-            "envelope_id": self.id,
-            "type": self.type,
-            "payload": self.payload,
-            "accepts_response_payload": self.accepts_response_payload,
-            "retry_attempt": max(self.attempts - 1, 0),
-            "retry_reason": "timeout" if self.attempts > 1 else "",
-        }
-
-
-@dataclass(slots=True)
-class _Conn:
-    ws: web.WebSocketResponse
-    number: int
-    draining: bool = False
-
-
-@dataclass(slots=True)
-class Workspace:
-    users: dict[str, Payload] = field(default_factory=dict)
-    channels: dict[str, Payload] = field(default_factory=dict)
-    messages: dict[str, list[Payload]] = field(default_factory=dict)  # channel → in time order
-
-
-class SlackServer:
+class SlackServer(SlackSocketMode):
     """See module doc. `start` it, give clients `api_url`, `close` it."""
 
     def __init__(
         self, *, bot_name: str = "kuuki", team_id: str = "T0KUUKI01", app_id: str = "A0KUUKI01"
     ) -> None:
-        self.team_id = team_id
-        self.app_id = app_id
-        self.bot_user_id = "U0BOT00001"
-        self.bot_id = "B0BOT00001"
-        self.ws = Workspace()
+        super().__init__(bot_name=bot_name, team_id=team_id, app_id=app_id)
         self.calls: list[ApiCall] = []
-        self.acks: list[Payload] = []
-        self.responses: list[Payload] = []
-        self.connections_opened = 0
         self.bot_reactions: list[Payload] = []  # reactions.add calls that took, in order
-        self._open = asyncio.Event()
-        self._open.set()
         self._refused: set[str] = set()
-        self._ids = itertools.count(1)
-        self._last_ts = 0.0
-        self._pending: OrderedDict[str, Envelope] = OrderedDict()
-        self._conns: list[_Conn] = []
-        self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
-        self.port = 0
-        self.redeliver_after: float | None = None  # seconds; None: only on reconnect
-        self.given_up: list[Envelope] = []  # envelopes Slack stopped retrying
-        self.max_attempts = 4  # the first delivery and Slack's three retries
-        self._retries: set[asyncio.Task[None]] = set()
-        self.add_user(bot_name, uid=self.bot_user_id, is_bot=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -146,292 +81,9 @@ class SlackServer:
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
 
-    # -- the workspace ----------------------------------------------------------------------
-
-    def _new_id(self, prefix: str) -> str:
-        return f"{prefix}{next(self._ids):08d}"
-
-    def add_user(
-        self,
-        name: str,
-        *,
-        uid: str | None = None,
-        is_bot: bool = False,
-        is_admin: bool = False,
-        is_owner: bool = False,
-    ) -> str:
-        uid = uid or self._new_id("U")
-        self.ws.users[uid] = {
-            "id": uid,
-            "team_id": self.team_id,
-            "name": name,
-            "real_name": name,
-            "deleted": False,
-            "is_bot": is_bot,
-            "is_admin": is_admin,
-            "is_owner": is_owner,
-            "profile": {"display_name": name, "real_name": name},
-        }
-        if is_bot:
-            self.ws.users[uid]["bot_id"] = self.bot_id if uid == self.bot_user_id else "B" + uid
-        return uid
-
-    def add_channel(
-        self, name: str, *, private: bool = False, im_user: str | None = None, member: bool = True
-    ) -> str:
-        cid = self._new_id("D" if im_user else ("G" if private else "C"))
-        raw: Payload = {"id": cid, "created": int(time.time()), "is_archived": False}
-        if im_user:
-            raw.update({"is_im": True, "user": im_user, "is_private": True})
-        else:
-            raw.update(
-                {"name": name, "is_channel": True, "is_private": private, "is_member": member}
-            )
-        self.ws.channels[cid] = raw
-        self.ws.messages[cid] = []
-        return cid
-
-    def next_ts(self) -> str:
-        self._last_ts = max(time.time(), self._last_ts + 0.000001)
-        return f"{self._last_ts:.6f}"
-
-    def find_message(self, channel: str, ts: str) -> Payload | None:
-        return next((m for m in self.ws.messages.get(channel, []) if m["ts"] == ts), None)
-
-    @property
-    def bot_messages(self) -> list[Payload]:
-        return [
-            m for msgs in self.ws.messages.values() for m in msgs if m.get("bot_id") == self.bot_id
-        ]
-
-    # -- what people do (each becomes events, as on Slack) ---------------------------------
-
-    def user_message(
-        self,
-        user: str,
-        channel: str,
-        text: str,
-        *,
-        thread_ts: str | None = None,
-        bot_id: str | None = None,
-    ) -> Payload:
-        """Store a message (not yet delivered) and return it."""
-        msg: Payload = {"type": "message", "user": user, "text": text, "ts": self.next_ts()}
-        if thread_ts:
-            msg["thread_ts"] = thread_ts
-            root = self.find_message(channel, thread_ts)
-            if root is not None:
-                root.setdefault("thread_ts", thread_ts)
-                root["reply_count"] = int(root.get("reply_count", 0)) + 1
-                root["latest_reply"] = msg["ts"]
-        if bot_id:
-            msg["bot_id"] = bot_id
-        self.ws.messages[channel].append(msg)
-        return msg
-
-    def message_event(self, channel: str, msg: Payload, *, kind: str = "message") -> Payload:
-        ch = self.ws.channels.get(channel, {})
-        channel_type = "im" if ch.get("is_im") else ("group" if ch.get("is_private") else "channel")
-        event: Payload = {**msg, "type": kind, "channel": channel, "event_ts": msg["ts"]}
-        if kind == "message":
-            event["channel_type"] = channel_type
-        return event
-
-    def event_envelope(self, event: Payload) -> Envelope:
-        payload: Payload = {
-            "token": "fake-verification-token",
-            "team_id": self.team_id,
-            "api_app_id": self.app_id,
-            "event": event,
-            "type": "event_callback",
-            "event_id": self._new_id("Ev"),
-            "event_time": int(time.time()),
-            "authorizations": [
-                {
-                    "enterprise_id": None,
-                    "team_id": self.team_id,
-                    "user_id": self.bot_user_id,
-                    "is_bot": True,
-                    "is_enterprise_install": False,
-                }
-            ],
-            "is_ext_shared_channel": False,
-        }
-        return Envelope(self._new_id("env-"), "events_api", payload, False)
-
-    def slash_envelope(self, user: str, channel: str, text: str, command: str) -> Envelope:
-        env_id = self._new_id("env-")
-        ch = self.ws.channels.get(channel, {})
-        payload: Payload = {
-            "token": "fake-verification-token",
-            "team_id": self.team_id,
-            "team_domain": "kuuki-test",
-            "channel_id": channel,
-            "channel_name": ch.get("name", "directmessage"),
-            "user_id": user,
-            "user_name": self.ws.users.get(user, {}).get("name", user),
-            "command": command,
-            "text": text,
-            "api_app_id": self.app_id,
-            "is_enterprise_install": "false",
-            "response_url": f"http://127.0.0.1:{self.port}/respond/{env_id}",
-            "trigger_id": self._new_id("trigger-"),
-        }
-        return Envelope(env_id, "slash_commands", payload, True)
-
-    async def emit(self, event: Payload) -> Envelope:
-        env = self.event_envelope(event)
-        await self.deliver(env)
-        return env
-
-    # -- socket mode ------------------------------------------------------------------------
-
-    async def deliver(self, env: Envelope) -> None:
-        """Queue an envelope; it goes out now if a client is connected, else on connect."""
-        self._pending[env.id] = env
-        conn = self._active()
-        if conn is not None:
-            await self._send(conn, env)
-        self._notify()
-
-    async def deliver_raw(self, frame: Payload | str) -> None:
-        """Send any frame as is (malformed-payload tests); nothing waits for its ack."""
-        conn = self._active()
-        if conn is None:
-            raise RuntimeError("no Socket Mode client connected")
-        await conn.ws.send_str(frame if isinstance(frame, str) else json.dumps(frame))
-
-    @property
-    def pending(self) -> list[Envelope]:
-        return list(self._pending.values())
-
-    @property
-    def connected(self) -> bool:
-        return self._active() is not None
-
-    def _active(self) -> _Conn | None:
-        live = [c for c in self._conns if not c.draining and not c.ws.closed]
-        return live[-1] if live else None
-
-    async def _send(self, conn: _Conn, env: Envelope) -> None:
-        env.attempts += 1
-        # A send that fails leaves the envelope pending: redelivered on the next connection.
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            await conn.ws.send_str(json.dumps(env.frame()))
-        if self.redeliver_after is not None and env.type == "events_api":
-            task = asyncio.get_running_loop().create_task(self._retry_later(env))
-            self._retries.add(task)
-            task.add_done_callback(self._retries.discard)
-
-    async def _retry_later(self, env: Envelope) -> None:
-        assert self.redeliver_after is not None
-        attempts = env.attempts
-        await asyncio.sleep(self.redeliver_after)
-        if env.id not in self._pending or env.attempts != attempts:
-            return  # acked, or already sent again (a reconnect)
-        if env.attempts >= self.max_attempts:
-            self._pending.pop(env.id, None)  # Slack gives up on it
-            self.given_up.append(env)
-            self._notify()
-            return
-        conn = self._active()
-        if conn is not None:
-            await self._send(conn, env)
-
-    async def disconnect(self, reason: str = "refresh_requested") -> None:
-        """Slack's ``disconnect`` message: the client must open a new connection."""
-        conn = self._active()
-        if conn is None:
-            return
-        conn.draining = True
-        frame = {"type": "disconnect", "reason": reason, "debug_info": {"host": "fake-applink"}}
-        await conn.ws.send_str(json.dumps(frame))
-        self._notify()
-
-    async def drop(self) -> None:
-        """Close the live socket from the server side, without a word."""
-        conn = self._active()
-        if conn is not None:
-            conn.draining = True
-            await conn.ws.close()
-            self._notify()
-
     def refuse_token(self, token: str) -> None:
         """Answer ``invalid_auth`` to this token from now on (a revoked install)."""
         self._refused.add(token)
-
-    def hold_connections(self) -> None:
-        """Make ``apps.connections.open`` wait (the client stays away) until released."""
-        self._open.clear()
-
-    def release_connections(self) -> None:
-        self._open.set()
-
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(autoping=True)
-        await ws.prepare(request)
-        self.connections_opened += 1
-        conn = _Conn(ws, self.connections_opened)
-        for old in self._conns:
-            old.draining = True
-        self._conns.append(conn)
-        hello = {
-            "type": "hello",
-            "num_connections": 1,
-            "debug_info": {"host": "fake-applink", "approximate_connection_time": 18060},
-            "connection_info": {"app_id": self.app_id},
-        }
-        await ws.send_str(json.dumps(hello))
-        for env in list(self._pending.values()):
-            if env.type == "slash_commands" and env.attempts > 0:
-                # Slack does not retry a slash command: the user sees a dispatch failure.
-                self._pending.pop(env.id, None)
-                continue
-            await self._send(conn, env)
-        self._notify()
-        try:
-            async for msg in ws:
-                if msg.type is WSMsgType.TEXT:
-                    self._on_frame(msg.data)
-        finally:
-            self._conns.remove(conn)
-            self._notify()
-        return ws
-
-    def _on_frame(self, data: str) -> None:
-        try:
-            frame = json.loads(data)
-        except ValueError:
-            return
-        if isinstance(frame, dict) and isinstance(frame.get("envelope_id"), str):
-            self.acks.append(frame)
-            env = self._pending.pop(frame["envelope_id"], None)
-            if env is not None:
-                env.ack = frame
-            self._notify()
-
-    async def _respond(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        self.responses.append({"envelope_id": request.match_info["envelope"], **body})
-        self._notify()
-        return web.Response(text="ok")
-
-    # -- waiting ------------------------------------------------------------------------------
-
-    def _notify(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10) -> None:
-        """Return once `predicate()` holds; TimeoutError after `timeout` seconds."""
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                await self._changed.wait()
-
-    async def wait_acked(self, timeout: float = 10) -> None:
-        """Every envelope delivered so far has been acked by the client."""
-        await self.wait_for(lambda: not self._pending, timeout)
-
     # -- Web API ------------------------------------------------------------------------------
 
     async def _api(self, request: web.Request) -> web.Response:
@@ -540,8 +192,8 @@ class SlackServer:
         msg["link_names"] = args.get("link_names")
         if isinstance(args.get("metadata"), dict):
             msg["metadata"] = args["metadata"]
-        await self.emit(self.message_event(channel, _public(msg)))
-        return {"ok": True, "channel": channel, "ts": msg["ts"], "message": _public(msg)}
+        await self.emit(self.message_event(channel, public(msg)))
+        return {"ok": True, "channel": channel, "ts": msg["ts"], "message": public(msg)}
 
     async def _m_chat_update(self, args: Payload) -> Payload:
         channel, ts = str(args.get("channel")), str(args.get("ts"))
@@ -575,58 +227,14 @@ class SlackServer:
         await self.emit(self.reaction_event(self.bot_user_id, channel, ts, name))
         return {"ok": True}
 
-    # -- event shapes ---------------------------------------------------------------------------
-
-    def changed_event(self, channel: str, before: Payload, after: Payload) -> Payload:
-        ts = self.next_ts()
-        return {
-            "type": "message",
-            "subtype": "message_changed",
-            "hidden": True,
-            "channel": channel,
-            "message": {**_public(after), "type": "message"},
-            "previous_message": {**_public(before), "type": "message"},
-            "ts": ts,
-            "event_ts": ts,
-        }
-
-    def deleted_event(self, channel: str, before: Payload) -> Payload:
-        ts = self.next_ts()
-        return {
-            "type": "message",
-            "subtype": "message_deleted",
-            "hidden": True,
-            "channel": channel,
-            "deleted_ts": before["ts"],
-            "previous_message": _public(before),
-            "ts": ts,
-            "event_ts": ts,
-        }
-
-    def reaction_event(self, user: str, channel: str, ts: str, name: str) -> Payload:
-        target = self.find_message(channel, ts) or {}
-        return {
-            "type": "reaction_added",
-            "user": user,
-            "reaction": name,
-            "item_user": target.get("user"),
-            "item": {"type": "message", "channel": channel, "ts": ts},
-            "event_ts": self.next_ts(),
-        }
-
 
 def _error(code: str) -> Payload:
     return {"ok": False, "error": code}
 
 
-def _public(msg: Payload) -> Payload:
-    """A stored message as Slack shows it (without this server's bookkeeping)."""
-    return {k: v for k, v in msg.items() if k != "link_names"}
-
-
 def _shown(msg: Payload, args: Payload) -> Payload:
     """As history shows it: metadata only when asked for (``include_all_metadata``)."""
-    out = _public(msg)
+    out = public(msg)
     if str(args.get("include_all_metadata")).lower() not in ("true", "1"):
         out.pop("metadata", None)
     return out
