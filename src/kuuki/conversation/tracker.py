@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from kuuki.conversation import cues
 from kuuki.conversation.disentangler import DEFAULT_WINDOW, Disentangler
-from kuuki.conversation.features import Turn
+from kuuki.conversation.history import Turn
 from kuuki.conversation.model import DisentanglerModel, shipped_model
 from kuuki.domain import Message, User
 from kuuki.embed import Embedder
