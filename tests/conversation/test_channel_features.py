@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kuuki.conversation.features import FEATURE_NAMES, ChannelState, Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelState
+from kuuki.conversation.history import Turn
 
 COL = {n: k for k, n in enumerate(FEATURE_NAMES)}
 

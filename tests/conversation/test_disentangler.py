@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from kuuki.conversation.disentangler import Disentangler, disentangle_lines, irc_minutes, irc_turn
-from kuuki.conversation.features import FEATURE_NAMES, ChannelState, Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelState
+from kuuki.conversation.history import Turn
 from kuuki.conversation.ircdata import read_ascii
 from kuuki.conversation.model import DisentanglerModel, shipped_model
 
@@ -74,7 +75,7 @@ def test_rows_grow_as_the_channel_talks_and_decide_as_if_allocated_at_once(
 ) -> None:
     """A quiet channel holds a few rows, not the full capacity (issue 11: thousands of
     channels); growing and then compacting decides exactly as a full buffer from the start."""
-    from kuuki.conversation import features
+    from kuuki.conversation import history
 
     lines = _lines(irc_data, 700)
     vecs = BigramEmbedder().embed([ln.text for ln in lines])
@@ -94,7 +95,7 @@ def test_rows_grow_as_the_channel_talks_and_decide_as_if_allocated_at_once(
     assert quiet.emb.shape[0] < 512 // 4  # rows for what was said, not for 512 messages
     grown, d = run()
     assert d.state.offset > 0  # it grew to the capacity and compacted
-    monkeypatch.setattr(features, "_FIRST_ROWS", 10_000)  # all rows up front
+    monkeypatch.setattr(history, "_FIRST_ROWS", 10_000)  # all rows up front
     at_once, _ = run()
     assert grown == at_once
 

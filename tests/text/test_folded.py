@@ -8,7 +8,7 @@ import re
 import pytest
 
 from kuuki.conversation import cues
-from kuuki.decide import rules, state
+from kuuki.decide import phrases, state
 from kuuki.text.folded import Folded
 
 
@@ -29,7 +29,7 @@ def _texts(rng: random.Random, n: int) -> list[str]:
 @pytest.mark.parametrize(
     "pattern",
     [p.pattern for _, p in state._CUES]
-    + [cues._THANKS.pattern, rules._GOOD_NEWS.pattern, rules._ROOM.pattern],
+    + [cues._THANKS.pattern, phrases.GOOD_NEWS.pattern, phrases.ROOM.pattern],
 )
 def test_the_same_match_as_the_case_insensitive_pattern(pattern: re.Pattern[str]) -> None:
     folded = Folded(pattern)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kuuki.conversation.features import FEATURE_NAMES, ChannelState, Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelState
+from kuuki.conversation.history import Turn
 from kuuki.conversation.ircdata import IrcLine
 from kuuki.conversation.model import DisentanglerModel
 

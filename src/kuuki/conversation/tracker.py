@@ -7,12 +7,12 @@ and which message a reply should answer. Conversation ids are the id of the mess
 started the conversation.
 """
 
+
 from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -20,12 +20,13 @@ import numpy.typing as npt
 
 from kuuki.conversation import cues
 from kuuki.conversation.disentangler import DEFAULT_WINDOW, Disentangler
-from kuuki.conversation.features import Turn
+from kuuki.conversation.history import Turn
+from kuuki.conversation.live import BOT_KEY, Assignment, LiveConversation, Seen
 from kuuki.conversation.model import DisentanglerModel, shipped_model
+from kuuki.conversation.questions import unanswered
 from kuuki.domain import Message, User
 from kuuki.embed import Embedder
 
-BOT_KEY = "bot:self"
 _RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
 # Messages remembered per channel; older ones are forgotten (with their conversations once
 # empty). Everything the tracker keeps per channel is bounded by this or by the constants
@@ -36,44 +37,6 @@ _MAX_MESSAGES = 1000
 # messages go first, whatever their number (issue 11: bound in messages and in bytes).
 _MAX_TEXT_CHARS = 500_000
 _MAX_THREADS = 1000  # threads whose latest message is remembered (for thread replies)
-
-
-@dataclass(frozen=True, slots=True)
-class Assignment:
-    """Where an observed message went: its conversation and the message it answers."""
-
-    message_id: str
-    conversation_id: str
-    parent_id: str | None  # None when the message starts a conversation
-    confidence: float
-
-
-@dataclass(slots=True)
-class LiveConversation:
-    """One conversation of a channel as it stands now."""
-
-    id: str
-    message_ids: list[str]
-    participants: list[str]  # user ids, in order of first message
-    last_activity: datetime
-    started_at: datetime
-    topic: npt.NDArray[np.float32] | None = None  # normalised mean embedding
-    _topic_sum: npt.NDArray[np.float32] | None = field(default=None, repr=False)
-
-
-ANSWER_MASS = 0.3
-ANSWER_LOOKAHEAD = 20
-
-
-@dataclass(slots=True)
-class _Seen:
-    msg: Message
-    index: int
-    conversation_id: str
-    parent_id: str | None
-    speaker: str
-    mass: dict[str, float]  # probability mass the model gave each conversation
-    vector: npt.NDArray[np.float32] | None
 
 
 class ConversationTracker:
@@ -100,7 +63,7 @@ class ConversationTracker:
             dim=embedder.dim if embedder is not None else 512,
         )
         self._dis.state.speaker_id(BOT_KEY, self.bot_names)
-        self._seen: OrderedDict[str, _Seen] = OrderedDict()
+        self._seen: OrderedDict[str, Seen] = OrderedDict()
         self._chars = 0  # characters of text in _seen
         self._by_index: dict[int, str] = {}
         self._convs: dict[str, LiveConversation] = {}
@@ -164,7 +127,7 @@ class ConversationTracker:
         else:
             conv_id = self._seen[parent_id].conversation_id
             conf = link.confidence if turn.reply_to is None else 1.0
-        seen = _Seen(msg, link.index, conv_id, parent_id, speaker, mass, vec)
+        seen = Seen(msg, link.index, conv_id, parent_id, speaker, mass, vec)
         self._remember(seen)
         if msg.thread:
             self._thread_last.pop(msg.thread, None)  # re-insert: most recent last
@@ -184,7 +147,7 @@ class ConversationTracker:
         mid = self._by_index.get(index)
         return self._seen[mid].conversation_id if mid is not None else None
 
-    def _remember(self, seen: _Seen) -> None:
+    def _remember(self, seen: Seen) -> None:
         msg = seen.msg
         self._seen[msg.id] = seen
         self._by_index[seen.index] = msg.id
@@ -219,7 +182,7 @@ class ConversationTracker:
         norm = float(np.linalg.norm(total))
         conv.topic = (total / norm).astype(np.float32) if norm > 1e-6 else None
 
-    def _assignment(self, seen: _Seen) -> Assignment:
+    def _assignment(self, seen: Seen) -> Assignment:
         return Assignment(seen.msg.id, seen.conversation_id, seen.parent_id, 1.0)
 
     # -- edits ----------------------------------------------------------------------
@@ -340,63 +303,14 @@ class ConversationTracker:
 
     def unanswered_questions(self, now: datetime, min_age_s: float) -> list[Message]:
         """Questions to the room (no addressee, or the bot) nobody else answered yet."""
-        answered: set[str] = set()
-        for seen in self._seen.values():
-            p = seen.parent_id
-            if p is not None and p in self._seen and self._seen[p].msg.user.id != seen.msg.user.id:
-                answered.add(p)
-        # A later message from someone else that the model thought fairly likely to belong to
-        # the question's conversation also counts: in a quiet channel "yep" may have been
-        # placed in a new conversation by a narrow margin, and the bot must not jump in.
-        since = now - timedelta(seconds=self.alive_seconds)
-        recent = [x for x in self._seen.values() if x.msg.ts >= since]
-        for pos, q in enumerate(recent):
-            if q.msg.id in answered or not cues.is_question(q.msg.text):
-                continue
-            for seen in recent[pos + 1 : pos + 1 + ANSWER_LOOKAHEAD]:
-                if (
-                    seen.msg.user.id != q.msg.user.id
-                    and seen.speaker != BOT_KEY
-                    and seen.msg.reply_to in (None, q.msg.id)
-                    and self._may_answer(seen, q.conversation_id)
-                    and not self._addressed(seen.msg)  # said to someone in particular
-                ):
-                    answered.add(q.msg.id)
-                    break
-        out = []
-        for seen in self._seen.values():
-            m = seen.msg
-            if (
-                m.deleted
-                or seen.speaker == BOT_KEY
-                or m.user.is_bot
-                or m.ts < since
-                or (now - m.ts).total_seconds() < min_age_s
-                or m.id in answered
-                or not cues.is_question(m.text)
-            ):
-                continue
-            called = [c for c in cues.addressees(m.text) if not cues.calls_name(c, self.bot_names)]
-            if (
-                m.reply_to is None
-                and not called
-                and not [x for x in m.mentions if x not in self._bot_ids]
-            ):
-                out.append(m)
-        return out
-
-    @staticmethod
-    def _may_answer(seen: _Seen, conversation_id: str) -> bool:
-        """Could ``seen`` be an answer in ``conversation_id``? Fairly likely by the model's
-        mass, or placed in a new conversation with the rest of its mass mostly there: a
-        channel's first few lines give the model little context (it is trained with 1,000
-        lines before each annotated one), so "yep" after "anyone around?" opens a
-        conversation of its own; waiting is the safe error for a considerate bot."""
-        mass = seen.mass.get(conversation_id, 0.0)
-        if mass >= ANSWER_MASS:
-            return True
-        return (
-            seen.parent_id is None and mass > 0 and max(seen.mass.values()) == mass
+        return unanswered(
+            self._seen,
+            now=now,
+            since=now - timedelta(seconds=self.alive_seconds),
+            min_age_s=min_age_s,
+            bot_names=self.bot_names,
+            bot_ids=self._bot_ids,
+            addressed=self._addressed,
         )
 
     def reply_target(self, conversation_id: str) -> str | None:

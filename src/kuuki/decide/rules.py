@@ -18,11 +18,11 @@ from kuuki.conversation import cues
 from kuuki.decide.addressing import AddressDetector, normalise
 from kuuki.decide.base import Situation
 from kuuki.decide.history import TriggerLedger
+from kuuki.decide.phrases import GOOD_NEWS, GROUP_WORDS, ROOM, SELF_TALK, asks
 from kuuki.decide.state import ConvState, StateResult
 from kuuki.decide.tracking import ChannelView
 from kuuki.domain import DecisionTrace, Message
 from kuuki.settings import Settings
-from kuuki.text.folded import Folded
 
 ENGAGEMENT = timedelta(minutes=5)
 COOLDOWN = timedelta(minutes=2)
@@ -37,38 +37,9 @@ ENGAGED_SURE = 0.8  # the tracker must be this sure to say "another conversation
 USER_LIMIT = 3  # bot actions one person may trigger per USER_LIMIT_WINDOW without asking
 USER_LIMIT_WINDOW = timedelta(minutes=10)
 
-# Good news shared with the room: what a friend answers with at least an emoji.
-_GOOD_NEWS = Folded(re.compile(
-    r"\b(finally (got|fixed|made|works?|did)|it works|works now|i passed|passed (the|my)"
-    r"|got the (job|offer)|got accepted|we shipped|just shipped|we launched|released|nailed it"
-    r"|i did it|we did it|it'?s done|all done|done!|good news|great news)\b"
-    r"|やった[ー！!〜]*|できた[ー！!〜]|できました[！!]|合格|受かった|完成した|リリースした|直った|動いた"
-    r"|うまくいった|上手くいった|内定",
-    re.IGNORECASE,
-))
-# A question put to the room says so ("anyone know…", "誰か…", polite forms that speak to
-# others); without such a word, musing and self-questions are talking to oneself.
-_ROOM = Folded(re.compile(
-    r"\b(any ?one|any ?body|some ?one|some ?body|any ideas?|you guys|y'?all|folks|guys"
-    r"|can i ask|help me|thoughts)\b"
-    r"|誰か|だれか|どなたか|知ってる人|知ってるひと|わかる人|分かる人|詳しい人|教えて|みなさん|皆さん|みんな"
-    r"|ますか|ですか|でしょうか|ません[か？?]|ませんか",
-    re.IGNORECASE,
-))
-# Seed 003's "obvious monologue": self-questions and musing.
-_SELF_TALK = re.compile(
-    r"なんでだ(?!ろう)|なんでや|せいか|かな[ぁあー〜…]*$|だろうな|っけ"
-    r"|\bi wonder\b|\bhm+\b|\bduh\b|\bugh\b|^(ok|okay|wait|oh)\b[ ,.]",
-    re.IGNORECASE,
-)
 MONOLOGUE_RUN = 3  # this many lines in a row by one person, nobody else between: to oneself
 MONOLOGUE_WINDOW = timedelta(minutes=10)
 TURN_GAP = timedelta(seconds=45)
-
-# Honorific "names" that address the room, not a person (みなさん, 皆様…).
-_GROUP_WORDS = frozenset(
-    {"みな", "皆", "みんな", "皆んな", "お客", "おつかれ", "お疲れ", "お父", "お母", "神", "先生"}
-)
 
 
 @dataclass(slots=True)
@@ -92,19 +63,6 @@ class LocalResult:
     @property
     def conflict(self) -> bool:
         return self.state is not None and self.state.state is ConvState.CONFLICT
-
-
-def asks(text: str) -> bool:
-    """A question worth answering: `cues.is_question`, minus exclamations ("what a match!")
-    and two- or three-word English openers without a question mark."""
-    t = text.strip()
-    if not cues.is_question(t):
-        return False
-    if "?" in t or "？" in t:
-        return True
-    if t.endswith(("!", "！")):
-        return False
-    return not (t.isascii() and len(t.split()) < 4)
 
 
 class RuleScorer:
@@ -156,7 +114,7 @@ class RuleScorer:
         if not r.addressed:
             self._engagement(s, view, trace, r, before)
             self._keywords(text, trace)
-            if _GOOD_NEWS.found_in(text) and not r.question:
+            if GOOD_NEWS.found_in(text) and not r.question:
                 trace.add("good news", 50, "shared with the room")
             self._silence(s, trace, before)
             self._one_to_one(view, trace, r, bot_ids)
@@ -218,7 +176,7 @@ class RuleScorer:
     ) -> bool:
         """Seed 003's obvious monologue: musing, a self-question, or a run of lines nobody
         else is part of; never when the text puts something to the room."""
-        if _ROOM.found_in(text):
+        if ROOM.found_in(text):
             return False
         msg = s.message
         cutoff = msg.ts - MONOLOGUE_WINDOW
@@ -235,7 +193,7 @@ class RuleScorer:
         lines = [line for line in text.splitlines() if line.strip()]
         if r.question and not any("?" in x or "？" in x for x in lines):
             return True  # "今日も残業かな", "ok why is this thing matching": musing
-        if any(_SELF_TALK.search(line.strip()) for line in lines):
+        if any(SELF_TALK.search(line.strip()) for line in lines):
             return True
         # Turns of the author with nobody else between (lines close together are one turn).
         turns, others, last = 1, False, msg.ts
@@ -272,7 +230,7 @@ class RuleScorer:
             out.extend(h for h in hit if h not in out)
         for name in (*cues.at_mentions(msg.text), *cues.honorific_names(msg.text)):
             n = normalise(name)
-            if n in bots or name in _GROUP_WORDS or n in out or (len(name) < 2 and not n.isascii()):
+            if n in bots or name in GROUP_WORDS or n in out or (len(name) < 2 and not n.isascii()):
                 continue
             if any(b in n or n in b for b in bots):
                 continue

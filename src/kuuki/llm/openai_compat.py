@@ -22,10 +22,8 @@ reply is written without them (`tool_support` then says why, for the trace).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
@@ -35,7 +33,16 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
 from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
-from kuuki.llm.base import ChatMessage, Completion, ToolCall, ToolSpec, Usage
+from kuuki.llm.base import ChatMessage, Completion, ToolSpec, Usage
+from kuuki.llm.openai_wire import (
+    FormatRejected,
+    cause_of,
+    json_request,
+    retry_after_of,
+    status_message,
+    tool_calls_of,
+    wire_message,
+)
 from kuuki.llm.schema import parse_json
 
 log = logging.getLogger(__name__)
@@ -157,7 +164,7 @@ class OpenAICompatLLM:
                 response = await self._with_retries(
                     messages, None, max_tokens, temperature, tools=tools
                 )
-            except _FormatRejected as exc:
+            except FormatRejected as exc:
                 self._tools_refused = f"{self.base_url} rejected tools ({exc})"
                 log.info("%s; replying without tools from now on", self._tools_refused)
                 return await self.complete(
@@ -203,10 +210,10 @@ class OpenAICompatLLM:
             return await self._with_retries(messages, None, max_tokens, temperature)
         while True:
             mode = self._json_modes[0]
-            request = _json_request(messages, json_schema, mode)
+            request = json_request(messages, json_schema, mode)
             try:
                 return await self._with_retries(request[0], request[1], max_tokens, temperature)
-            except _FormatRejected as exc:
+            except FormatRejected as exc:
                 if len(self._json_modes) == 1:
                     raise LLMError(f"{self.base_url} rejected the request: {exc}") from exc
                 # Remember for later calls: this server will not accept the mode. (A
@@ -287,7 +294,7 @@ class OpenAICompatLLM:
             return await self._client.chat.completions.create(
                 model=self.model,
                 messages=cast(
-                    "list[ChatCompletionMessageParam]", [_wire(m) for m in messages]
+                    "list[ChatCompletionMessageParam]", [wire_message(m) for m in messages]
                 ),
                 max_tokens=max_tokens,
                 temperature=temperature,
@@ -296,18 +303,18 @@ class OpenAICompatLLM:
         except openai.APITimeoutError as exc:
             raise LLMTimeout(f"{self.base_url} did not answer within {self.timeout_s}s") from exc
         except openai.APIConnectionError as exc:
-            raise _Retryable(f"cannot connect ({_cause(exc)})") from exc
+            raise _Retryable(f"cannot connect ({cause_of(exc)})") from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise LLMUnavailable(
                 f"{self.base_url} refused the API key (HTTP {exc.status_code}); "
                 "check the llm api_key setting"
             ) from exc
         except openai.RateLimitError as exc:
-            raise _Retryable("rate limited (HTTP 429)", _retry_after(exc)) from exc
+            raise _Retryable("rate limited (HTTP 429)", retry_after_of(exc)) from exc
         except openai.InternalServerError as exc:
             if response_format is not None and "response_format" in exc.message:
                 # llama-cpp-python's server answers 500, not 400, to a format it lacks.
-                raise _FormatRejected(_status_message(exc)) from exc
+                raise FormatRejected(status_message(exc)) from exc
             raise _Retryable(f"server error (HTTP {exc.status_code})") from exc
         except openai.NotFoundError as exc:
             raise LLMUnavailable(
@@ -315,10 +322,10 @@ class OpenAICompatLLM:
             ) from exc
         except _REJECTED as exc:
             if response_format is not None or tools:
-                raise _FormatRejected(_status_message(exc)) from exc
-            raise LLMError(f"{self.base_url} rejected the request: {_status_message(exc)}") from exc
+                raise FormatRejected(status_message(exc)) from exc
+            raise LLMError(f"{self.base_url} rejected the request: {status_message(exc)}") from exc
         except openai.APIStatusError as exc:
-            raise LLMError(f"{self.base_url} failed: {_status_message(exc)}") from exc
+            raise LLMError(f"{self.base_url} failed: {status_message(exc)}") from exc
         except openai.OpenAIError as exc:
             # e.g. a 200 whose body is not a chat completion at all.
             raise LLMUnavailable(f"{self.base_url} sent an unreadable answer: {exc}") from exc
@@ -335,7 +342,7 @@ class OpenAICompatLLM:
             # A 200 that is not a chat completion: a proxy's page, another API's answer.
             raise LLMUnavailable(f"{self.base_url} answered with no chat completion in it")
         text = (content or "").strip()
-        tool_calls = _tool_calls(message) if calls else ()
+        tool_calls = tool_calls_of(message) if calls else ()
         # An empty answer to a tools round is returned, not raised: llama-cpp-python's
         # function calling sends one whenever the model chose to talk; the guard rejects
         # it and its retry asks again without tools (kuuki.respond.tools.loop).
@@ -355,91 +362,3 @@ class OpenAICompatLLM:
             finish_reason=str(getattr(first, "finish_reason", None) or "stop"),
             tool_calls=tool_calls,
         )
-
-
-def _wire(m: ChatMessage) -> dict[str, Any]:
-    """One message in the chat-completions shape, tool calls and results included."""
-    if m.role == "tool":
-        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
-    out: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.tool_calls:
-        # "" rather than null: llama-cpp-python's server refuses a null content.
-        out["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
-            for c in m.tool_calls
-        ]
-    return out
-
-
-def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
-    """The calls in an answer; anything malformed becomes a call the toolbox will refuse
-    (an unknown name, arguments that are not JSON), never an exception here."""
-    out = []
-    for i, call in enumerate(getattr(message, "tool_calls", None) or ()):
-        function = getattr(call, "function", None)
-        name = getattr(function, "name", None)
-        arguments = getattr(function, "arguments", None)
-        out.append(ToolCall(
-            str(getattr(call, "id", None) or f"call_{i}"),
-            name if isinstance(name, str) else "",
-            arguments if isinstance(arguments, str) else "",
-        ))
-    return tuple(out)
-
-
-class _FormatRejected(Exception):
-    """The server answered 400/422 to a request that carried a response_format."""
-
-
-def _json_request(
-    messages: Sequence[ChatMessage], json_schema: dict[str, Any], mode: str
-) -> tuple[list[ChatMessage], dict[str, Any]]:
-    if mode == "json_schema":
-        return list(messages), {
-            "type": "json_schema",
-            "json_schema": {
-                "name": _schema_name(json_schema),
-                "schema": json_schema,
-                "strict": True,
-            },
-        }
-    # JSON mode alone does not tell the model which object to write: spell it out, in the
-    # system message (some chat templates reject a system message anywhere but first).
-    hint = (
-        "Answer with one JSON object that matches this JSON schema, and nothing else:\n"
-        + json.dumps(json_schema)
-    )
-    rest = list(messages)
-    if rest and rest[0].role == "system":
-        first = ChatMessage("system", f"{rest.pop(0).content}\n\n{hint}")
-    else:
-        first = ChatMessage("system", hint)
-    response_format: dict[str, Any] = {"type": "json_object"}
-    if mode == "json_object+schema":
-        response_format["schema"] = json_schema
-    return [first, *rest], response_format
-
-
-def _schema_name(json_schema: dict[str, Any]) -> str:
-    # OpenAI accepts [a-zA-Z0-9_-]{1,64} here.
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", str(json_schema.get("title", "answer")))
-    return name[:64] or "answer"
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after")
-    try:
-        return float(str(value)) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date; rare enough to fall back to our own backoff
-
-
-def _status_message(exc: openai.APIStatusError) -> str:
-    return f"HTTP {exc.status_code}: {exc.message}"
-
-
-def _cause(exc: BaseException) -> str:
-    # The SDK says only "Connection error."; the httpx cause says refused/unreachable.
-    cause = exc.__cause__
-    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)

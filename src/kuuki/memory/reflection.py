@@ -24,7 +24,7 @@ from kuuki.llm.record import PromptDump, call_llm
 from kuuki.memory.fact_store import FactMemory, NewFact
 from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
 from kuuki.memory.profiles import Profiles
-from kuuki.memory.summarizer import has_words
+from kuuki.memory.summary_answers import has_words
 from kuuki.prompts import Prompts
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}, "maxItems": 8}

@@ -29,52 +29,24 @@ from kuuki.memory.book import MemoryBook, thread_key
 from kuuki.memory.channel_context import ChannelContext
 from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
 from kuuki.memory.keywords import keywords_of
+from kuuki.memory.summary_answers import (
+    SUMMARY_SCHEMA,
+    WORKSPACE_SCHEMA,
+    ChannelSummary,
+    has_words,
+    read_channel_summary,
+    read_notes,
+)
 from kuuki.prompts import Prompts
 from kuuki.store.records import MemoryRecord
 
 MAX_PENDING = 200
 WORKSPACE_DEBOUNCE_S = 60.0
 
-# No maxLength: llama.cpp's grammar compiler cannot expand long bounded repetitions, so
-# lengths are clipped after parsing (MAX_TEXT) instead of constrained while generating.
-_TEXT = {"type": "string"}
-MAX_TEXT = 800
-SUMMARY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "summary": {"type": "string", "minLength": 1},
-        "mood": {"type": "string"},
-        "topics": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
-        "recent_events": _TEXT,
-        "history": {"type": "string"},
-        "threads": {
-            "type": "array",
-            "maxItems": 10,
-            "items": {
-                "type": "object",
-                "properties": {"thread": {"type": "string"}, "summary": _TEXT},
-                "required": ["thread", "summary"],
-            },
-        },
-    },
-    "required": ["summary", "mood", "topics", "recent_events", "history", "threads"],
-}
-WORKSPACE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"history": {"type": "string"}, "recent_events": _TEXT},
-    "required": ["history", "recent_events"],
-}
-
-
 def _public_text(rec: MemoryRecord | None, workspace: str) -> str:
     if rec is None or not MemoryBook.visible_everywhere(rec, workspace):
         return ""
     return str(rec.content)
-
-
-def has_words(text: str) -> bool:
-    """A summary must say something: passive or garbage answers ("-", "...") are rejected."""
-    return any(ch.isalpha() for ch in text)
 
 
 @dataclass(slots=True)
@@ -248,15 +220,7 @@ class Summarizer:
             self._record("summary", channel, now, False, failure_reason(trace, "no answer"), trace)
             return False
         check = MemoryCheck(self.scaffold, lang)
-        summary = check.text("summary", str(data["summary"]))[:MAX_TEXT]
-        mood = check.text("mood", str(data["mood"]), required=False)
-        topics = [t[:40] for t in check.items("topics", data["topics"], keywords=True)
-                  if has_words(t)]
-        notes = {key: check.text(key, str(data[key]), required=False)[:MAX_TEXT]
-                 for key in ("history", "recent_events")}
-        thread_notes = {str(item["thread"]): check.text(f"thread {item['thread']}",
-                                                        str(item["summary"]))[:MAX_TEXT]
-                        for item in data["threads"] if str(item["thread"]) in threads}
+        answer = read_channel_summary(check, data, threads)
         trace.guard.append(GuardRecord("summary", check.ok, "" if check.ok else "memory",
                                        check.reason(), completion_text(completion)))
         if not check.ok:
@@ -267,13 +231,35 @@ class Summarizer:
             self._record("summary", channel, now, False,
                          "discarded: memory was reloaded while it was written", trace)
             return False
+        changed = await self._store(channel, batch, threads, previous, answer, now)
+        # Only what was summarized leaves the queue; messages that arrived meanwhile stay.
+        done = {m.id for m in batch}
+        st.pending = [m for m in st.pending if m.id not in done]
+        self._record("summary", channel, now, True, f"{len(batch)} messages", trace)
+        if changed and channel.visibility is Visibility.PUBLIC:
+            self._schedule_workspace(channel.workspace)
+        if changed and self.on_change is not None:
+            self.on_change(channel)
+        return True
+
+    async def _store(
+        self,
+        channel: Channel,
+        batch: list[Message],
+        threads: dict[str, list[Message]],
+        previous: ChannelContext | None,
+        answer: ChannelSummary,
+        now: datetime,
+    ) -> bool:
+        """Write a checked channel update: the context, the channel's history and recent
+        events, the threads' summaries. True when any stored memory changed."""
         ctx = previous or ChannelContext(channel.id)
         for m in batch:
             if not m.user.is_bot:
                 ctx.note_speaker(m.user.id, m.user.name)
-        ctx.summary = summary
-        ctx.mood = mood if has_words(mood) else ctx.mood
-        ctx.topic_keywords = topics or keywords_of((m.text for m in batch), limit=6)
+        ctx.summary = answer.summary
+        ctx.mood = answer.mood if has_words(answer.mood) else ctx.mood
+        ctx.topic_keywords = answer.topics or keywords_of((m.text for m in batch), limit=6)
         ctx.last_updated = now
         ctx.message_count_since_update = 0
         self._contexts[channel.id] = ctx
@@ -287,24 +273,16 @@ class Summarizer:
         changed = await self._put(channel, "channel", channel.id, "context", ctx.to_json(),
                                   sources, now)
         for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
-            text = notes[key]
+            text = answer.notes[key]
             if has_words(text):
                 changed |= await self._put(channel, "channel", channel.id, kind, text, sources,
                                            now)
-        for thread, text in thread_notes.items():
+        for thread, text in answer.threads.items():
             if has_words(text):
                 users = list(dict.fromkeys(m.user.id for m in threads[thread]))
                 changed |= await self._put(channel, "thread", thread_key(channel.id, thread),
                                            "summary", text, users, now)
-        # Only what was summarized leaves the queue; messages that arrived meanwhile stay.
-        done = {m.id for m in batch}
-        st.pending = [m for m in st.pending if m.id not in done]
-        self._record("summary", channel, now, True, f"{len(batch)} messages", trace)
-        if changed and channel.visibility is Visibility.PUBLIC:
-            self._schedule_workspace(channel.workspace)
-        if changed and self.on_change is not None:
-            self.on_change(channel)
-        return True
+        return changed
 
     async def _put(self, channel: Channel, scope: str, scope_id: str, kind: str, content: Any,
                    sources: list[str], now: datetime) -> bool:
@@ -377,8 +355,7 @@ class Summarizer:
             self.jobs.record(JobRecord("workspace", label, now, False, reason, trace))
             return False
         check = MemoryCheck(self.scaffold, lang)
-        notes = {key: check.text(key, str(data[key]), required=False)[:MAX_TEXT]
-                 for key in ("history", "recent_events")}
+        notes = read_notes(check, data)
         trace.guard.append(GuardRecord("workspace", check.ok, "" if check.ok else "memory",
                                        check.reason(), completion_text(completion)))
         if not check.ok:
