@@ -20,6 +20,7 @@ from typing import Any
 
 from kuuki.errors import ConfigError
 from kuuki.settings.tools import ToolSettings, http_tools, resolve_secrets, timezone, timezones
+from kuuki.settings.urls import mask_raw
 from kuuki.settings.values import EnvText, Parser
 from kuuki.settings.values import boolean as _bool
 from kuuki.settings.values import choice as _choice
@@ -33,7 +34,6 @@ from kuuki.settings.values import store_url as _store_url
 from kuuki.settings.values import text as _str
 from kuuki.settings.values import text_list as _list
 from kuuki.settings.values import thresholds as _thresholds
-from kuuki.store.urls import mask_raw
 
 log = logging.getLogger("kuuki.settings")
 
@@ -63,7 +63,7 @@ DEFAULT_SYSTEM_PROMPT = {
 @dataclass(frozen=True, slots=True)
 class Persona:
     """Who the bot is. ``language`` is only the default: each conversation is answered in
-    its own language (kuuki.guard.language); "" means "unset", and then a persona whose
+    its own language (kuuki.text.language); "" means "unset", and then a persona whose
     name or aliases are written in Japanese defaults to ``ja``, any other to ``en``."""
 
     name: str = "Kuu"

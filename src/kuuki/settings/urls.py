@@ -1,0 +1,141 @@
+"""Database URLs: defaults, accepted spellings, and safe display.
+
+They live with the settings, which check a store URL when they are read (so a bad one
+stops start-up first); the store opens what `normalise_url` returns.
+
+Accepted forms::
+
+    None                              -> SQLite file under platformdirs.user_data_dir("kuuki")
+    ":memory:" / "sqlite://"          -> in-memory SQLite (one connection, lost on close)
+    "sqlite:///relative/path.db"      -> SQLite file (4 slashes for an absolute path)
+    "sqlite+aiosqlite:///path.db"
+    "postgresql://user:pw@host/db"    -> normalised to postgresql+asyncpg://
+    "postgres://…", "postgresql+asyncpg://…"
+
+Any problem raises :class:`~kuuki.errors.StoreError` that names the problem and shows the
+URL with its password masked — never the password itself.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import platformdirs
+from sqlalchemy.engine import URL, make_url
+
+from kuuki.errors import StoreError
+
+DEFAULT_DB_NAME = "kuuki.sqlite3"
+
+_SQLITE_DRIVERS = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
+_PG_DRIVERS = {"postgresql", "postgres", "postgresql+asyncpg"}
+
+# user:password@ inside a URL we could not parse; used only to mask before displaying.
+_USERINFO = re.compile(r"(?P<scheme>[^:/]+://)(?P<user>[^:@/]*):(?P<pw>[^@]*)@")
+
+
+def default_sqlite_url() -> str:
+    """URL of the default database file, creating its directory if needed."""
+    directory = Path(platformdirs.user_data_dir("kuuki"))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create data directory {directory}: {exc.strerror}") from exc
+    return f"sqlite+aiosqlite:///{directory / DEFAULT_DB_NAME}"
+
+
+def path_or_url(value: str) -> str:
+    """A `--store` value as a URL: a database URL as it is, a plain path as a SQLite file."""
+    raw = value.strip()
+    if "://" in raw or raw == ":memory:":
+        return raw
+    return f"sqlite:///{Path(raw).expanduser().resolve()}"
+
+
+def sqlite_file(url: str | None) -> Path | None:
+    """The file a SQLite URL names (None for other databases and in-memory SQLite)."""
+    parsed = normalise_url(url)
+    if parsed.get_backend_name() != "sqlite" or is_memory(parsed):
+        return None
+    return Path(str(parsed.database))
+
+
+def mask_raw(url: str) -> str:
+    """Mask the password in a URL string that may not even parse."""
+    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
+
+
+def display_url(url: URL) -> str:
+    """``url`` as text with the password replaced by ``***``."""
+    if is_memory(url):
+        return f"{url.drivername}:///:memory:"
+    return url.render_as_string(hide_password=True)
+
+
+def normalise_url(url: str | None) -> URL:
+    """Parse and normalise ``url`` to an async-driver SQLAlchemy URL (see module doc)."""
+    if url is None:
+        url = default_sqlite_url()
+    raw = url.strip()
+    if raw in (":memory:", "sqlite://", "sqlite+aiosqlite://"):
+        return make_url("sqlite+aiosqlite:///:memory:")
+    if "://" not in raw:
+        raise StoreError(
+            f"database URL {mask_raw(raw)!r} is not a URL; use sqlite:///path/to/file.db, "
+            "postgresql://user:password@host/db or :memory:"
+        )
+    try:
+        parsed = make_url(raw)
+    except Exception as exc:
+        # The library's message may quote the URL verbatim, password included.
+        raise StoreError(
+            f"database URL {mask_raw(raw)!r} cannot be parsed ({type(exc).__name__}); check "
+            "the port, and percent-encode special characters in the user and password"
+        ) from None
+    driver = parsed.drivername.lower()
+    if driver in _SQLITE_DRIVERS:
+        return _sqlite(parsed)
+    if driver in _PG_DRIVERS:
+        return _postgres(parsed)
+    scheme = driver.split("+", 1)[0]
+    if scheme in ("postgresql", "postgres"):
+        raise StoreError(
+            f"database URL {display_url(parsed)!r}: driver {driver!r} is not supported; "
+            "use postgresql:// (kuuki connects with asyncpg)"
+        )
+    raise StoreError(
+        f"database URL {display_url(parsed)!r}: unsupported database {scheme!r}; "
+        "kuuki supports sqlite and postgresql"
+    )
+
+
+def is_memory(url: URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+def _sqlite(parsed: URL) -> URL:
+    if parsed.host or parsed.username or parsed.password:
+        raise StoreError(
+            f"database URL {display_url(parsed)!r}: a SQLite URL has no host or user; "
+            "use sqlite:///relative.db or sqlite:////absolute/path.db"
+        )
+    url = parsed.set(drivername="sqlite+aiosqlite")
+    if is_memory(url):
+        return url.set(database=":memory:")
+    assert url.database is not None
+    parent = Path(url.database).expanduser().parent
+    if not parent.is_dir():
+        raise StoreError(
+            f"database URL {display_url(url)!r}: directory {str(parent)!r} does not exist"
+        )
+    return url.set(database=str(Path(url.database).expanduser()))
+
+
+def _postgres(parsed: URL) -> URL:
+    port = parsed.port
+    if port is not None and not 0 < port < 65536:
+        raise StoreError(f"database URL {display_url(parsed)!r}: port {port} is out of range")
+    if not parsed.database:
+        raise StoreError(f"database URL {display_url(parsed)!r}: no database name after the /")
+    return parsed.set(drivername="postgresql+asyncpg")
