@@ -16,7 +16,7 @@ from typing import Any
 from kuuki import __version__
 from kuuki.errors import KuukiError
 from kuuki.settings import Settings, llm_backends, load_settings
-from kuuki.store.urls import path_or_url
+from kuuki.settings.urls import path_or_url
 
 
 def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
