@@ -135,7 +135,7 @@ def test_a_plugin_package_registers_through_its_entry_point(
     info = tmp_path / "kuuki_dice-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kuuki-dice\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[kuuki.respond.tools]\ndice = kuuki_dice:plug\n")
+    (info / "entry_points.txt").write_text("[kuuki.tools]\ndice = kuuki_dice:plug\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry.REGISTRY, "plugins_loaded", False)
     monkeypatch.setattr(registry.REGISTRY, "factories", dict(registry.REGISTRY.factories))
