@@ -15,17 +15,8 @@ import socket
 
 import pytest
 
-from kuuki.bench.broker import (
-    DEFAULT_AMQP,
-    DEFAULT_NATS,
-    PARTITIONS,
-    PREFETCH,
-    Handled,
-    bench_broker,
-    event,
-    plan,
-    tally,
-)
+from kuuki.bench.broker import Handled, bench_broker, plan, tally
+from kuuki.bench.broker_wire import DEFAULT_AMQP, DEFAULT_NATS, PARTITIONS, PREFETCH, event
 
 # Read at import: the autouse fixture in tests/conftest.py clears KUUKI_* variables.
 AMQP = os.environ.get("KUUKI_TEST_AMQP_URL") or DEFAULT_AMQP

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kuuki.guard.language import conversation_language, detect, dominant
 from kuuki.settings import Persona
+from kuuki.text.language import conversation_language, detect, dominant
 
 
 @pytest.mark.parametrize(

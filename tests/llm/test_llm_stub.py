@@ -5,7 +5,6 @@ from typing import Any
 import pytest
 
 from kuuki.app import judge_mode_for, reply_guard
-from kuuki.guard.language import detect
 from kuuki.guard.reply import Expect
 from kuuki.llm.base import ChatMessage, current_purpose
 from kuuki.llm.registry import create
@@ -13,6 +12,7 @@ from kuuki.llm.schema import schema_errors
 from kuuki.llm.stub import StubLLM, passive_value
 from kuuki.prompts import Prompts
 from kuuki.settings import Settings
+from kuuki.text.language import detect
 
 ASK = [ChatMessage("user", "anything")]
 

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from kuuki.store.urls import normalise_url
+from kuuki.settings.urls import normalise_url
 from kuuki.testing.cluster import Cluster, Sent, traffic
 
 pytestmark = pytest.mark.postgres

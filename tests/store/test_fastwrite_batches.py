@@ -15,7 +15,8 @@ from sqlalchemy.dialects import sqlite
 
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
 from kuuki.store import fastwrite
-from kuuki.store.store import Store, _user_upsert
+from kuuki.store.messages import _user_upsert
+from kuuki.store.store import Store
 
 _DDL = (
     "CREATE TABLE users (id TEXT PRIMARY KEY, name TEXT, is_bot BOOLEAN, first_seen TEXT, "

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 from sqlalchemy.dialects import sqlite
 
 from kuuki.store import fastwrite
+from kuuki.store.engine import insert_ignore
 from kuuki.store.records import MESSAGE_COLUMNS
 from kuuki.store.schema import MessageRow
-from kuuki.store.store import insert_ignore
 from kuuki.store.types import UTCDateTime, dump_json
 
 

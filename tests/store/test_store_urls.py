@@ -63,7 +63,7 @@ async def test_default_url_creates_the_data_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "deep" / "kuuki-data"
-    monkeypatch.setattr("kuuki.store.urls.platformdirs.user_data_dir", lambda app: str(data))
+    monkeypatch.setattr("kuuki.settings.urls.platformdirs.user_data_dir", lambda app: str(data))
     url = default_sqlite_url()
     assert data.is_dir() and url.endswith(f"{data}/kuuki.sqlite3")
     store = await Store.open()

@@ -30,19 +30,16 @@ import signal
 import sys
 import tempfile
 import time
-import zlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
-PARTITIONS = 8
-PREFETCH = 64
-NATS_LEASE_S = 2.0  # TTL of the NATS ownership lease; the takeover waits for it to expire
-NATS_ACK_WAIT_S = 5.0  # JetStream redelivers an unacked message after this long
-DEFAULT_AMQP = "amqp://guest:guest@127.0.0.1:5672/"
-DEFAULT_NATS = "nats://127.0.0.1:4222"
+from kuuki.bench.broker_wire import (
+    DEFAULT_AMQP,
+    DEFAULT_NATS,
+    PARTITIONS,
+    Engine,
+)
 
 
 @dataclass
@@ -58,33 +55,9 @@ class Row:
     note: str = ""
 
 
-def event(run: str, channel: str, seq: int) -> bytes:
-    """A message shaped like a chat event (ids, author, text), padded to about 1 KB."""
-    base = {
-        "id": f"{run}-{channel}-{seq}", "platform": "discord", "guild": "g1",
-        "channel": channel, "seq": seq, "author": {"id": "u42", "name": "hanako", "bot": False},
-        "ts": "2026-11-23T05:00:00.000Z", "mentions": [], "reply_to": None,
-    }
-    room = 1000 - len(json.dumps(base, ensure_ascii=False).encode()) - len(', "text": ""')
-    filler = ("空気を読む bot の負荷試験です。" * 40).encode()
-    base["text"] = filler[:room].decode(errors="ignore")  # whole characters only
-    return json.dumps(base, ensure_ascii=False).encode()
-
-
 def plan(messages: int, channels: int) -> list[tuple[str, int]]:
     """Messages round-robin over the channels, each channel numbered from 0."""
     return [(f"c{i % channels:03d}", i // channels) for i in range(messages)]
-
-
-def partition(channel: str) -> int:
-    return zlib.crc32(channel.encode()) % PARTITIONS
-
-
-def redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@")
-    return url
 
 
 # --- counting -------------------------------------------------------------------------------
@@ -195,18 +168,6 @@ async def wait_handled(consumers: list[Consumer], target: int, patience: float =
 # --- the cases, common to both engines ------------------------------------------------------
 
 
-@dataclass
-class Engine:
-    """What one broker provides to the cases: set up, publish a plan, a consumer spec."""
-
-    name: str
-    setup: Callable[[], Awaitable[None]]
-    publish: Callable[[list[tuple[str, int]]], Awaitable[None]]
-    spec: Callable[[list[int], str], dict[str, Any]]  # (partitions, role) -> spec
-    teardown: Callable[[], Awaitable[None]]
-    note: str = ""
-
-
 async def run_cases(engine: Engine, messages: int, channels: int, tmp: Path) -> list[Row]:
     rows: list[Row] = []
     todo = plan(messages, channels)
@@ -300,8 +261,8 @@ async def bench_broker(messages: int, channels: int, amqp_url: str | None, nats_
     """Run every reachable engine's cases, print the table, return its rows."""
     from kuuki.bench.broker_engines import nats_engine, rabbit_engine
 
-    amqp_url = amqp_url or os.environ.get("KUUKI_TEST_AMQP_URL") or DEFAULT_AMQP
-    nats_url = nats_url or os.environ.get("KUUKI_TEST_NATS_URL") or DEFAULT_NATS
+    amqp_url = amqp_url or DEFAULT_AMQP
+    nats_url = nats_url or DEFAULT_NATS
     run = f"{int(time.time())}{os.getpid()}"
     # The clients log every failed connection attempt; the table's skip line says it once.
     for name in ("aiormq", "aio_pika", "nats"):

@@ -10,6 +10,9 @@ Quorum rather than classic queues: classic queues with SAC could crash and not f
 NATS JetStream 2.9: one stream, the server's `partition(8, channel)` subject mapping, one
 durable pull consumer per partition. JetStream does not say who owns a partition, so a consumer
 first takes a lease key per partition in a KV bucket whose TTL expires it when its holder dies.
+
+aio-pika (the `scale` extra) and nats-py (a test extra only) are imported inside the functions
+that use them, so the bench's other cases run without them.
 """
 
 from __future__ import annotations
@@ -23,12 +26,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-import aio_pika
-import nats
-from nats.js import api as nats_api
-from nats.js.errors import KeyWrongLastSequenceError, NoStreamResponseError
-
-from kuuki.bench.broker import (
+from kuuki.bench.broker_wire import (
     NATS_ACK_WAIT_S,
     NATS_LEASE_S,
     PARTITIONS,
@@ -65,6 +63,8 @@ def _rabbit_names(run: str) -> tuple[str, list[str]]:
 
 
 async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> Engine | str:
+    import aio_pika
+
     exchange_name, queue_names = _rabbit_names(run)
     try:
         conn = await aio_pika.connect(url, timeout=5)
@@ -121,6 +121,8 @@ Go = Callable[[], Awaitable[None]]
 
 async def _consume_rabbit(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event,
                           go: Go) -> None:
+    import aio_pika
+
     _, queue_names = _rabbit_names(spec["run"])
     conn = await aio_pika.connect(spec["url"])
     ch = await conn.channel()
@@ -149,6 +151,10 @@ def _nats_names(run: str) -> tuple[str, str]:
 
 
 async def nats_engine(url: str, run: str) -> Engine | str:
+    import nats
+    from nats.js import api as nats_api
+    from nats.js.errors import NoStreamResponseError
+
     stream, bucket = _nats_names(run)
     try:
         nc = await nats.connect(url, connect_timeout=3, allow_reconnect=False,
@@ -204,6 +210,9 @@ async def nats_engine(url: str, run: str) -> Engine | str:
 
 async def _consume_nats(spec: dict[str, Any], ledger: TextIO, stop: asyncio.Event,
                         go: Go) -> None:
+    import nats
+    from nats.js.errors import KeyWrongLastSequenceError
+
     stream, bucket = _nats_names(spec["run"])
     nc = await nats.connect(spec["url"], allow_reconnect=False)
     js = nc.jetstream()

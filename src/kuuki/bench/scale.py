@@ -32,7 +32,7 @@ from kuuki.domain import ChatEvent
 from kuuki.errors import KuukiError
 from kuuki.scale.broker import Publisher
 from kuuki.scale.gateway import BrokerRelay
-from kuuki.store.urls import normalise_url
+from kuuki.settings.urls import normalise_url
 
 BATCH = 256
 

@@ -27,7 +27,6 @@ from kuuki.decide.state import ConvState, StateResult, parse_state
 from kuuki.decide.tracking import format_log
 from kuuki.domain import DecisionTrace, GuardRecord, Message
 from kuuki.guard.judgment import judgment_problem
-from kuuki.guard.language import conversation_language
 from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM, ChatMessage
 from kuuki.llm.breaker import BreakerState, CircuitBreaker, GuardedLLM
@@ -36,6 +35,7 @@ from kuuki.llm.schema import parse_json, schema_errors
 from kuuki.memory.context import ContextBuilder, PromptContext
 from kuuki.ports import MemoryProvider
 from kuuki.prompts import Prompts
+from kuuki.text.language import conversation_language
 
 JUDGE_SCHEMA: dict[str, Any] = {
     "title": "judge",

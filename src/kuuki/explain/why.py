@@ -15,7 +15,7 @@ from kuuki.domain import GuardRecord, Message
 from kuuki.errors import KuukiError
 from kuuki.explain.lines import feature_line, guard_line, tool_line, tool_record
 from kuuki.settings import Settings
-from kuuki.store.urls import display_url, normalise_url, sqlite_file
+from kuuki.settings.urls import display_url, normalise_url, sqlite_file
 
 
 def trace_lines(trace: dict[str, Any]) -> list[str]:

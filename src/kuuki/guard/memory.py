@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kuuki.guard.language import detect, dominant
 from kuuki.guard.reply import degenerate
 from kuuki.guard.scaffold import Scaffold, normalized, tokens
+from kuuki.text.language import detect, dominant
 
 MAX_KEYWORD_TOKENS = 6
 _NOTHING = frozenset({"n a", "na", "none", "null", "nothing", "unknown", "な し", "不 明"})

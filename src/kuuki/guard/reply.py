@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kuuki.guard.japanese import unfluent
-from kuuki.guard.language import detect
 from kuuki.guard.scaffold import Scaffold, longest_run, tokens
+from kuuki.text.language import detect
 from kuuki.text.safety import defuse_mentions
 
 MAX_SENTENCES = 4

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from kuuki.guard.language import detect
 from kuuki.llm.base import ChatMessage, Completion, current_purpose
+from kuuki.text.language import detect
 
 # What the stub says when the bot speaks, by language: plain, complete and in no way an
 # echo of the prompt, so the output guard lets it through; one picked by the message it

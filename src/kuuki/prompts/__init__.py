@@ -4,7 +4,7 @@ A user who wants other wording copies a template into `<prompts_dir>/<lang>/` wi
 file name; that copy wins over the packaged one. One `Prompts` serves both languages:
 `render(..., language="ja")` picks the folder, and the language given at construction is
 the default (the persona's). Which language a conversation gets is decided by the caller
-(`kuuki.guard.language`), never by the template.
+(`kuuki.text.language`), never by the template.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from kuuki.replay.expect import Failure, Timeline, check
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import Transcript, apply_setup, read_transcript
 from kuuki.settings import Settings
-from kuuki.store.urls import mask_raw, path_or_url
+from kuuki.settings.urls import mask_raw, path_or_url
 from kuuki.text.wording import plural
 
 

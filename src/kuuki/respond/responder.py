@@ -1,7 +1,7 @@
 """Step 6 of the path: turn a verdict into an Action, generating text with the shared context.
 
 Everything a model writes passes the output guard (`kuuki.guard.reply`) before it is
-posted. The conversation's language is detected from its messages (`kuuki.guard.language`)
+posted. The conversation's language is detected from its messages (`kuuki.text.language`)
 and the prompt is rendered in it; the persona's language is only the default.
 
     generate → guard ─ ok ──────────────────────────────▶ post the text
@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from kuuki.clock import Clock
 from kuuki.decide.response_type import pick_emoji
 from kuuki.domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Message
-from kuuki.guard.language import conversation_language
 from kuuki.guard.reply import Expect, GuardVerdict, ReplyGuard
 from kuuki.llm.base import LLM, ChatMessage, Completion, ToolCalling, current_deadline
 from kuuki.llm.record import call_llm
@@ -42,6 +41,7 @@ from kuuki.respond.tools.base import ToolContext
 from kuuki.respond.tools.loop import answer_with_tools
 from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import Persona
+from kuuki.text.language import conversation_language
 
 __all__ = ["MemoryProvider", "PromptDump", "Responder", "Response", "pick_emoji"]
 

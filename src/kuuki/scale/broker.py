@@ -28,8 +28,8 @@ from typing import Any
 
 from kuuki.domain import Channel, ChatEvent
 from kuuki.errors import KuukiError
+from kuuki.settings.urls import mask_raw
 from kuuki.store.records import event_payload, payload_event, visibility
-from kuuki.store.urls import mask_raw
 
 log = logging.getLogger("kuuki.scale")
 

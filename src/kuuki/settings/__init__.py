@@ -1,19 +1,12 @@
 """Every setting, read once at the edge (env + `kuuki.toml` + flags), validated, and passed
-down as values. The loader and the `Settings` type live in `core`; how one raw value
-becomes typed in `values`; the reply tools' settings in `tools`.
+down as values. `Settings` and the table of every setting live in `core`, the persona and
+LLM values in `schema`, reading and checking them in `loader`; how one raw value becomes typed
+in `values`; the reply tools' settings in `tools`; database URLs in `urls`.
 """
 
-from kuuki.settings.core import (
-    LLMSettings,
-    Persona,
-    Settings,
-    apply_values,
-    describe,
-    llm_backends,
-    load_settings,
-    typed_values,
-    validate,
-)
+from kuuki.settings.core import Settings, llm_backends
+from kuuki.settings.loader import apply_values, describe, load_settings, typed_values, validate
+from kuuki.settings.schema import LLMSettings, Persona
 
 __all__ = [
     "LLMSettings",

@@ -1,26 +1,29 @@
-"""Every setting, read once at the edge from the environment and an optional `kuuki.toml`.
+"""`Settings`, every setting kuuki has, and the table that names each one.
 
 A setting has one environment name (the seed documents' names where they have one) and one
-place in the TOML file; the environment wins over the file. Values are validated here and
-a wrong one stops start-up with a ConfigError that names the key and what is allowed.
-Everything below the CLI receives the frozen `Settings` value, never the environment.
+place in the TOML file; the environment wins over the file. Values are validated when read
+(kuuki.settings.loader) and a wrong one stops start-up with a ConfigError that names the key
+and what is allowed. Everything below the CLI receives the frozen `Settings` value, never the
+environment.
 """
 
 from __future__ import annotations
 
-import difflib
-import logging
-import os
-import re
-import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kuuki.errors import ConfigError
-from kuuki.settings.tools import ToolSettings, http_tools, resolve_secrets, timezone, timezones
-from kuuki.settings.values import EnvText, Parser
+from kuuki.settings.schema import (
+    JUDGE_MODES,
+    LANGUAGES,
+    LLM_TOOL_MODES,
+    MAX_SHARDS,
+    SLACK_MODES,
+    LLMSettings,
+    Persona,
+)
+from kuuki.settings.tools import ToolSettings, http_tools, timezone, timezones
+from kuuki.settings.values import Parser
 from kuuki.settings.values import boolean as _bool
 from kuuki.settings.values import choice as _choice
 from kuuki.settings.values import float_range as _float_range
@@ -33,98 +36,6 @@ from kuuki.settings.values import store_url as _store_url
 from kuuki.settings.values import text as _str
 from kuuki.settings.values import text_list as _list
 from kuuki.settings.values import thresholds as _thresholds
-from kuuki.store.urls import mask_raw
-
-log = logging.getLogger("kuuki.settings")
-
-LANGUAGES = ("ja", "en")
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
-JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
-SLACK_MODES = ("socket", "http")
-MAX_SHARDS = 65_536
-# The LLM back-ends are the registry's one list (kuuki.llm.registry; see llm_backends).
-# Whether the main model is offered tools: auto is on, except for the shipped SmolLM2-135M
-# (measured unable to pick a tool; kuuki.app.tools_for, docs/decisions.md).
-LLM_TOOL_MODES = ("auto", "on", "off")
-
-DEFAULT_EMOJI = ("👀", "😊", "👍", "🤔", "✨", "💡")
-DEFAULT_SYSTEM_PROMPT = {
-    "en": (
-        "You are {name}, a friendly regular member of this chat. You speak casually and "
-        "briefly, like a considerate friend, and you never dominate the conversation."
-    ),
-    "ja": (
-        "あなたは「{name}」という名前の、このチャットの気さくな常連メンバーです。"
-        "友達のように短く自然に話し、会話を独占しません。"
-    ),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Persona:
-    """Who the bot is. ``language`` is only the default: each conversation is answered in
-    its own language (kuuki.guard.language); "" means "unset", and then a persona whose
-    name or aliases are written in Japanese defaults to ``ja``, any other to ``en``."""
-
-    name: str = "Kuu"
-    aliases: tuple[str, ...] = ("くう", "クウ", "空気")
-    language: str = ""
-    system_prompt: str = ""
-    keywords: tuple[str, ...] = ()
-    emoji: tuple[str, ...] = DEFAULT_EMOJI
-
-    @property
-    def default_language(self) -> str:
-        if self.language in LANGUAGES:
-            return self.language
-        japanese = any(_JAPANESE.search(n) for n in self.names)
-        return "ja" if japanese else "en"
-
-    @property
-    def prompt(self) -> str:
-        return self.prompt_for(self.default_language)
-
-    def prompt_for(self, language: str) -> str:
-        """The persona prompt for a conversation in ``language``: the user's own prompt
-        (whatever its language) if set, else the built-in one in that language."""
-        template = self.system_prompt or DEFAULT_SYSTEM_PROMPT.get(
-            language, DEFAULT_SYSTEM_PROMPT[self.default_language]
-        )
-        return template.replace("{name}", self.name)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-
-@dataclass(frozen=True, slots=True)
-class LLMSettings:
-    backend: str = "embedded"
-    model: str = ""
-    base_url: str = ""
-    api_key: str = field(default="", repr=False)
-    model_path: str = ""
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    # A reply (or ack) that is not written within this many seconds, waiting for the
-    # model included, becomes the fallback, so the channel's other messages never wait
-    # longer behind it (kuuki.respond.responder; docs/decisions.md, "The reply budget").
-    reply_budget_s: float = 15.0
-    prompt_tokens: int = 0  # 0: sized for the kind of model (kuuki.app.prompt_budget)
-    # The languages the model can write; () means "as known for the model": the shipped
-    # SmolLM2 writes English only, any other model is trusted with both (kuuki.app).
-    languages: tuple[str, ...] = ()
-    tools: str = "auto"
-
-    def redacted(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "model": self.model,
-            "base_url": self.base_url,
-            "api_key": "***" if self.api_key else "",
-            "model_path": self.model_path,
-            "timeout_s": self.timeout_s,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,244 +254,3 @@ def llm_backends() -> tuple[str, ...]:
     from kuuki.llm.registry import names
 
     return ("none", *names())
-
-
-@dataclass(frozen=True, slots=True)
-class Raw:
-    """One value before parsing: which setting, the value, and how the user wrote it."""
-
-    spec: Spec
-    value: Any
-    key: str  # "persona.aliases", "KUUKI_PERSONA_ALIASES", "--llm", "aliases"
-    source: str  # "from ./kuuki.toml", "from the environment", "command line"
-
-
-def closest(key: str, known: Iterable[str]) -> str | None:
-    """The known key a misspelt or misplaced one most likely meant."""
-    known = list(known)
-    last = key.rsplit(".", 1)[-1].upper()
-    for k in known:  # the right name under the wrong table: [persona] CHANNEL_BUFFER_SIZE
-        if k.rsplit(".", 1)[-1].upper() == last and k != key:
-            return k
-    found = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    if found:
-        return found[0]
-    tails = {k.rsplit(".", 1)[-1].upper(): k for k in known}
-    found = difflib.get_close_matches(last, list(tails), n=1, cutoff=0.6)
-    return tails[found[0]] if found else None
-
-
-def _unknown(key: str, known: Iterable[str], source: str) -> ConfigError:
-    guess = closest(key, known)
-    hint = f"; did you mean {guess}?" if guess else " (see the README's Configuration)"
-    return ConfigError(key, f"unknown setting{hint}", source=source)
-
-
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping) and dotted not in _BY_TOML:
-            out.update(_flatten(value, dotted + "."))
-        else:
-            out[dotted] = value
-    return out
-
-
-def _read_toml(path: Path) -> list[Raw]:
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ConfigError(
-            str(path), f"line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
-            "save the file as UTF-8"
-        ) from exc
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot be read: {exc.strerror}") from exc
-    source = f"from {path}"
-    out: list[Raw] = []
-    for key, value in _flatten(raw).items():
-        if key not in _BY_TOML:
-            raise _unknown(key, _BY_TOML, source)
-        out.append(Raw(_BY_TOML[key], value, key, source))
-    return out
-
-
-def _read_env(env: Mapping[str, str]) -> list[Raw]:
-    out: list[Raw] = []
-    for name, value in env.items():
-        spec = _BY_ENV.get(name)
-        if spec is None:
-            _warn_if_typo(name)
-        elif value != "":
-            out.append(Raw(spec, EnvText(value), name, "from the environment"))
-    return out
-
-
-def _warn_if_typo(name: str) -> None:
-    # The environment holds every program's variables: only a near miss of one of ours
-    # (CHANEL_BUFFER_SIZE) is worth a word, and a warning, since it may not be meant for us.
-    if name in _NOT_SETTINGS or not name.isupper():
-        return
-    found = difflib.get_close_matches(name, list(_BY_ENV), n=1, cutoff=0.85)
-    if found:
-        log.warning(
-            "environment variable %s is not a kuuki setting; did you mean %s?", name, found[0]
-        )
-
-
-def _apply(settings: Settings, attr: str, value: Any) -> Settings:
-    if "." not in attr:
-        return replace(settings, **{attr: value})
-    group, name = attr.split(".", 1)
-    current = getattr(settings, group)
-    if current is None:  # judge_llm not yet set: start from the main LLM's settings
-        current = settings.llm
-    return replace(settings, **{group: replace(current, **{name: value})})
-
-
-def apply_values(settings: Settings, raws: Iterable[Raw]) -> Settings:
-    """`settings` with `raws` parsed and applied in order (later wins), then validated.
-
-    A wrong value raises ConfigError naming the key as written and where it came from.
-    """
-    sources = dict(settings.sources)
-    for raw in raws:
-        try:
-            value = raw.spec.parse(raw.spec.env, raw.value)
-        except ConfigError as exc:
-            raise ConfigError(raw.key, exc.problem, source=raw.source) from None
-        settings = _apply(settings, raw.spec.attr, value)
-        sources[raw.spec.attr] = (raw.key, raw.source)
-    return validate(replace(settings, sources=sources))
-
-
-def typed_values(
-    values: Mapping[str, Any], keys: Mapping[str, str], source: str
-) -> list[Raw]:
-    """Typed values (a transcript's setup line) under the user's own names: `keys` maps
-    each accepted name to its TOML key. An unknown name is a ConfigError."""
-    out: list[Raw] = []
-    for key, value in values.items():
-        if key not in keys:
-            raise _unknown(key, keys, source)
-        out.append(Raw(_BY_TOML[keys[key]], value, key, source))
-    return out
-
-
-def load_settings(
-    env: Mapping[str, str] | None = None,
-    path: str | Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> Settings:
-    """Build Settings from a TOML file (if any), then env, then explicit overrides.
-
-    `path` None means `$KUUKI_CONFIG` or `./kuuki.toml` when that file exists. Overrides
-    are keyed by environment name (the CLI uses them for flags) and parsed as text.
-    """
-    env = dict(os.environ if env is None else env)
-    raws: list[Raw] = []
-    file = Path(path) if path else Path(env.get("KUUKI_CONFIG", "kuuki.toml"))
-    if path is not None and not file.exists():
-        raise ConfigError(str(file), "config file not found")
-    if file.exists():
-        raws.extend(_read_toml(file))
-    raws.extend(_read_env(env))
-    for name, value in (overrides or {}).items():
-        if name not in _BY_ENV:
-            raise _unknown(name, _BY_ENV, "command line")
-        raws.append(Raw(_BY_ENV[name], EnvText(value), name, "command line"))
-    settings = apply_values(Settings(), raws)
-    # Header secrets are read from the environment here, at the edge, and only here.
-    return replace(settings, tools=resolve_secrets(settings.tools, env))
-
-
-def validate(s: Settings) -> Settings:
-    """Checks across settings; errors name the key the way the user wrote it."""
-    if s.JUDGE_LLM_THRESHOLD_LOW >= s.JUDGE_LLM_THRESHOLD_HIGH:
-        high = s.key_of("JUDGE_LLM_THRESHOLD_HIGH")[0]
-        raise s.error(
-            "JUDGE_LLM_THRESHOLD_LOW",
-            f"must be below {high} ({s.JUDGE_LLM_THRESHOLD_HIGH}), "
-            f"got {s.JUDGE_LLM_THRESHOLD_LOW}",
-        )
-    for llm, group in ((s.llm, "llm"), (s.judge_llm, "judge_llm")):
-        if llm is None:
-            continue
-        if llm.backend == "openai" and not llm.base_url and not llm.api_key:
-            raise s.error(
-                f"{group}.base_url",
-                "the openai back-end needs a base URL (e.g. http://localhost:11434/v1 for "
-                "Ollama) or an API key for api.openai.com",
-            )
-        if llm.backend == "openai" and not llm.model:
-            raise s.error(
-                f"{group}.model", "the openai back-end needs a model name (e.g. llama3.2)"
-            )
-        if llm.model_path and not Path(llm.model_path).is_file():
-            raise s.error(f"{group}.model_path", f"no GGUF file at {llm.model_path}")
-    if not s.persona.emoji:
-        raise s.error("persona.emoji", "expected at least one emoji")
-    _validate_platforms(s)
-    overlap = set(s.channel_allow) & set(s.channel_deny)
-    if overlap:
-        raise s.error("channel_deny", f"channels both allowed and denied: {sorted(overlap)}")
-    return s
-
-
-def _validate_platforms(s: Settings) -> None:
-    if s.discord_shard_ids and not s.discord_shard_count:
-        count = s.key_of("discord_shard_count")[0]
-        raise s.error(
-            "discord_shard_ids",
-            f"shard ids need the total number of shards: set {count} too (the same in "
-            "every process)",
-        )
-    beyond = [i for i in s.discord_shard_ids if i >= s.discord_shard_count]
-    if beyond:
-        raise s.error(
-            "discord_shard_ids",
-            f"shard {beyond[0]} does not exist: with {s.discord_shard_count} shards the ids "
-            f"are 0 to {s.discord_shard_count - 1}",
-        )
-    if s.slack_mode == "http" and s.slack_bot_token and not s.slack_signing_secret:
-        raise s.error(
-            "slack_signing_secret",
-            "the HTTP Events API mode needs the app's signing secret (Basic Information → "
-            "App Credentials → Signing Secret) to check that requests come from Slack",
-        )
-
-
-def describe(s: Settings) -> dict[str, Any]:
-    """Settings as shown to a person: secrets masked."""
-    out: dict[str, Any] = {}
-    for f in fields(s):
-        if f.name == "sources":
-            continue
-        value = getattr(s, f.name)
-        if isinstance(value, LLMSettings):
-            value = value.redacted()
-        elif isinstance(value, ToolSettings):
-            value = {
-                "enabled": list(value.enabled),
-                "max_rounds": value.max_rounds,
-                "timeout_s": value.timeout_s,
-                "http": [{"name": t.name, "url": t.url, "method": t.method,
-                          "headers": {h: "***" for h in t.headers}} for t in value.http],
-            }
-        elif f.name.endswith(("_token", "_secret")):
-            value = "***" if value else ""
-        elif f.name in ("broker_url", "store_url") and value:
-            value = mask_raw(value)
-        elif isinstance(value, Persona):
-            value = {
-                "name": value.name,
-                "aliases": list(value.aliases),
-                "language": value.default_language,
-                "keywords": list(value.keywords),
-            }
-        out[f.name] = value
-    return out

@@ -160,7 +160,7 @@ def name(key: str, v: Any) -> str:
 
 def store_url(key: str, v: Any) -> str:
     """A database URL kuuki can open (checked here, so a bad one stops start-up first)."""
-    from kuuki.store.urls import normalise_url
+    from kuuki.settings.urls import normalise_url
 
     value = text(key, v).strip()
     if value:

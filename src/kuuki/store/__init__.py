@@ -5,10 +5,10 @@ open), send hot-path writes through ``store.writer``, and ``await store.close()`
 end, which flushes the writer.
 """
 
+from kuuki.settings.urls import default_sqlite_url, display_url, normalise_url
 from kuuki.store.migrations import MIGRATIONS, Migration, migrate, migration
 from kuuki.store.records import FactRecord, MemoryRecord
 from kuuki.store.store import Store
-from kuuki.store.urls import default_sqlite_url, display_url, normalise_url
 from kuuki.store.writer import BatchedWriter, WriterStats
 
 __all__ = [

@@ -23,8 +23,8 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
+from kuuki.settings.urls import is_memory
 from kuuki.store.schema import Base
-from kuuki.store.urls import is_memory
 
 BUSY_TIMEOUT_MS = 10_000
 PG_CONNECT_TIMEOUT_S = 10

@@ -37,9 +37,9 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 
+from kuuki.settings.urls import is_memory
 from kuuki.store import fastwrite
 from kuuki.store.engine import sqlite_setup
-from kuuki.store.urls import is_memory
 
 
 class HotConnection:

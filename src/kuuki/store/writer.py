@@ -26,18 +26,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kuuki.domain import Decision, Message
 from kuuki.errors import StoreError
 from kuuki.store.records import decision_row, message_row
 from kuuki.store.types import clean_text, to_utc
 
-if TYPE_CHECKING:
-    from kuuki.store.store import Store
+
+class Target(Protocol):
+    """What the writer needs of the store it batches for (:class:`~kuuki.store.store.Store`,
+    whose own half of this is private to the package): arrival numbers, the inbox's
+    seen-ids mirror, and one transaction per batch returning how many messages were new."""
+
+    def next_seq(self) -> int: ...
+
+    async def _is_new_event(self, event_id: str) -> bool: ...
+
+    def _remember_event(self, event_id: str) -> None: ...
+
+    async def _write_batch(
+        self,
+        messages: list[dict[str, Any]],
+        decisions: list[dict[str, Any]],
+        events: dict[str, datetime],
+        handled: Sequence[str] = (),
+    ) -> int: ...
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +96,7 @@ class BatchedWriter:
     instance's queue, and closing the store flushes it.
     """
 
-    def __init__(self, store: Store, *, max_items: int = 500, max_delay: float = 0.05) -> None:
+    def __init__(self, store: Target, *, max_items: int = 500, max_delay: float = 0.05) -> None:
         if max_items < 1 or max_delay <= 0:
             raise ValueError("max_items must be >= 1 and max_delay > 0")
         self._store = store

@@ -24,20 +24,43 @@ import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import discord
+
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
+from kuuki.engine.core import Engine
 from kuuki.platforms import retry
 from kuuki.platforms.discord import mapping
-
-if TYPE_CHECKING:
-    from kuuki.platforms.discord.client import KuukiClient
 
 log = logging.getLogger("kuuki.discord")
 
 CATCH_UP_MAX = 500  # messages read back per channel
 FIRST_LOOK = 50  # a channel the store knows but holds no message of
+
+
+class Reader(Protocol):
+    """What catching up needs of the Discord client (kuuki.platforms.discord.client): its
+    REST look-ups, which channels this process owns (shards) and listens in, and the engine
+    the read-back events go to."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def user(self) -> discord.ClientUser | None: ...
+
+    def owns(self, guild_id: int | None) -> bool: ...
+
+    def owns_channel(self, channel: Channel) -> bool: ...
+
+    async def kuuki_channel(self, found: Any) -> Channel | None: ...
+
+    def get_channel(self, id: int, /) -> Any: ...
+
+    async def fetch_channel(self, channel_id: int, /) -> Any: ...
+
+    def get_partial_messageable(self, id: int, /) -> discord.PartialMessageable: ...
 
 
 class History(Protocol):
@@ -49,7 +72,7 @@ class History(Protocol):
 
 
 async def catch_up(
-    client: KuukiClient,
+    client: Reader,
     store: History,
     channel_ids: Sequence[str] | None,
     *,
@@ -112,7 +135,7 @@ def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent])
 
 
 async def read_back(
-    client: KuukiClient, store: History, channel: Channel, pending: Sequence[ChatEvent]
+    client: Reader, store: History, channel: Channel, pending: Sequence[ChatEvent]
 ) -> int:
     """Read one channel back from `start_point` (a scale-out worker taking it over,
     kuuki.scale.worker; REST only): handed in as catch-up, then its caught-up marker."""
@@ -127,7 +150,7 @@ def _guild_id(found: Any) -> int | None:
     return guild.id if guild is not None else None
 
 
-async def _resolve(client: KuukiClient, channel_id: str) -> Any:
+async def _resolve(client: Reader, channel_id: str) -> Any:
     found = client.get_channel(int(channel_id))
     if found is not None:
         return found
@@ -138,7 +161,7 @@ async def _resolve(client: KuukiClient, channel_id: str) -> Any:
         return None
 
 
-async def _one(client: KuukiClient, found: Any, channel: Channel, last: str | None) -> int:
+async def _one(client: Reader, found: Any, channel: Channel, last: str | None) -> int:
     try:
         if last is not None:
             after = discord.Object(id=int(last))
@@ -183,7 +206,7 @@ class _Owed:
     addressed message still waiting, and only when none waits the message before it.
     """
 
-    def __init__(self, client: KuukiClient) -> None:
+    def __init__(self, client: Reader) -> None:
         self.client = client
         self.waiting: list[str] = []  # addressed since the bot's last message or reaction
         self.own: set[str] = set()
@@ -214,7 +237,7 @@ class _Owed:
 
 
 def _events(
-    client: KuukiClient, message: discord.Message, channel: Channel, previous: str | None
+    client: Reader, message: discord.Message, channel: Channel, previous: str | None
 ) -> list[ChatEvent]:
     bot_id = client.user.id if client.user is not None else None
     event = mapping.posted(message, channel, bot_id=bot_id)

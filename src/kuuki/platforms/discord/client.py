@@ -31,11 +31,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import replace
 from typing import Any
 
-import yarl
-
 import discord
+import yarl
 from discord import app_commands
 from discord.gateway import DiscordWebSocket
+
 from kuuki.domain import Channel, ChatEvent, User
 from kuuki.engine.core import Engine
 from kuuki.errors import IntakeUnavailable

@@ -10,11 +10,17 @@ from typing import Any
 
 import discord
 from discord import app_commands
+
 from kuuki.domain import Channel
 from kuuki.engine.core import Engine
 from kuuki.platforms.commands import CommandReply, run_command
-from kuuki.platforms.discord.mapping import TEXT_LIMIT, channel_of, fallback_channel, user_of
-from kuuki.platforms.discord.outbox import allowed_mentions
+from kuuki.platforms.discord.mapping import (
+    TEXT_LIMIT,
+    allowed_mentions,
+    channel_of,
+    fallback_channel,
+    user_of,
+)
 from kuuki.text.safety import defuse_mentions
 
 log = logging.getLogger("kuuki.discord")

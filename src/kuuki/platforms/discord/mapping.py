@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import discord
+
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
 
 PLATFORM = "discord"
@@ -172,3 +173,8 @@ def reacted(payload: discord.RawReactionActionEvent, channel: Channel, user: Use
         user=user,
         emoji=emoji,
     )
+
+
+def allowed_mentions(*, reply: bool) -> discord.AllowedMentions:
+    """Who a message of the bot's may ping: the users it names, never everyone or a role."""
+    return discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=reply)

@@ -20,20 +20,19 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import discord
+
 from kuuki.domain import Action, ActionKind, Channel, Message, User
-from kuuki.platforms.discord.mapping import TEXT_LIMIT
+from kuuki.platforms.discord.mapping import TEXT_LIMIT, allowed_mentions
 from kuuki.text.safety import defuse_mentions, split_text
 
 if TYPE_CHECKING:
+    # Only so that `client` reads as the client that bound itself (kuuki.testing reads its
+    # attributes); the outbox itself uses nothing beyond `discord.Client`.
     from kuuki.platforms.discord.client import KuukiClient
 
 log = logging.getLogger("kuuki.discord")
 
 _MEMORY = 10_000  # message ids remembered for part aliases and "latest message" tracking
-
-
-def allowed_mentions(*, reply: bool) -> discord.AllowedMentions:
-    return discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=reply)
 
 
 class DiscordOutbox:
@@ -46,6 +45,7 @@ class DiscordOutbox:
         self._part_of: OrderedDict[str, str] = OrderedDict()  # later part id → first part id
 
     def bind(self, client: KuukiClient) -> None:
+        """The connected client (kuuki.platforms.discord.client) the outbox posts through."""
         self.client = client
 
     # -- what the client tells the outbox ----------------------------------------------------
@@ -124,7 +124,7 @@ class DiscordOutbox:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _client(self) -> KuukiClient:
+    def _client(self) -> discord.Client:
         if self.client is None:
             raise RuntimeError("the Discord client is not connected yet")
         return self.client

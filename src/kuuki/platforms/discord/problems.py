@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import Iterator
 
 import aiohttp
-
 import discord
+
 from kuuki.errors import KuukiError
 from kuuki.platforms.network import network_reason
 

@@ -12,6 +12,7 @@ acting stay with the engine, which posts the final reply in the asking channel o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -46,3 +47,25 @@ class Tool(Protocol):
     parameters: dict[str, Any]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any: ...
+
+
+class Hit(Protocol):
+    """One remembered thing: what kind, where from, what it says."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class MemorySearch(Protocol):
+    """The memory layer's search, under the prompts' privacy rule
+    (`kuuki.memory.provider.MemoryContextProvider.recall`)."""
+
+    def recall(
+        self, target: Channel, query: str, *, now: datetime, limit: int = 5
+    ) -> Sequence[Hit]: ...

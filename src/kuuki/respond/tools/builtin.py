@@ -12,8 +12,7 @@ from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kuuki.clock import Clock
-from kuuki.respond.tools.base import ToolContext, ToolError
-from kuuki.respond.tools.registry import MemorySearch
+from kuuki.respond.tools.base import MemorySearch, ToolContext, ToolError
 from kuuki.settings.tools import ToolSettings, zone_for
 
 RECALL_LIMIT = 5

@@ -11,39 +11,14 @@ kuuki.toml (`[[tools.http]]`) and need no code (kuuki.respond.tools.http).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
 
 from kuuki.clock import Clock
-from kuuki.domain import Channel
 from kuuki.errors import ConfigError
 from kuuki.registry import Registry
-from kuuki.respond.tools.base import Tool
+from kuuki.respond.tools.base import MemorySearch, Tool
 from kuuki.settings.tools import ToolSettings
-
-
-class Hit(Protocol):
-    """One remembered thing: what kind, where from, what it says."""
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-
-class MemorySearch(Protocol):
-    """The memory layer's search, under the prompts' privacy rule
-    (`kuuki.memory.provider.MemoryContextProvider.recall`)."""
-
-    def recall(
-        self, target: Channel, query: str, *, now: datetime, limit: int = 5
-    ) -> Sequence[Hit]: ...
 
 
 @dataclass(frozen=True, slots=True)

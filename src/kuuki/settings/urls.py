@@ -1,5 +1,8 @@
 """Database URLs: defaults, accepted spellings, and safe display.
 
+They live with the settings, which check a store URL when they are read (so a bad one
+stops start-up first); the store opens what `normalise_url` returns.
+
 Accepted forms::
 
     None                              -> SQLite file under platformdirs.user_data_dir("kuuki")

@@ -1,254 +1,21 @@
-"""`kuuki …` commands. The only place where errors become messages for a person."""
+"""The `kuuki` command line: one small builder per command, called in the order `kuuki --help`
+lists them; each command's function lives with its group (run, inspect, bench, train).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import ipaddress
-import json
-import logging
-import os
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from kuuki import __version__
-from kuuki.errors import KuukiError
-from kuuki.settings import Settings, llm_backends, load_settings
-from kuuki.store.urls import path_or_url
+from kuuki.cli.bench import cmd_bench
+from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_why
+from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
+from kuuki.cli.train import cmd_disentangle, cmd_eval, cmd_train, cmd_train_embeddings, data_dir
+from kuuki.scale.cli import add_parsers
+from kuuki.settings import llm_backends
 
-
-def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
-    return load_settings(path=getattr(args, "config", None), overrides=overrides)
-
-
-def cmd_version(args: argparse.Namespace) -> int:
-    print(f"kuuki {__version__}")
-    return 0
-
-
-def cmd_chat(args: argparse.Namespace) -> int:
-    from kuuki.app.run import run_chat
-
-    overrides = {"KUUKI_LLM": args.llm} if args.llm else None
-    return asyncio.run(run_chat(_settings(args, overrides)))
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    from kuuki.replay.cli import run_replay
-
-    settings = _settings(args, {"KUUKI_LLM": args.llm} if args.llm else None)
-    return asyncio.run(
-        run_replay(
-            settings,
-            Path(args.file),
-            llm=args.llm or settings.llm.backend,
-            dump_dir=Path(args.dump_prompts) if args.dump_prompts else None,
-            store=args.store,
-            skip_bad_lines=args.skip_bad_lines,
-            check_expectations=args.check,
-        )
-    )
-
-
-def cmd_why(args: argparse.Namespace) -> int:
-    from kuuki.explain.why import run_why
-
-    settings = _settings(args)
-    store = path_or_url(args.store) if args.store else None
-    return asyncio.run(
-        run_why(settings, args.message_id, args.channel, args.json, sys.stdout, store)
-    )
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    if args.what == "ingest":
-        from kuuki.bench.ingest import ingest
-
-        result = asyncio.run(
-            ingest(args.messages, args.channels, args.store, window=args.window)
-        )
-    elif args.what == "soak":
-        from kuuki.bench.soak import soak
-
-        result = asyncio.run(soak(args.messages, args.channels, sample_every=args.sample_every,
-                                  store_url=args.store))
-    elif args.what == "crash":
-        from kuuki.bench.crash import bench as crash_bench
-
-        platforms = ["discord", "slack"] if args.platform == "both" else [args.platform]
-        result = crash_bench(platforms, postgres=args.postgres)
-        print(json.dumps(result, ensure_ascii=False))
-        return 0 if all(c["held"] for c in result["cases"]) else 1
-    elif args.what == "disentangle":
-        from kuuki.conversation.cli import run_bench
-
-        run_bench(Path(args.data), sys.stdout)
-        return 0
-    elif args.what == "judge":
-        from kuuki.bench.judge import run_bench_judge
-
-        run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
-        return 0
-    elif args.what == "facts":
-        from kuuki.bench.memory import run_bench_facts
-
-        run_bench_facts(sys.stdout)
-        return 0
-    elif args.what == "reply":
-        from kuuki.bench.guard import bench_reply, print_report
-
-        report = asyncio.run(bench_reply(_settings(args), limit=args.limit, busy=args.busy))
-        print_report(report, sys.stdout, details=args.details)
-        return 0
-    elif args.what == "tools":
-        from kuuki.app import make_llm
-        from kuuki.bench.tools import bench_tools
-        from kuuki.bench.tools import print_report as print_tools
-
-        settings = _settings(args, {"KUUKI_LLM": args.llm} if args.llm else None)
-        llm = make_llm(settings.llm)
-        if llm is None:
-            raise KuukiError("bench tools needs a model (--llm embedded, openai, …)")
-        report = asyncio.run(bench_tools(settings, llm))
-        print_tools(report, sys.stdout, details=args.details)
-        return 0
-    elif args.what == "broker":
-        from kuuki.bench.broker import bench_broker
-
-        engines = ("rabbitmq", "nats") if args.engine == "all" else (args.engine,)
-        asyncio.run(bench_broker(args.messages, args.channels, args.amqp, args.nats, sys.stdout,
-                                 engines, rabbit_queue=args.rabbit_queue))
-        return 0
-    elif args.what == "scenarios":
-        from kuuki.bench import scenarios as scenario_bench
-
-        found = asyncio.run(scenario_bench.bench_scenarios(
-            _settings(args), [Path(d) for d in args.dirs], args.llm,
-            judge_llm=args.judge_llm, judge_mode=args.judge_mode,
-        ))
-        scenario_bench.print_report(found, sys.stdout)
-        return 0
-    elif args.what == "scale":
-        from kuuki.bench.scale import bench_scale
-
-        asyncio.run(bench_scale(args.amqp, args.postgres, messages=args.messages,
-                                channels=args.channels, out=sys.stdout))
-        return 0
-    else:
-        raise KuukiError(f"unknown benchmark {args.what!r}")
-    print(json.dumps(result), flush=True)
-    return 0
-
-
-def cmd_memory(args: argparse.Namespace) -> int:
-    from kuuki.memory.cli import (
-        run_memory_forget,
-        run_memory_list,
-        run_memory_show,
-        run_memory_unforget,
-    )
-
-    overrides = {"KUUKI_STORE_URL": path_or_url(args.store)} if args.store else None
-    settings = _settings(args, overrides)
-    if args.what == "list":
-        return asyncio.run(run_memory_list(settings, sys.stdout))
-    if args.what == "show":
-        if not args.user and not args.channel:
-            raise KuukiError("kuuki memory show needs --user ID or --channel NAME")
-        return asyncio.run(
-            run_memory_show(settings, sys.stdout, user=args.user, channel=args.channel)
-        )
-    if args.what == "unforget":
-        return asyncio.run(run_memory_unforget(settings, args.user, sys.stdout))
-    return asyncio.run(run_memory_forget(settings, args.user, sys.stdout))
-
-
-def cmd_playground(args: argparse.Namespace) -> int:
-    from kuuki.platforms.playground import serve_playground
-
-    overrides = {"KUUKI_LLM": args.llm} if args.llm else None
-    settings = _settings(args, overrides)
-    if not _loopback(args.host):
-        print(
-            f"kuuki: warning: the playground has no authentication; on {args.host} anyone who "
-            "can reach this machine can read and write its chat, memory and prompts",
-            file=sys.stderr,
-            flush=True,
-        )
-    store = path_or_url(args.store) if args.store else None
-    if store is None:
-        print(
-            "kuuki: the playground keeps its decisions in a temporary store; "
-            "start it with --store PATH to keep them for `kuuki why`",
-            file=sys.stderr,
-            flush=True,
-        )
-    asyncio.run(serve_playground(settings, host=args.host, port=args.port, store_url=store))
-    return 0  # Ctrl-C ends uvicorn cleanly, then reaches main() as KeyboardInterrupt
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: it may resolve to anything
-        return False
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from kuuki.app.run import run_platforms
-
-    flags = {
-        "KUUKI_DISCORD_SHARD_COUNT": args.shard_count,
-        "KUUKI_DISCORD_SHARD_IDS": args.shard_ids,
-        "KUUKI_SLACK_MODE": args.slack_mode,
-        "KUUKI_SLACK_HOST": args.host,
-        "KUUKI_SLACK_PORT": args.port,
-    }
-    overrides = {name: str(v) for name, v in flags.items() if v is not None}
-    settings = _settings(args, overrides)
-    if args.workers:
-        from kuuki.scale.cli import run_with_workers
-
-        return run_with_workers(args, settings)
-    return asyncio.run(run_platforms(settings))
-
-
-def cmd_disentangle(args: argparse.Namespace) -> int:
-    from kuuki.conversation.cli import run_disentangle
-
-    run_disentangle(Path(args.file), args.start, sys.stdout)
-    return 0
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    from kuuki.conversation.cli import run_eval
-
-    run_eval(Path(args.dir), sys.stdout)
-    return 0
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    from kuuki.conversation.cli import run_train
-
-    run_train(Path(args.data), Path(args.out) if args.out else _default_weights(), sys.stdout)
-    return 0
-
-
-def cmd_train_embeddings(args: argparse.Namespace) -> int:
-    from kuuki.embed.distill import default_table_path, distill
-
-    distill(Path(args.out) if args.out else default_table_path(), out=sys.stdout)
-    return 0
-
-
-def _default_weights() -> Path:
-    from kuuki.conversation import model as _model
-
-    return Path(_model.__file__).with_name(_model.WEIGHTS_FILE)
+Subparsers = Any  # argparse's _SubParsersAction, private in typeshed's terms
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -266,13 +33,31 @@ def build_parser() -> argparse.ArgumentParser:
         "LLM back-end: " + ", ".join(backends) + " (default: KUUKI_LLM or [llm] backend, "
         "else embedded); none turns generation and LLM judging off"
     )
+    llm = (backends, llm_help)
+    _add_version(sub)
+    _add_chat(sub, *llm)
+    _add_replay(sub, *llm)
+    _add_why(sub)
+    _add_bench_quality(_add_bench_speed(sub))
+    _add_run(sub)
+    _add_playground(sub, *llm)
+    _add_memory(sub)
+    _add_training(sub)
+    return p
 
+
+def _add_version(sub: Subparsers) -> None:
     sub.add_parser("version", help="print the version").set_defaults(fn=cmd_version)
 
+
+
+def _add_chat(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None:
     chat = sub.add_parser("chat", help="a terminal room with the bot (no account needed)")
     chat.add_argument("--llm", choices=backends, metavar="NAME", help=llm_help)
     chat.set_defaults(fn=cmd_chat)
 
+
+def _add_replay(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None:
     rp = sub.add_parser(
         "replay",
         help="replay a transcript on a virtual clock; --check tests its expect lines",
@@ -299,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rp.set_defaults(fn=cmd_replay)
 
+
+def _add_why(sub: Subparsers) -> None:
     why = sub.add_parser(
         "why", help="the message, decision, reply and trace behind a message (default: latest)"
     )
@@ -315,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     why.set_defaults(fn=cmd_why)
 
+
+def _add_bench_speed(sub: Subparsers) -> Subparsers:
     bench = sub.add_parser("bench", help="benchmarks (figures for docs/benchmarks.md)")
     bsub = bench.add_subparsers(dest="what", required=True, metavar="BENCHMARK")
     ing = bsub.add_parser("ingest", help="steps 0-7 with the LLM off on SQLite, durable acks")
@@ -338,12 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="synthetic messages per run (default 10000)")
     sc.add_argument("--channels", type=int, default=200, metavar="N",
                     help="channels they are spread over (default 200)")
-    sc.add_argument("--amqp", default=os.environ.get("KUUKI_TEST_AMQP_URL",
-                                                     "amqp://guest:guest@127.0.0.1:5672/"),
-                    metavar="URL", help="RabbitMQ (default: KUUKI_TEST_AMQP_URL or guest@local)")
-    sc.add_argument("--postgres", default=os.environ.get("KUUKI_TEST_POSTGRES_URL", ""),
-                    metavar="URL", help="a PostgreSQL server and role with CREATEDB "
-                    "(default: KUUKI_TEST_POSTGRES_URL)")
+    sc.add_argument("--amqp", default="amqp://guest:guest@127.0.0.1:5672/", metavar="URL",
+                    help="RabbitMQ (default: %(default)s)")
+    sc.add_argument("--postgres", required=True, metavar="URL",
+                    help="a PostgreSQL server and role with CREATEDB")
     sc.set_defaults(fn=cmd_bench)
     soak = bsub.add_parser("soak", help="memory over a long stream in many channels, then idle")
     soak.add_argument("--messages", type=int, default=200_000, metavar="N",
@@ -363,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
     crash.set_defaults(fn=cmd_bench)
     dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
-    dis.add_argument("--data", default=str(_data_dir()), metavar="DIR",
+    dis.add_argument("--data", default=str(data_dir()), metavar="DIR",
                      help="the irc-disentanglement data (default: %(default)s)")
     dis.set_defaults(fn=cmd_bench)
 
@@ -375,16 +162,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="messages per case (default 20000)")
     brk.add_argument("--channels", type=int, default=200, metavar="N",
                      help="channel ids they are keyed by (default 200)")
-    brk.add_argument("--amqp", metavar="URL", help="RabbitMQ (default: KUUKI_TEST_AMQP_URL, "
-                     "else amqp://guest:guest@127.0.0.1:5672/)")
-    brk.add_argument("--nats", metavar="URL", help="NATS with JetStream (default: "
-                     "KUUKI_TEST_NATS_URL, else nats://127.0.0.1:4222)")
+    brk.add_argument("--amqp", metavar="URL",
+                     help="RabbitMQ (default: amqp://guest:guest@127.0.0.1:5672/)")
+    brk.add_argument("--nats", metavar="URL",
+                     help="NATS with JetStream (default: nats://127.0.0.1:4222)")
     brk.add_argument("--engine", choices=("all", "rabbitmq", "nats"), default="all",
                      help="which engines (default all; an unreachable one is skipped)")
     brk.add_argument("--rabbit-queue", choices=("quorum", "classic"), default="quorum",
                      help="RabbitMQ queue type behind the exchange (default quorum)")
     brk.set_defaults(fn=cmd_bench)
+    return bsub
 
+
+def _add_bench_quality(bsub: Subparsers) -> None:
     jb = bsub.add_parser(
         "judge", help="LLM calls per 100 ambient messages, local-stage latency, and (IRC logs "
         "with gold links) replies to already-answered messages and unanswered questions "
@@ -425,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="judge mode for this run (default: the setting, auto)")
     sb.set_defaults(fn=cmd_bench)
 
+
+def _add_run(sub: Subparsers) -> None:
     run = sub.add_parser(
         "run",
         help="run the bot on Discord and/or Slack",
@@ -443,10 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default 0.0.0.0)")
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
     run.set_defaults(fn=cmd_run)
-    from kuuki.scale.cli import add_parsers
-
     add_parsers(sub, run)
 
+
+def _add_playground(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None:
     pg = sub.add_parser("playground", help="a web page to try kuuki and see why it speaks")
     pg.add_argument(
         "--host", default="127.0.0.1",
@@ -463,6 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pg.set_defaults(fn=cmd_playground)
 
+
+def _add_memory(sub: Subparsers) -> None:
     mem = sub.add_parser("memory", help="what the bot remembers: list, show, forget, unforget")
     msub = mem.add_subparsers(dest="what", required=True, metavar="ACTION")
     ml = msub.add_parser("list", help="per channel, who and what is remembered")
@@ -480,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the SQLite file (or database URL) to read (default: configured)")
         mp.set_defaults(fn=cmd_memory)
 
+
+def _add_training(sub: Subparsers) -> None:
     dt = sub.add_parser("disentangle", help="print reply links for an IRC log file")
     dt.add_argument("file", metavar="FILE", help="an IRC log (.ascii.txt or .annotation.txt)")
     dt.add_argument("--start", type=int, default=1000, metavar="N",
@@ -495,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="training commands")
     tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
     td = tsub.add_parser("disentangler", help="reproduce the shipped disentangler weights")
-    td.add_argument("--data", default=str(_data_dir()), metavar="DIR",
+    td.add_argument("--data", default=str(data_dir()), metavar="DIR",
                     help="the irc-disentanglement data (default: %(default)s)")
     td.add_argument("--out", metavar="FILE",
                     help="weights file to write (default: the packaged one)")
@@ -503,29 +299,3 @@ def build_parser() -> argparse.ArgumentParser:
     te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
     te.add_argument("--out", help="table file to write (default: the packaged one)")
     te.set_defaults(fn=cmd_train_embeddings)
-    return p
-
-
-def _data_dir() -> Path:
-    return Path("../shared/data/irc-disentanglement")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        code: int = args.fn(args)
-        return code
-    except KuukiError as exc:
-        print(f"kuuki: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,3 @@
+from kuuki.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""`kuuki bench …`: one function per benchmark, each importing its module only when run
+(the benchmarks live in kuuki.bench; a few of them run kuuki.testing's local servers)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from kuuki.cli.common import settings_for
+from kuuki.errors import KuukiError
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    run = _BENCHES.get(args.what)
+    if run is None:
+        raise KuukiError(f"unknown benchmark {args.what!r}")
+    return run(args)
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from kuuki.bench.ingest import ingest
+
+    result = asyncio.run(ingest(args.messages, args.channels, args.store, window=args.window))
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+def _soak(args: argparse.Namespace) -> int:
+    from kuuki.bench.soak import soak
+
+    result = asyncio.run(soak(args.messages, args.channels, sample_every=args.sample_every,
+                              store_url=args.store))
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+def _crash(args: argparse.Namespace) -> int:
+    from kuuki.bench.crash import bench as crash_bench
+
+    platforms = ["discord", "slack"] if args.platform == "both" else [args.platform]
+    result = crash_bench(platforms, postgres=args.postgres)
+    print(json.dumps(result, ensure_ascii=False))
+    return 0 if all(c["held"] for c in result["cases"]) else 1
+
+
+def _disentangle(args: argparse.Namespace) -> int:
+    from kuuki.conversation.cli import run_bench
+
+    run_bench(Path(args.data), sys.stdout)
+    return 0
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from kuuki.bench.judge import run_bench_judge
+
+    run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
+    return 0
+
+
+def _facts(args: argparse.Namespace) -> int:
+    from kuuki.bench.memory import run_bench_facts
+
+    run_bench_facts(sys.stdout)
+    return 0
+
+
+def _reply(args: argparse.Namespace) -> int:
+    from kuuki.bench.guard import bench_reply, print_report
+
+    report = asyncio.run(bench_reply(settings_for(args), limit=args.limit, busy=args.busy))
+    print_report(report, sys.stdout, details=args.details)
+    return 0
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from kuuki.app import make_llm
+    from kuuki.bench.tools import bench_tools
+    from kuuki.bench.tools import print_report as print_tools
+
+    settings = settings_for(args, {"KUUKI_LLM": args.llm} if args.llm else None)
+    llm = make_llm(settings.llm)
+    if llm is None:
+        raise KuukiError("bench tools needs a model (--llm embedded, openai, …)")
+    report = asyncio.run(bench_tools(settings, llm))
+    print_tools(report, sys.stdout, details=args.details)
+    return 0
+
+
+def _broker(args: argparse.Namespace) -> int:
+    from kuuki.bench.broker import bench_broker
+
+    engines = ("rabbitmq", "nats") if args.engine == "all" else (args.engine,)
+    asyncio.run(bench_broker(args.messages, args.channels, args.amqp, args.nats, sys.stdout,
+                             engines, rabbit_queue=args.rabbit_queue))
+    return 0
+
+
+def _scenarios(args: argparse.Namespace) -> int:
+    from kuuki.bench import scenarios as scenario_bench
+
+    found = asyncio.run(scenario_bench.bench_scenarios(
+        settings_for(args), [Path(d) for d in args.dirs], args.llm,
+        judge_llm=args.judge_llm, judge_mode=args.judge_mode,
+    ))
+    scenario_bench.print_report(found, sys.stdout)
+    return 0
+
+
+def _scale(args: argparse.Namespace) -> int:
+    from kuuki.bench.scale import bench_scale
+
+    asyncio.run(bench_scale(args.amqp, args.postgres, messages=args.messages,
+                            channels=args.channels, out=sys.stdout))
+    return 0
+
+
+_BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
+    "ingest": _ingest,
+    "soak": _soak,
+    "crash": _crash,
+    "disentangle": _disentangle,
+    "judge": _judge,
+    "facts": _facts,
+    "reply": _reply,
+    "tools": _tools,
+    "broker": _broker,
+    "scenarios": _scenarios,
+    "scale": _scale,
+}

@@ -1,0 +1,1 @@
+"""Platform adapters: Discord, Slack, the terminal room and the web playground."""
