@@ -47,7 +47,6 @@ KILL_AT = (90, 200)  # messages said before each SIGKILL
 DOWN_FOR = 15  # messages said while the bot is down
 OUTAGE_AT = 90  # messages said before PostgreSQL is stopped (then a SIGKILL at 200)
 OUTAGE_S = 6.0
-PG_ENV = "KUUKI_TEST_POSTGRES_URL"
 
 
 class Stream:

@@ -112,7 +112,7 @@ async def _discord(args: argparse.Namespace, settings: Any, llm: ScriptedLLM,
                    accepted: _AcceptedLog) -> None:
     from discord.http import Route
 
-    from kuuki.platforms.discord import DiscordOutbox, run_discord
+    from kuuki.platforms.discord import DiscordOutbox, KuukiClient, run_discord
 
     Route.BASE = args.api
     outbox = DiscordOutbox()
@@ -123,7 +123,7 @@ async def _discord(args: argparse.Namespace, settings: Any, llm: ScriptedLLM,
     try:
         while outbox.client is None and not task.done():
             await asyncio.sleep(0.01)
-        if outbox.client is not None:
+        if isinstance(outbox.client, KuukiClient):
             ready = asyncio.ensure_future(outbox.client.caught_up.wait())
             await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
             if ready.done():

@@ -17,18 +17,12 @@ import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 import discord
 
 from kuuki.domain import Action, ActionKind, Channel, Message, User
 from kuuki.platforms.discord.mapping import TEXT_LIMIT, allowed_mentions
 from kuuki.text.safety import defuse_mentions, split_text
-
-if TYPE_CHECKING:
-    # Only so that `client` reads as the client that bound itself (kuuki.testing reads its
-    # attributes); the outbox itself uses nothing beyond `discord.Client`.
-    from kuuki.platforms.discord.client import KuukiClient
 
 log = logging.getLogger("kuuki.discord")
 
@@ -40,11 +34,11 @@ class DiscordOutbox:
 
     def __init__(self, *, text_limit: int = TEXT_LIMIT) -> None:
         self.text_limit = text_limit
-        self.client: KuukiClient | None = None
+        self.client: discord.Client | None = None
         self._latest: OrderedDict[str, str] = OrderedDict()  # channel id → last message id
         self._part_of: OrderedDict[str, str] = OrderedDict()  # later part id → first part id
 
-    def bind(self, client: KuukiClient) -> None:
+    def bind(self, client: discord.Client) -> None:
         """The connected client (kuuki.platforms.discord.client) the outbox posts through."""
         self.client = client
 

@@ -45,8 +45,10 @@ class DiscordDriver:
 
     @property
     def client(self) -> KuukiClient:
-        assert self._outbox is not None and self._outbox.client is not None
-        return self._outbox.client
+        assert self._outbox is not None
+        client = self._outbox.client
+        assert isinstance(client, KuukiClient), "start() first"
+        return client
 
     async def start(self, settings: Settings) -> None:
         from discord.http import Route  # after kuuki.platforms.discord has imported discord
