@@ -36,7 +36,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kuuki.clock import Clock
-from kuuki.decide.base import BotState
 from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.engine.act import Actor, DecisionListener
 from kuuki.engine.channels import Backlog, CaughtUp, ChannelState, ChannelTable, stop
@@ -110,9 +109,6 @@ class Engine:
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
         seen = Seen(seen_capacity)
-        self.door = Door(self.inbox, seen, self._enqueue if relay is None else None,
-                         room=self.backlog.room)
-        self.intake = self.door.intake
         self.filter = MessageFilter(config, self.bot_user_ids)  # 1
         self.recorder = Recorder(self.filter, seen, store=store, writer=writer,  # 2-4
                                  memory_hooks=memory_hooks, marks_handled=self.inbox is not None)
@@ -124,9 +120,15 @@ class Engine:
                                backlog=self.backlog, store=store,
                                mark_handled=self.recorder.handled_event,
                                catch_up_minutes=config.catch_up_minutes)
-        self.worker = Worker(self.recorder, self.decider, self.backlog, clock, prepare)
+        self.worker = Worker(  # takes each channel's items forward through the steps
+            self.recorder, self.decider, self.backlog, clock, self.channels,
+            buffer_factory=buffer_factory, tracker_factory=tracker_factory,
+            bot_user_ids=self.bot_user_ids, prepare=prepare,
+        )
+        self.door = Door(self.inbox, seen, self.worker.enqueue if relay is None else None,
+                         room=self.backlog.room)  # 0
+        self.intake = self.door.intake
         self._config = config
-        self._stopping: set[asyncio.Task[Any]] = set()
 
     # -- configuration and counters ---------------------------------------------------------
 
@@ -215,19 +217,19 @@ class Engine:
         process owns when several share the store), as catch-up; returns their channels,
         which an adapter then marks `caught_up` once it has also read their history."""
         return await self.door.recover(platform, owns=owns, channel_id=channel_id,
-                                       enqueue=self._enqueue)
+                                       enqueue=self.worker.enqueue)
 
     def caught_up(self, channel: Channel) -> None:
         """Everything missed in ``channel`` has been handed in: answer what is owed."""
         if self.relay is not None:
             self.relay.caught_up(channel)  # after what was handed in, to the channel's owner
             return
-        self.backlog.put(self._open(channel), CaughtUp())
+        self.backlog.put(self.worker.open(channel), CaughtUp())
 
     async def recover_timers(self, channel: Channel) -> int:
         """Rebuild the channel's re-checks from its stored decisions (a scale-out worker
         taking over a channel whose previous owner died, kuuki.scale.worker)."""
-        return await self.decider.recover_timers(channel, self._open)
+        return await self.decider.recover_timers(channel, self.worker.open)
 
     async def idle(self) -> None:
         """Wait until every queued event has been handled and every action sent."""
@@ -238,38 +240,12 @@ class Engine:
         await self.idle()
         self.backlog.closed = True
         tasks = stop(self.channels.clear())
-        await asyncio.gather(*tasks, *self._stopping, return_exceptions=True)
+        await asyncio.gather(*tasks, *self.worker.stopping, return_exceptions=True)
         if self.writer is not None:
             await self.writer.flush()
 
     def state(self, channel_id: str) -> ChannelState | None:
         return self.channels.get(channel_id)
-
-    # -- the channels' queues --------------------------------------------------------------
-
-    def _enqueue(self, item: ChatEvent) -> None:
-        state = self._open(item.channel)
-        self.channels.touch(state, self.clock.now())
-        self.backlog.put(state, item)
-
-    def _open(self, channel: Channel) -> ChannelState:
-        state = self.channels.get(channel.id)
-        if state is not None:
-            return state
-        tracker = self.tracker_factory(channel) if self.tracker_factory else None
-        bot = BotState(frozenset(self.bot_user_ids))
-        state = ChannelState(channel, self.buffer_factory(), tracker, bot, self.clock.now())
-        self._stop(self.channels.add(state))
-        # The worker rebuilds the channel from the store before its first event.
-        state.worker = asyncio.get_running_loop().create_task(
-            self.worker.run(state), name=f"kuuki-channel-{channel.id}"
-        )
-        return state
-
-    def _stop(self, states: list[ChannelState]) -> None:
-        for task in stop(states):
-            self._stopping.add(task)
-            task.add_done_callback(self._stopping.discard)
 
     # -- the memory layer's port (EngineControl) -------------------------------------------
 
@@ -305,7 +281,7 @@ class Engine:
         """Drop channels idle for ``channel_idle_minutes`` (they are rebuilt from the store
         when they speak again); returns how many. Called by periodic maintenance."""
         gone = self.channels.idle_ones(self.clock.now())
-        self._stop(gone)
+        self.worker.stop(gone)
         return len(gone)
 
     def live_channels(self) -> int:
@@ -318,7 +294,7 @@ class Engine:
 
     async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
         """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
-        state = self._open(channel)
+        state = self.worker.open(channel)
         until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
         state.bot.quiet_until = until
         return until

@@ -1,4 +1,5 @@
-"""A channel's worker: it takes each item off the channel's queue and hands it forward.
+"""The channels' workers: opening a channel (its state, rebuilt from the store, and its
+worker task) and taking each item off its queue to hand it forward.
 
 An event goes to the recorder (steps 1-4, kuuki.engine.record), then, when it posted a
 message, to the decider (step 5, kuuki.engine.deciding), which hands a verdict to the actor
@@ -10,15 +11,28 @@ the queue; an event whose store failed stays in the inbox, handled again at the 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from kuuki.clock import Clock
-from kuuki.domain import ChatEvent, EventKind, Message
-from kuuki.engine.channels import Backlog, CaughtUp, ChannelState, Proposed, QueueItem, Timer
+from kuuki.decide.base import BotState
+from kuuki.domain import Channel, ChatEvent, EventKind, Message
+from kuuki.engine.channels import (
+    Backlog,
+    CaughtUp,
+    ChannelState,
+    ChannelTable,
+    Proposed,
+    QueueItem,
+    Timer,
+    stop,
+)
 from kuuki.engine.deciding import Decider
 from kuuki.engine.record import Recorder
 from kuuki.errors import StoreError
+from kuuki.ports import BufferFactory, Tracker
 
 log = logging.getLogger("kuuki.engine")
 
@@ -34,13 +48,47 @@ class Worker:
 
     def __init__(
         self, recorder: Recorder, decider: Decider, backlog: Backlog, clock: Clock,
-        prepare: Prepare | None = None,
+        channels: ChannelTable, *, buffer_factory: BufferFactory,
+        tracker_factory: Callable[[Channel], Tracker | None] | None = None,
+        bot_user_ids: set[str], prepare: Prepare | None = None,
     ) -> None:
         self.recorder = recorder
         self.decider = decider
         self.backlog = backlog
         self.clock = clock
+        self.channels = channels
+        self.buffer_factory = buffer_factory
+        self.tracker_factory = tracker_factory
+        self.bot_user_ids = bot_user_ids
         self.prepare = prepare
+        self.stopping: set[asyncio.Task[Any]] = set()  # workers of evicted channels
+
+    def enqueue(self, event: ChatEvent) -> None:
+        """Queue a durable event on its channel (opened if need be)."""
+        state = self.open(event.channel)
+        self.channels.touch(state, self.clock.now())
+        self.backlog.put(state, event)
+
+    def open(self, channel: Channel) -> ChannelState:
+        """The channel's live state; a new one starts its worker, which rebuilds it from
+        the store before its first item."""
+        state = self.channels.get(channel.id)
+        if state is not None:
+            return state
+        tracker = self.tracker_factory(channel) if self.tracker_factory else None
+        bot = BotState(frozenset(self.bot_user_ids))
+        state = ChannelState(channel, self.buffer_factory(), tracker, bot, self.clock.now())
+        self.stop(self.channels.add(state))
+        state.worker = asyncio.get_running_loop().create_task(
+            self.run(state), name=f"kuuki-channel-{channel.id}"
+        )
+        return state
+
+    def stop(self, states: list[ChannelState]) -> None:
+        """Stop the workers of evicted channels (awaited on close)."""
+        for task in stop(states):
+            self.stopping.add(task)
+            task.add_done_callback(self.stopping.discard)
 
     async def run(self, state: ChannelState) -> None:
         """The channel's worker task: rebuild it from the store, then its queue, forever."""
