@@ -10,8 +10,9 @@ it composed from the collaborators it was given (all of them ports, kuuki.ports)
                  deferrals, re-checks, catch-up, proactive talk (kuuki.engine.deciding)
     6-7 act      carry out the verdict and explain it (kuuki.engine.act)
 
-A channel's worker takes each item off its queue and hands it forward: an event to the
-recorder, then the decider, which hands a verdict to the actor. Channels run in parallel;
+The intake hands each durable event to the worker (kuuki.engine.worker), which queues it
+on its channel and later hands it forward: to the recorder, then the decider, which hands
+a verdict to the actor; no step calls back into one before it. Channels run in parallel;
 within a channel, events, timers (a settled burst, a re-check) and proactive talk are
 handled in order, on the channel's one queue. An event id is handled once however often it
 is delivered, across restarts: handling ends by marking it handled in the same transaction
