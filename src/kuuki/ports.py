@@ -1,22 +1,33 @@
-"""The engine's ports: what it needs from the outside, as Protocols.
+"""The ports: what the engine needs from the outside, and what others need of it.
 
-Adapters (platforms, the terminal, replay) implement `Outbox`; the store implements
-`MessageStore` and `Writer`; the memory layer `MemoryHook`; the conversation package
-`Tracker` (the full surface the engine and the judge read, kuuki.conversation.tracker);
-the responder and the judge's LLM stage read memory through `MemoryProvider`.
+What the engine reads: adapters (platforms, the terminal, replay) implement `Outbox`; the
+store implements `MessageStore` and `Writer`; the memory layer `MemoryHook`; the
+conversation package `Tracker` (the full surface the engine and the judge read,
+kuuki.conversation.tracker); the short-term memory `Buffer` (kuuki.memory.buffer, made per
+channel by a `BufferFactory`); step 5, the decision pipeline, `Decider` (kuuki.decide);
+steps 6's generation `Responder` (kuuki.respond). The responder and the judge's LLM stage
+read memory through `MemoryProvider`.
+
+What others read of the engine (kuuki.engine.core.Engine implements them): the memory
+layer `EngineControl` (proactive talk, forgetting a person, maintenance); the platform
+adapters `ReadBack` (a channel that lost events to the store is read back) and the
+`/kuuki` commands `EngineCommands`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kuuki.domain import Action, Channel, Decision, DecisionTrace, Message
+from kuuki.domain import Action, ActionKind, Channel, Decision, DecisionTrace, Message
 
 if TYPE_CHECKING:
+    from kuuki.decide.addressing import Addressing
+    from kuuki.decide.base import Verdict
+    from kuuki.decide.types import Case
     from kuuki.llm.base import ChatMessage
     from kuuki.memory.context import PromptContext
 
@@ -92,6 +103,8 @@ class MessageStore(Protocol):
 
     async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]: ...
 
+    async def latest_decision(self, channel_id: str | None = None) -> dict[str, Any] | None: ...
+
 
 class Writer(Protocol):
     """Write-behind for the hot path: messages, decisions, and inbox events handled.
@@ -113,6 +126,179 @@ class MemoryHook(Protocol):
     """Step 4: sees every recorded message; must return quickly (schedule, don't work)."""
 
     async def observe(self, channel: Channel, msg: Message, *, from_bot: bool) -> None: ...
+
+
+class Buffer(Protocol):
+    """A channel's short-term memory (kuuki.memory.buffer.ChannelBuffer): the last ``size``
+    messages, none older than ``ttl``, oldest first. `edit` and `delete` return whether
+    the message was held; `prune` drops the expired ones and returns how many."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def ttl(self) -> timedelta: ...
+
+    def add(self, msg: Message) -> None: ...
+
+    def prune(self, now: datetime) -> int: ...
+
+    def recent(self, now: datetime | None = None, limit: int | None = None) -> list[Message]: ...
+
+    def edit(self, message_id: str, text: str) -> bool: ...
+
+    def delete(self, message_id: str) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Message]: ...
+
+
+# A new, empty buffer for a channel the engine opens (sized by the settings).
+BufferFactory = Callable[[], Buffer]
+
+
+class Addresser(Protocol):
+    """Tells how a message addresses the bot (kuuki.decide.addressing.AddressDetector):
+    ``dm`` when the channel is a direct message with the bot, ``recent`` the channel's
+    buffer (a thread reply to another person is not to the bot). Pure: no state changes."""
+
+    def detect(
+        self,
+        msg: Message,
+        *,
+        bot_user_ids: Iterable[str],
+        bot_message_ids: Iterable[str] = (),
+        dm: bool = False,
+        recent: Sequence[Message] = (),
+    ) -> Addressing: ...
+
+
+class Decider(Protocol):
+    """Step 5, the decision (kuuki.decide.pipeline.Pipeline, built once at start-up).
+
+    `decide` runs the stages for a case and returns the verdict; it never raises (a
+    failure is traced, then silence) and records every stage's result in the case's trace.
+    `sent` tells the stages that keep history about a decision that was carried out (its
+    send succeeded, or it was silence); it is never called for a failed send. `detector`
+    tells how a message addresses the bot; `describe` names the pipeline for status lines.
+    """
+
+    @property
+    def detector(self) -> Addresser: ...
+
+    async def decide(self, case: Case) -> Verdict: ...
+
+    def sent(self, case: Case, decision: Decision) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+class Generated(Protocol):
+    """What step 6 produced: the action, and when it is a fallback, why."""
+
+    @property
+    def action(self) -> Action: ...
+
+    @property
+    def fallback(self) -> str | None: ...
+
+
+class Responder(Protocol):
+    """Step 6's generation with the output guard (kuuki.respond.responder.Responder).
+
+    `act` writes the ``kind`` of action about ``trigger``, given its conversation and the
+    channel's other recent messages; a model failure or a rejected text ends in the
+    documented fallback (said in ``Generated.fallback``), never in an exception from the
+    model. `fallback` is that safe default, for a failure the engine caught itself.
+    """
+
+    async def act(
+        self,
+        kind: ActionKind,
+        channel: Channel,
+        trigger: Message,
+        conversation: Sequence[Message],
+        other: Sequence[Message],
+        trace: DecisionTrace,
+        *,
+        emoji: str | None = None,
+        task: str | None = None,
+        extra: dict[str, str] | None = None,
+        addressed: bool = False,
+    ) -> Generated: ...
+
+    def fallback(
+        self, channel: Channel, trigger: Message, trace: DecisionTrace, why: str, *,
+        addressed: bool,
+    ) -> Generated: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LiveChannel:
+    """A live channel as proactive talk reads it: its buffer (oldest first) and the last
+    message of a person in it."""
+
+    recent: list[Message]
+    last_human: Message | None
+
+
+class EngineControl(Protocol):
+    """What the memory layer asks of the running engine, which carries it out on its own
+    state (kuuki.memory.service, .proactive, .forgetting).
+
+    `propose` offers proactive talk about ``wake``: it goes on the channel's queue and
+    through the decision pipeline; returns the decision, or None when the channel is not
+    live. `live` reads a live channel (None when it is not). `channels_of` names the live
+    channels whose buffers hold a message of ``user_id``; `forget_person` erases their
+    messages (and the bot's answers to them) from buffers and trackers and returns the
+    channels it erased from. `prune_buffers` drops expired buffer messages (how many);
+    `evict_idle` drops idle channels (how many); `live_channels` and `buffered` count the
+    live channels and the messages their buffers hold.
+    """
+
+    async def propose(
+        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
+    ) -> Decision | None: ...
+
+    def live(self, channel_id: str) -> LiveChannel | None: ...
+
+    def channels_of(self, user_id: str) -> set[str]: ...
+
+    def forget_person(self, user_id: str) -> set[str]: ...
+
+    def prune_buffers(self, now: datetime) -> int: ...
+
+    def evict_idle(self) -> int: ...
+
+    def live_channels(self) -> int: ...
+
+    def buffered(self) -> int: ...
+
+
+class ReadBack(Protocol):
+    """What an adapter that reads lost events back from a platform's history uses
+    (kuuki.platforms.retry): `read_back_on_refusal` makes a channel whose events the store
+    refused refuse newer ones until `reopen` (so none is stored past a lost one);
+    `last_taken` is the last message of a channel taken in durably, where reading starts."""
+
+    def read_back_on_refusal(self) -> None: ...
+
+    def reopen(self, channel_ids: Iterable[str]) -> None: ...
+
+    def last_taken(self, channel_id: str) -> str | None: ...
+
+
+class EngineCommands(Protocol):
+    """What the `/kuuki` commands ask of the engine (kuuki.platforms.commands): `status`
+    as a dict of display values, `quiet` for ``minutes`` (0 ends it; returns until when),
+    and the channel's latest stored decision (None without a store or a decision)."""
+
+    def status(self, channel: Channel) -> dict[str, Any]: ...
+
+    async def quiet(self, channel: Channel, minutes: float) -> datetime | None: ...
+
+    async def latest_decision(self, channel_id: str) -> dict[str, Any] | None: ...
 
 
 @dataclass(slots=True)

@@ -6,13 +6,15 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kuuki.clock import Clock
-from kuuki.decide.base import Judge
+from kuuki.decide.base import AddressedOnlyJudge, Judge
+from kuuki.decide.pipeline import Pipeline, build_pipeline
 from kuuki.domain import Channel
-from kuuki.engine.core import Engine, Outbox, Tracker
+from kuuki.engine.core import Engine, EngineConfig
 from kuuki.errors import ConfigError
 from kuuki.guard.reply import ReplyGuard
 from kuuki.guard.scaffold import Scaffold
@@ -22,13 +24,15 @@ from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.llm.registry import create
 from kuuki.llm.scheduler import ScheduledLLM
 from kuuki.llm.stub import StubLLM
+from kuuki.memory.buffer import ChannelBuffer
 from kuuki.memory.context import ContextBuilder
+from kuuki.ports import Buffer, BufferFactory, Outbox, Tracker
 from kuuki.prompts import LANGUAGES, Prompts
 from kuuki.respond.responder import PromptDump, Responder
 from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import LLMSettings, Persona, Settings
 
-__all__ = ["App", "PromptDumper", "build_app", "make_llm"]
+__all__ = ["App", "PromptDumper", "build_app", "engine_config", "make_engine", "make_llm"]
 
 log = logging.getLogger("kuuki.app")
 
@@ -62,6 +66,58 @@ def tracker_factory(
         return ConversationTracker(channel.id, embedder=embedder, bot_names=settings.persona.names)
 
     return make
+
+
+def engine_config(settings: Settings) -> EngineConfig:
+    """The few settings the engine reads."""
+    return EngineConfig(
+        bot_name=settings.persona.name,
+        channel_allow=settings.channel_allow,
+        channel_deny=settings.channel_deny,
+        dms_enabled=settings.dms_enabled,
+        max_live_channels=settings.max_live_channels,
+        channel_idle_minutes=settings.channel_idle_minutes,
+        catch_up_minutes=settings.catch_up_minutes,
+        judge_mode=settings.judge_mode,
+    )
+
+
+def buffer_factory(settings: Settings) -> BufferFactory:
+    """Each channel's short-term buffer: CHANNEL_BUFFER_SIZE messages, none older than
+    CHANNEL_BUFFER_TTL_MINUTES."""
+    size = settings.CHANNEL_BUFFER_SIZE
+    ttl = timedelta(minutes=settings.CHANNEL_BUFFER_TTL_MINUTES)
+
+    def make() -> Buffer:
+        return ChannelBuffer(size, ttl)
+
+    return make
+
+
+def make_engine(
+    settings: Settings,
+    *,
+    clock: Clock,
+    outbox: Outbox,
+    responder: Responder,
+    judge: Pipeline | Judge | None = None,
+    **options: Any,
+) -> Engine:
+    """An `Engine` for ``settings``: ``judge`` is the decision pipeline built once at
+    start-up, or a bare `Judge` (tests, plugins) run behind the pipeline's gates (None:
+    reply when addressed). ``options`` go to `Engine` as they are (store, writer, inbox,
+    tracker_factory, memory_hooks, a gateway's ``relay``, a worker's ``seen_capacity``…)."""
+    pipeline = (
+        judge
+        if isinstance(judge, Pipeline)
+        else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
+    )
+    options.setdefault("store", None)
+    options.setdefault("writer", None)
+    return Engine(
+        engine_config(settings), clock=clock, outbox=outbox, responder=responder,
+        pipeline=pipeline, buffer_factory=buffer_factory(settings), **options,
+    )
 
 
 def _prefetcher(embedder: Any) -> Callable[[Any], Any] | None:
@@ -101,6 +157,7 @@ class App:
     writer: Any
     llm: LLM | None
     judge_llm: LLM | None
+    responder: Responder
     closers: list[Any] = field(default_factory=list)
     memory: Any = None  # kuuki.memory.service.MemoryService when a store is in use
     models: list[ScheduledLLM] = field(default_factory=list)
@@ -194,7 +251,7 @@ async def build_app(
             builder=context_builder(settings.persona, prompts, settings.judge, j_llm),
             scaffold=guard.scaffold,
         )
-    engine = Engine(
+    engine = make_engine(
         settings,
         clock=clock,
         store=store,
@@ -214,7 +271,7 @@ async def build_app(
     models = list({id(m): m for m in scheduled.values()}.values())
     # HTTP back-ends hold a connection pool: closed with the app.
     closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
-    return App(settings, engine, clock, store, writer, main_llm, j_llm, memory=memory,
+    return App(settings, engine, clock, store, writer, main_llm, j_llm, responder, memory=memory,
                models=models, closers=closers)
 
 

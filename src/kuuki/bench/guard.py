@@ -123,7 +123,7 @@ async def bench_reply(
             await app.warm()
             load_s = time.perf_counter() - load_started
             await _warm_up(app, clock)
-            guard = app.engine.responder.guard
+            guard = app.responder.guard
             for i, case in enumerate(cases):
                 background = None
                 if busy:  # a mention that arrives while a summary is being written

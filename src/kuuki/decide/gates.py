@@ -1,33 +1,21 @@
 """The first stages: the bot's own messages, the filters, and quiet mode.
 
-Each rule here lives only here: whether a channel is listened to at all (allow/deny lists,
-the DM policy — also asked by adapters through `Engine.listening`), the loop guard against
-other bots, and quiet mode (also for proactive talk, which runs through the same list).
+Each rule here lives only here: the loop guard against other bots, the DM policy's and
+empty messages' silence, and quiet mode (also for proactive talk, which runs through the
+same list). Whether a channel is listened to at all (allow/deny lists) and whose messages
+are the bot's own is the engine's step 1 (kuuki.engine.filter): the engine does not run
+the list for its own messages, so `OwnMessage` decides only for callers that judge a bare
+situation (a `Judge`, the playground); it keeps its place, first, in every trace.
 """
 
 from __future__ import annotations
 
 from kuuki.decide.base import Verdict
 from kuuki.decide.types import ALL_PASSES, MESSAGE_PASSES, Case, StageResult
-from kuuki.domain import ActionKind, Channel, Stage, Visibility
+from kuuki.domain import ActionKind, Stage, Visibility
 from kuuki.settings import Settings
 
 LOOP_GUARD_TURNS = 2  # bot turns since the last human message before another bot is ignored
-
-
-def allowed(settings: Settings, channel: Channel) -> bool:
-    """The channel allow/deny lists (a thread follows its parent channel)."""
-    keys = set(channel.names)
-    if settings.channel_allow and not keys & set(settings.channel_allow):
-        return False
-    return not keys & set(settings.channel_deny)
-
-
-def listening(settings: Settings, channel: Channel) -> bool:
-    """Does the bot listen in ``channel`` at all (lists and the DM policy)?"""
-    if not allowed(settings, channel):
-        return False
-    return not (channel.visibility is Visibility.DM and not settings.dms_enabled)
 
 
 class OwnMessage:

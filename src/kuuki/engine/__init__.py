@@ -1,3 +1,7 @@
-"""The engine: one ordered queue per channel and the steps of one message (intake → record
-→ decide → act), composed of step objects; it reads every collaborator through `kuuki.ports`.
+"""The engine: one ordered queue per channel and the steps of one message, read top to
+bottom as a message goes: core (composition, public face) → intake (0) → worker (the
+channels' queues) → record (1-4, with filter: step 1) → deciding (5, around the `Decider`
+port) → act (6-7). Each step is an object built with explicit collaborators; every one
+from outside is a port (`kuuki.ports`). `channels` holds the per-channel state and its
+bounds; `config` the few settings the engine reads.
 """

@@ -1,11 +1,11 @@
 """Steps 6 and 7 of the engine: carry out a verdict and explain it.
 
-Generate with the shared context (kuuki.respond.responder, which owns the output guard and the
-fallbacks) → drop an unasked reply if the conversation moved on while it was written →
-send (failures traced) → the bot's own message joins buffer, tracker and store → the
-Decision is stored, the pipeline's history stages hear about a delivered decision
-(`Pipeline.sent`: interventions are written after the send, never at the verdict), and
-listeners are told.
+Generate with the shared context (the `Responder` port: kuuki.respond.responder, which owns
+the output guard and the fallbacks) → drop an unasked reply if the conversation moved on
+while it was written → send (failures traced) → the bot's own message joins buffer,
+tracker and store (the `Recorder` it was given) → the Decision is stored, the pipeline's
+history stages hear about a delivered decision (`Decider.sent`: interventions are written
+after the send, never at the verdict), and listeners are told.
 """
 
 from __future__ import annotations
@@ -14,43 +14,67 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from kuuki.domain import Action, ActionKind, Decision, Message, Stage
-
-if TYPE_CHECKING:
-    from kuuki.clock import Clock
-    from kuuki.decide.base import Verdict
-    from kuuki.decide.pipeline import Pipeline
-    from kuuki.decide.types import Case
-    from kuuki.engine.channels import ChannelState
-    from kuuki.ports import MessageStore, Outbox, Usage, Writer
-    from kuuki.respond.responder import Responder
-    from kuuki.settings import Settings
+from kuuki.clock import Clock
+from kuuki.decide.base import Verdict
+from kuuki.decide.types import Case
+from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Message, Stage
+from kuuki.engine.channels import ChannelState
+from kuuki.engine.record import Recorder
+from kuuki.ports import Decider, MessageStore, Outbox, Responder, Usage, Writer
 
 log = logging.getLogger("kuuki.engine")
 
 DecisionListener = Callable[[Decision], Awaitable[None] | None]
 
 
-class Acting:
-    """The engine's acting half (a mixin: `Engine` provides the attributes below)."""
+class Meter:
+    """LLM use per UTC day, counted from the decisions' traces (`/kuuki status`)."""
 
-    settings: Settings
-    clock: Clock
-    store: MessageStore | None
-    writer: Writer | None
-    outbox: Outbox
-    responder: Responder
-    pipeline: Pipeline
-    usage: Usage
-    _listeners: list[DecisionListener]
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.usage = Usage()
 
-    def _mark_seen(self, key: str) -> None: ...
+    def roll(self) -> Usage:
+        day = self.clock.now().date().isoformat()
+        if self.usage.day != day:
+            self.usage = Usage(day=day)
+        return self.usage
 
-    def _roll_usage(self) -> None: ...
+    def count(self, trace: DecisionTrace) -> None:
+        usage = self.roll()
+        for call in trace.llm_calls:
+            if call.outcome != "skipped":
+                usage.calls += 1
+                usage.prompt_tokens += call.prompt_tokens
+                usage.completion_tokens += call.completion_tokens
 
-    async def _record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None: ...
+
+class Actor:
+    """Steps 6-7 (module doc), with the collaborators it was given."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        outbox: Outbox,
+        responder: Responder,
+        pipeline: Decider,
+        recorder: Recorder,
+        store: MessageStore | None,
+        writer: Writer | None,
+        bot_name: str,
+    ) -> None:
+        self.clock = clock
+        self.outbox = outbox
+        self.responder = responder
+        self.pipeline = pipeline
+        self.recorder = recorder
+        self.store = store
+        self.writer = writer
+        self.bot_name = bot_name  # the bot's own reactions are stored under it
+        self.meter = Meter(clock)
+        self.listeners: list[DecisionListener] = []
 
     async def act(self, state: ChannelState, case: Case, verdict: Verdict) -> Decision:
         """Carry out ``verdict`` about the case's message (steps 6 and 7)."""
@@ -90,7 +114,7 @@ class Acting:
                 trace.step("dropped: the conversation moved on while the reply was written")
                 verdict = replace(verdict, action=ActionKind.NONE, reason="conversation moved on")
                 action = None
-        return await self._decide_done(state, case, verdict, action)
+        return await self.conclude(state, case, verdict, action)
 
     def _same_conversation(self, state: ChannelState, a: Message, b: Message | None) -> bool:
         if b is None:
@@ -100,43 +124,15 @@ class Acting:
         ca, cb = state.tracker.conversation_of(a.id), state.tracker.conversation_of(b.id)
         return ca is None or ca == cb
 
-    async def _decide_done(
+    async def conclude(
         self, state: ChannelState, case: Case, verdict: Verdict, action: Action | None
     ) -> Decision:
+        """Send ``action`` (if any), then store, tell the pipeline and the listeners."""
         msg, trace = case.message, case.trace
         action = action or Action.none(state.channel.id, msg.id)
-        delivered = action.kind is ActionKind.NONE
-        if action.kind is not ActionKind.NONE:
-            try:
-                posted = await self.outbox.send(state.channel, action)
-                delivered = True
-            except Exception as exc:
-                trace.error(f"send failed: {type(exc).__name__}: {exc}")
-                posted = None
-            now = self.clock.now()
-            if delivered:
-                state.bot.last_action_at = now
-            if delivered and action.kind in (ActionKind.REPLY, ActionKind.ACK):
-                state.bot.last_reply_at = now
-                state.bot.last_reply_conversation = verdict.conversation_id or (
-                    state.tracker.conversation_of(msg.id) if state.tracker else None
-                )
-            reacted = posted is None and delivered and action.kind is ActionKind.REACT
-            if reacted and self.store is not None:
-                # Remembered so that catching up after a crash knows this was answered.
-                with contextlib.suppress(Exception):
-                    await self.store.add_reaction(
-                        msg.id, self.settings.persona.name, action.emoji or "", now
-                    )
-            if posted is not None:
-                self._mark_seen(f"msg:{posted.channel_id}:{posted.id}")
-                await self._record(state, posted, own=True)
-        self._roll_usage()
-        for call in trace.llm_calls:
-            if call.outcome != "skipped":
-                self.usage.calls += 1
-                self.usage.prompt_tokens += call.prompt_tokens
-                self.usage.completion_tokens += call.completion_tokens
+        delivered = action.kind is ActionKind.NONE or await self._send(state, case, verdict,
+                                                                       action)
+        self.meter.count(trace)
         decision = Decision(
             message_id=msg.id,
             channel_id=state.channel.id,
@@ -152,7 +148,7 @@ class Acting:
             self.pipeline.sent(case, decision)
         if self.writer is not None:
             await self.writer.add_decision(decision)
-        for listener in self._listeners:
+        for listener in self.listeners:
             try:
                 result = listener(decision)
                 if result is not None:
@@ -160,6 +156,35 @@ class Acting:
             except Exception:
                 log.exception("decision listener failed")
         return decision
+
+    async def _send(
+        self, state: ChannelState, case: Case, verdict: Verdict, action: Action
+    ) -> bool:
+        """Send ``action``; the bot's state and timeline follow. False when it failed."""
+        msg, trace = case.message, case.trace
+        delivered = False
+        try:
+            posted = await self.outbox.send(state.channel, action)
+            delivered = True
+        except Exception as exc:
+            trace.error(f"send failed: {type(exc).__name__}: {exc}")
+            posted = None
+        now = self.clock.now()
+        if delivered:
+            state.bot.last_action_at = now
+        if delivered and action.kind in (ActionKind.REPLY, ActionKind.ACK):
+            state.bot.last_reply_at = now
+            state.bot.last_reply_conversation = verdict.conversation_id or (
+                state.tracker.conversation_of(msg.id) if state.tracker else None
+            )
+        reacted = posted is None and delivered and action.kind is ActionKind.REACT
+        if reacted and self.store is not None:
+            # Remembered so that catching up after a crash knows this was answered.
+            with contextlib.suppress(Exception):
+                await self.store.add_reaction(msg.id, self.bot_name, action.emoji or "", now)
+        if posted is not None:
+            await self.recorder.record_own(state, posted)
+        return delivered
 
     def _split_conversation(
         self, state: ChannelState, msg: Message, conversation_id: str | None

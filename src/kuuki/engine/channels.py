@@ -16,6 +16,7 @@ Memory must stay bounded however many channels a bot sits in (issue 11), so:
 
 A channel's queue carries its events and, in the same order, its timers (`Timer`: a
 settled burst, a re-check) and proactive talk (`Proposed`): one ordered queue per channel.
+`Backlog` counts what all the queues hold: past its bound the intake takes no more in.
 """
 
 from __future__ import annotations
@@ -25,16 +26,13 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kuuki.clock import TimerHandle
 from kuuki.decide.base import BotState
 from kuuki.decide.types import Pass, Proposal
 from kuuki.domain import Channel, ChatEvent, Decision, DecisionTrace, Message
-from kuuki.memory.buffer import ChannelBuffer
-
-if TYPE_CHECKING:
-    from kuuki.ports import Tracker
+from kuuki.ports import Buffer, Tracker
 
 BOT_MESSAGE_IDS = 2_000  # the bot's own messages remembered per channel (replies to them)
 
@@ -109,7 +107,7 @@ QueueItem = ChatEvent | CaughtUp | Timer | Proposed
 @dataclass(slots=True)
 class ChannelState:
     channel: Channel
-    buffer: ChannelBuffer
+    buffer: Buffer
     tracker: Tracker | None
     bot: BotState
     last_active: datetime
@@ -140,6 +138,24 @@ class ChannelState:
             and not self.missed
             and (quiet is None or quiet <= now)
         )
+
+    def holds_message_of(self, user_id: str) -> bool:
+        return any(m.user.id == user_id for m in self.buffer)
+
+    def erase_person(self, user_id: str) -> bool:
+        """Their messages, and the bot's answers to them, leave buffer and tracker (a
+        forgotten person, kuuki.memory.forgetting); True when any did."""
+        theirs = {m.id for m in self.buffer if m.user.id == user_id}
+        answers = {
+            m.id for m in self.buffer
+            if m.user.is_bot and (m.reply_to in theirs or m.thread in theirs)
+        }
+        for mid in theirs | answers:
+            self.buffer.delete(mid)
+            if self.tracker is not None:
+                self.tracker.edit(mid, "")  # the tracker keeps a deleted message's text
+                self.tracker.delete(mid)
+        return bool(theirs)
 
 
 class ChannelTable:
@@ -201,6 +217,48 @@ class ChannelTable:
         out = list(self._states.values())
         self._states.clear()
         return out
+
+
+class Backlog:
+    """What every channel's queue holds (events, timers, proposals) taken together: the
+    engine is idle when nothing is; past ``max_backlog`` there is no `room` and the intake
+    commits no more until the channels catch up (the platform holds the rest,
+    unacknowledged, so nothing is lost). Closed, it takes no timer work any more."""
+
+    def __init__(self, max_backlog: int) -> None:
+        self.max_backlog = max_backlog
+        self.inflight = 0
+        self.closed = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def put(self, state: ChannelState, item: QueueItem) -> None:
+        state.busy += 1
+        self.inflight += 1
+        self._idle.clear()
+        if self.inflight >= self.max_backlog:
+            self._room.clear()
+        state.queue.put_nowait(item)
+
+    def done(self, state: ChannelState) -> None:
+        """One item of ``state``'s queue was handled (or failed)."""
+        state.queue.task_done()
+        state.busy -= 1
+        self.inflight -= 1
+        if self.inflight == 0:
+            self._idle.set()
+        if self.inflight < self.max_backlog:
+            self._room.set()
+
+    async def room(self) -> None:
+        await self._room.wait()
+
+    async def idle(self) -> None:
+        while self.inflight:
+            self._idle.clear()
+            await self._idle.wait()
 
 
 def stop(states: list[ChannelState]) -> list[asyncio.Task[Any]]:

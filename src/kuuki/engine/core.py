@@ -1,146 +1,177 @@
-"""The engine: one ordered queue per channel, and the steps of one message.
+"""The engine: one ordered queue per channel, and the steps of one message, each an object
+it composed from the collaborators it was given (all of them ports, kuuki.ports):
 
     0 intake     the event is durable (the store's inbox) before `handle` returns, so an
                  adapter acknowledges only what a crash cannot lose (kuuki.engine.intake)
-    1-2 record   store + short-term buffer; edits, deletes and reactions update both
-                 (steps 1-4: kuuki.engine.record)
-    3 structure  the channel's ConversationTracker places the message in a conversation
-    4 remember   memory hooks (counters, background jobs — never on the reply path)
-    5 decide     the decision pipeline (kuuki.decide): an ordered list of stages built once
-                 at start-up; the engine runs it and knows none of its rules
+    1 filter     channel allow/deny lists, the bot's own messages (kuuki.engine.filter)
+    2-4 record   store + short-term buffer, the conversation tracker, memory hooks; edits,
+                 deletes and reactions update both (kuuki.engine.record)
+    5 decide     the decision pipeline (the `Decider` port, kuuki.decide) run by its glue:
+                 deferrals, re-checks, catch-up, proactive talk (kuuki.engine.deciding)
     6-7 act      carry out the verdict and explain it (kuuki.engine.act)
 
-Channels run in parallel; within a channel, events, timers (a settled burst, a re-check)
-and proactive talk are handled in order, on the channel's one queue. An event id is
-handled once however often it is delivered, across restarts: handling ends by marking it
-handled in the same transaction as what it wrote, and what a crash interrupted is handled
-again by `recover`. Events that arrive after the fact (recovered, or read back from a
-platform's history by its adapter: `ChatEvent.catch_up`) are recorded; the addressed ones
-among them are answered at the channel's `caught_up` marker if no decision exists yet, the
-bot did not answer them before, and they are at most ``catch_up_minutes`` old. A failure
-inside one event is recorded in its trace and never stops the channel's queue. Memory is
-bounded (kuuki.engine.channels). The engine knows no platform or vendor names.
+The intake hands each durable event to the worker (kuuki.engine.worker), which queues it
+on its channel and later hands it forward: to the recorder, then the decider, which hands
+a verdict to the actor; no step calls back into one before it. Channels run in parallel;
+within a channel, events, timers (a settled burst, a re-check) and proactive talk are
+handled in order, on the channel's one queue. An event id is handled once however often it
+is delivered, across restarts: handling ends by marking it handled in the same transaction
+as what it wrote, and what a crash interrupted is handled again by `recover`. Events that
+arrive after the fact (recovered, or read back from a platform's history by its adapter:
+`ChatEvent.catch_up`) are recorded; the addressed ones among them are answered at the
+channel's `caught_up` marker if no decision exists yet, the bot did not answer them
+before, and they are at most ``catch_up_minutes`` old. A failure inside one event is
+recorded in its trace and never stops the channel's queue. Memory is bounded
+(kuuki.engine.channels). The engine knows no platform or vendor names.
+
+Others use the engine through ports it implements: the memory layer `EngineControl`,
+adapters `ReadBack` and the `/kuuki` commands `EngineCommands` (kuuki.ports).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
-from datetime import timedelta
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from kuuki.clock import Clock
-from kuuki.decide.base import AddressedOnlyJudge, BotState, Judge
-from kuuki.decide.pipeline import Pipeline, build_pipeline
-from kuuki.domain import (
-    Channel,
-    ChatEvent,
-    EventKind,
-    Message,
+from kuuki.domain import Channel, ChatEvent, Decision, Message
+from kuuki.engine.act import Actor, DecisionListener
+from kuuki.engine.channels import Backlog, CaughtUp, ChannelState, ChannelTable, stop
+from kuuki.engine.config import EngineConfig
+from kuuki.engine.deciding import Decider
+from kuuki.engine.filter import MessageFilter
+from kuuki.engine.intake import Door, Inbox, Relay, Seen
+from kuuki.engine.record import Recorder
+from kuuki.engine.worker import Prepare, Worker
+from kuuki.ports import (
+    BufferFactory,
+    LiveChannel,
+    MemoryHook,
+    MessageStore,
+    Outbox,
+    Responder,
+    Tracker,
+    Usage,
+    Writer,
 )
-from kuuki.engine.act import DecisionListener
-from kuuki.engine.channels import (
-    CaughtUp,
-    ChannelState,
-    ChannelTable,
-    Proposed,
-    QueueItem,
-    Timer,
-    stop,
-)
-from kuuki.engine.deciding import Deciding
-from kuuki.engine.intake import Inbox, Intake, Relay
-from kuuki.engine.record import Recording
-from kuuki.errors import StoreError
-from kuuki.memory.buffer import ChannelBuffer
-from kuuki.ports import MemoryHook, MessageStore, Outbox, Tracker, Usage, Writer
-from kuuki.respond.responder import Responder
-from kuuki.settings import Settings
+from kuuki.ports import Decider as Pipeline
 
-__all__ = ["DecisionListener", "Engine", "MemoryHook", "MessageStore", "Outbox", "Tracker"]
+__all__ = ["DecisionListener", "Engine", "EngineConfig"]
 
 log = logging.getLogger("kuuki.engine")
 
-PREPARE_BATCH = 64
 MAX_BACKLOG = 8_192  # events held (queued or in hand) before the intake waits
 SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
-class Engine(Recording, Deciding):
+class Engine:
     def __init__(
         self,
-        settings: Settings,
+        config: EngineConfig,
         *,
         clock: Clock,
         store: MessageStore | None,
         writer: Writer | None,
         outbox: Outbox,
         responder: Responder,
-        judge: Pipeline | Judge | None = None,
+        pipeline: Pipeline,
+        buffer_factory: BufferFactory,
         tracker_factory: Callable[[Channel], Tracker | None] | None = None,
         memory_hooks: Sequence[MemoryHook] = (),
         bot_user_ids: Sequence[str] = (),
         seen_capacity: int = SEEN_CAPACITY,
-        prepare: Callable[[Sequence[Message]], Awaitable[None]] | None = None,
+        prepare: Prepare | None = None,
         inbox: Inbox | None = None,
         relay: Relay | None = None,
     ) -> None:
-        self.settings = settings
         self.clock = clock
         self.store = store
         self.writer = writer
         self.outbox = outbox
         self.responder = responder
-        # The decision pipeline, built once by the composition root (kuuki.app); a bare
-        # Judge (tests, plugins) runs behind the pipeline's gates.
-        self.pipeline: Pipeline = (
-            judge
-            if isinstance(judge, Pipeline)
-            else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
-        )
+        # The decision pipeline, built once by the composition root (kuuki.app.build).
+        self.pipeline = pipeline
+        self.buffer_factory = buffer_factory
         self.tracker_factory = tracker_factory
-        self.memory_hooks = list(memory_hooks)
-        # Warms per-message caches (sentence embeddings) before steps 3-5; implementations
-        # batch the requests of all channel workers that are ready at the same moment.
-        self.prepare = prepare
-        self.bot_user_ids: set[str] = set(bot_user_ids) | {settings.persona.name}
+        # Adapters add the bot's platform ids once logged in (shared with the filter).
+        self.bot_user_ids: set[str] = set(bot_user_ids) | {config.bot_name}
         self.channels = ChannelTable(
-            max_live=settings.max_live_channels,
-            idle=timedelta(minutes=settings.channel_idle_minutes),
+            max_live=config.max_live_channels,
+            idle=timedelta(minutes=config.channel_idle_minutes),
         )
-        self._listeners: list[DecisionListener] = []
-        self._seen: OrderedDict[str, None] = OrderedDict()
-        self._seen_capacity = seen_capacity
-        self._pending: dict[str, asyncio.Future[bool]] = {}
-        # channel id → the last message taken in (bounded like _seen): where reading a
-        # channel back starts after the store refused some of its events (`last_taken`)
-        self._last_taken: OrderedDict[str, str] = OrderedDict()
+        # Events taken in but not yet handled are held in memory, in their channels'
+        # queues: past `max_backlog` the intake commits no more until the engine catches up.
+        self.backlog = Backlog(MAX_BACKLOG)
         # A gateway's engine (kuuki.scale) relays what it takes in to the worker that owns
         # the channel instead of handling it: the relay is its inbox, nothing is queued here.
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
-        self._inflight = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-        # Events taken in but not yet handled are held in memory, in their channels'
-        # queues: past `max_backlog` the intake commits no more until the engine catches
-        # up, and the platform holds the rest (unacknowledged, so nothing is lost).
-        self.max_backlog = MAX_BACKLOG
-        self._room = asyncio.Event()
-        self._room.set()
-        self.intake = Intake(self.inbox, self._deliver, room=self._room.wait)
-        self._stopping: set[asyncio.Task[Any]] = set()
-        self._closed = False
-        self.handled = 0
-        self.usage = Usage()
+        seen = Seen(seen_capacity)
+        self.filter = MessageFilter(config, self.bot_user_ids)  # 1
+        self.recorder = Recorder(self.filter, seen, store=store, writer=writer,  # 2-4
+                                 memory_hooks=memory_hooks, marks_handled=self.inbox is not None)
+        self.actor = Actor(clock=clock, outbox=outbox, responder=responder,  # 6-7
+                           pipeline=pipeline, recorder=self.recorder, store=store,
+                           writer=writer, bot_name=config.bot_name)
+        self.decider = Decider(clock=clock, pipeline=pipeline, actor=self.actor,  # 5
+                               filter=self.filter, channels=self.channels,
+                               backlog=self.backlog, store=store,
+                               mark_handled=self.recorder.handled_event,
+                               catch_up_minutes=config.catch_up_minutes)
+        self.worker = Worker(  # takes each channel's items forward through the steps
+            self.recorder, self.decider, self.backlog, clock, self.channels,
+            buffer_factory=buffer_factory, tracker_factory=tracker_factory,
+            bot_user_ids=self.bot_user_ids, prepare=prepare,
+        )
+        self.door = Door(self.inbox, seen, self.worker.enqueue if relay is None else None,
+                         room=self.backlog.room)  # 0
+        self.intake = self.door.intake
+        self._config = config
 
-    # -- public API ------------------------------------------------------------------------
+    # -- configuration and counters ---------------------------------------------------------
+
+    @property
+    def config(self) -> EngineConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: EngineConfig) -> None:
+        """Replace the settings the steps read (the filter's lists, catch-up's window)."""
+        self._config = config
+        self.filter.config = config
+        self.decider.catch_up_minutes = config.catch_up_minutes
+
+    @property
+    def max_backlog(self) -> int:
+        return self.backlog.max_backlog
+
+    @max_backlog.setter
+    def max_backlog(self, value: int) -> None:
+        self.backlog.max_backlog = value
+
+    @property
+    def prepare(self) -> Prepare | None:
+        return self.worker.prepare
+
+    @prepare.setter
+    def prepare(self, prepare: Prepare | None) -> None:
+        self.worker.prepare = prepare
+
+    @property
+    def handled(self) -> int:
+        return self.recorder.handled
+
+    @property
+    def usage(self) -> Usage:
+        return self.actor.meter.usage
+
+    # -- taking events in (step 0) ---------------------------------------------------------
 
     def on_decision(self, listener: DecisionListener) -> None:
-        self._listeners.append(listener)
+        self.actor.listeners.append(listener)
 
     async def handle(self, event: ChatEvent) -> bool:
         """Take an event in: True once it is durable and queued on its channel (tell the
@@ -151,70 +182,29 @@ class Engine(Recording, Deciding):
     def submit(self, event: ChatEvent) -> Awaitable[bool]:
         """`handle` in two halves: the event's place in line is taken now, synchronously
         (an adapter calls this in delivery order), and the result is awaited later."""
-        if self._closed:
+        if self.backlog.closed:
             raise RuntimeError("engine is closed")
-        loop = asyncio.get_running_loop()
-        if event.event_id in self._seen or self._echo_key(event) in self._seen:
-            done: asyncio.Future[bool] = loop.create_future()
-            done.set_result(False)
-            return done
-        first = self._pending.get(event.event_id)
-        if first is not None:  # a second delivery while the first is being committed
-            return self._duplicate_of(first)
-        future = self.intake.submit(event)
-        self._pending[event.event_id] = future
-        future.add_done_callback(lambda _: self._pending.pop(event.event_id, None))
-        return future
-
-    @staticmethod
-    def _echo_key(event: ChatEvent) -> str | None:
-        # e.g. the platform echoing the bot's own message, which was recorded when sent
-        if event.message is not None and event.kind is EventKind.POSTED:
-            return f"msg:{event.message.channel_id}:{event.message.id}"
-        return None
-
-    @staticmethod
-    def _duplicate_of(first: asyncio.Future[bool]) -> asyncio.Future[bool]:
-        dup: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-        def copy(f: asyncio.Future[bool]) -> None:
-            if dup.done():
-                return
-            if f.cancelled():
-                dup.cancel()
-            elif (exc := f.exception()) is not None:
-                dup.set_exception(exc)
-            else:
-                dup.set_result(False)
-
-        first.add_done_callback(copy)
-        return dup
+        return self.door.submit(event)
 
     def last_taken(self, channel_id: str) -> str | None:
         """The id of the last message of this channel taken in (durably) by this run, or
         None. Events are taken in in delivery order, so when the store refuses one, what
         it lost comes after this message: an adapter reads the channel back from here."""
-        return self._last_taken.get(channel_id)
+        return self.door.last_taken(channel_id)
 
-    def _deliver(self, events: list[ChatEvent]) -> None:
-        """Intake committed these (new) events: remember them, queue them in order."""
-        for event in events:
-            if event.kind is EventKind.POSTED and event.message is not None:
-                self._last_taken[event.channel.id] = event.message.id
-                self._last_taken.move_to_end(event.channel.id)
-                if len(self._last_taken) > self._seen_capacity:
-                    self._last_taken.popitem(last=False)
-            self._mark_seen(event.event_id)
-            key = self._echo_key(event)
-            if key is not None:
-                self._mark_seen(key)
-            if self.relay is None:
-                self._enqueue(event)
+    def read_back_on_refusal(self) -> None:
+        """An adapter reads lost events back (kuuki.platforms.retry): a channel whose
+        events the store refused refuses newer ones until `reopen`. Front ends with no
+        read-back (chat, replay, playground) leave it off."""
+        self.intake.close_on_refusal = True
 
-    def _enqueue(self, item: ChatEvent, channel: Channel | None = None) -> None:
-        state = self._open(channel or item.channel)
-        self.channels.touch(state, self.clock.now())
-        self._put(state, item)
+    def reopen(self, channel_ids: Iterable[str]) -> None:
+        """Take these channels' events in again (their loss is being read back)."""
+        self.intake.reopen(channel_ids)
+
+    async def drain_intake(self) -> None:
+        """Wait until every event submitted so far is committed or has failed."""
+        await self.intake.drain()
 
     async def recover(
         self,
@@ -227,188 +217,110 @@ class Engine(Recording, Deciding):
         channels, or of one channel, or all; with ``owns``, only of the channels this
         process owns when several share the store), as catch-up; returns their channels,
         which an adapter then marks `caught_up` once it has also read their history."""
-        if self.inbox is None:
-            return []
-        channels: dict[str, Channel] = {}
-        pending = await self.inbox.pending_events(platform=platform, channel_id=channel_id)
-        for event in pending:
-            if event.event_id in self._seen or (owns is not None and not owns(event.channel)):
-                continue
-            self._mark_seen(event.event_id)
-            self._enqueue(replace(event, catch_up=True))
-            channels[event.channel.id] = event.channel
-        if channels:
-            log.info("recovering %d channels' events taken in before a crash", len(channels))
-        return list(channels.values())
+        return await self.door.recover(platform, owns=owns, channel_id=channel_id,
+                                       enqueue=self.worker.enqueue)
 
     def caught_up(self, channel: Channel) -> None:
         """Everything missed in ``channel`` has been handed in: answer what is owed."""
         if self.relay is not None:
             self.relay.caught_up(channel)  # after what was handed in, to the channel's owner
             return
-        self._put(self._open(channel), CaughtUp())
+        self.backlog.put(self.worker.open(channel), CaughtUp())
+
+    async def recover_timers(self, channel: Channel) -> int:
+        """Rebuild the channel's re-checks from its stored decisions (a scale-out worker
+        taking over a channel whose previous owner died, kuuki.scale.worker)."""
+        return await self.decider.recover_timers(channel, self.worker.open)
 
     async def idle(self) -> None:
         """Wait until every queued event has been handled and every action sent."""
         await self.intake.drain()
-        while self._inflight:
-            self._idle.clear()
-            await self._idle.wait()
+        await self.backlog.idle()
 
     async def close(self) -> None:
         await self.idle()
-        self._closed = True
+        self.backlog.closed = True
         tasks = stop(self.channels.clear())
-        await asyncio.gather(*tasks, *self._stopping, return_exceptions=True)
+        await asyncio.gather(*tasks, *self.worker.stopping, return_exceptions=True)
         if self.writer is not None:
             await self.writer.flush()
 
     def state(self, channel_id: str) -> ChannelState | None:
         return self.channels.get(channel_id)
 
+    # -- the memory layer's port (EngineControl) -------------------------------------------
+
+    async def propose(
+        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
+    ) -> Decision | None:
+        """Offer proactive talk about ``wake`` in ``channel``: it goes on the channel's
+        queue and through the same pipeline (quiet, the intervention interval, …).
+        Returns the decision, or None when the channel is not live."""
+        return await self.decider.propose(channel, wake, topic=topic, score=score,
+                                          reason=reason)
+
+    def live(self, channel_id: str) -> LiveChannel | None:
+        state = self.channels.get(channel_id)
+        if state is None:
+            return None
+        return LiveChannel(state.buffer.recent(), state.last_human)
+
+    def channels_of(self, user_id: str) -> set[str]:
+        return {s.channel.id for s in self.channels.values() if s.holds_message_of(user_id)}
+
+    def forget_person(self, user_id: str) -> set[str]:
+        """Erase ``user_id``'s messages (and the bot's answers to them) from every live
+        buffer and tracker; returns the channels they were erased from."""
+        return {s.channel.id for s in self.channels.values() if s.erase_person(user_id)}
+
+    def prune_buffers(self, now: datetime) -> int:
+        """Drop expired messages from every buffer (reads prune lazily too, but a channel
+        that went quiet would keep its last messages until someone spoke there again)."""
+        return sum(s.buffer.prune(now) for s in self.channels.values())
+
     def evict_idle(self) -> int:
         """Drop channels idle for ``channel_idle_minutes`` (they are rebuilt from the store
         when they speak again); returns how many. Called by periodic maintenance."""
         gone = self.channels.idle_ones(self.clock.now())
-        self._stop(gone)
+        self.worker.stop(gone)
         return len(gone)
 
-    def _stop(self, states: list[ChannelState]) -> None:
-        for task in stop(states):
-            self._stopping.add(task)
-            task.add_done_callback(self._stopping.discard)
+    def live_channels(self) -> int:
+        return len(self.channels)
 
-    # -- channels ----------------------------------------------------------------------------
+    def buffered(self) -> int:
+        return sum(len(s.buffer) for s in self.channels.values())
 
-    def _open(self, channel: Channel) -> ChannelState:
+    # -- the commands' port (EngineCommands), used by platform slash commands ----------------
+
+    async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
+        """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
+        state = self.worker.open(channel)
+        until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
+        state.bot.quiet_until = until
+        return until
+
+    def listening(self, channel: Channel) -> bool:
+        return self.filter.listening(channel)
+
+    def denies(self, channel_id: str) -> bool:
+        """The settings deny this channel by its id (an adapter asks before a look-up)."""
+        return self.filter.denies_id(channel_id)
+
+    def status(self, channel: Channel) -> dict[str, Any]:
         state = self.channels.get(channel.id)
-        if state is not None:
-            return state
-        buffer = ChannelBuffer(
-            self.settings.CHANNEL_BUFFER_SIZE,
-            timedelta(minutes=self.settings.CHANNEL_BUFFER_TTL_MINUTES),
-        )
-        tracker = self.tracker_factory(channel) if self.tracker_factory else None
-        bot = BotState(frozenset(self.bot_user_ids))
-        state = ChannelState(channel, buffer, tracker, bot, self.clock.now())
-        self._stop(self.channels.add(state))
-        # The worker rebuilds the channel from the store before its first event.
-        state.worker = asyncio.get_running_loop().create_task(
-            self._run(state), name=f"kuuki-channel-{channel.id}"
-        )
-        return state
+        usage = self.actor.meter.roll()
+        quiet = state.bot.quiet_until if state else None
+        return {
+            "listening": self.listening(channel),
+            "judge_mode": self.config.judge_mode,
+            "quiet_until": quiet.isoformat() if quiet and quiet > self.clock.now() else None,
+            "llm_calls_today": usage.calls,
+            "tokens_today": usage.prompt_tokens + usage.completion_tokens,
+            "messages_handled": self.handled,
+        }
 
-    def _put(self, state: ChannelState, item: QueueItem) -> None:
-        state.busy += 1
-        self._inflight += 1
-        self._idle.clear()
-        if self._inflight >= self.max_backlog:
-            self._room.clear()
-        state.queue.put_nowait(item)
-
-    async def _rebuild(self, state: ChannelState) -> None:
-        """After a restart or an eviction: refill buffer and tracker from the store."""
+    async def latest_decision(self, channel_id: str) -> dict[str, Any] | None:
         if self.store is None:
-            return
-        since = self.clock.now() - state.buffer.ttl
-        try:
-            history = await self.store.recent_messages(
-                state.channel.id, limit=state.buffer.size, since=since
-            )
-        except Exception as exc:
-            log.warning("could not rebuild channel %s from the store: %s", state.channel.id, exc)
-            return
-        for m in history:
-            self._mark_seen(f"msg:{m.channel_id}:{m.id}")
-            state.buffer.add(m)
-            if self._is_own(m.user):
-                state.bot_message_ids.add(m.id)
-                state.bot.last_reply_at = m.ts
-            if state.tracker is not None:
-                state.tracker.observe(m)
-
-    async def _run(self, state: ChannelState) -> None:
-        await self._rebuild(state)
-        while True:
-            batch = [await state.queue.get()]
-            # Take what else is already waiting, so per-message preparation (embeddings)
-            # runs once for the lot; the items are still handled one by one, in order.
-            while len(batch) < PREPARE_BATCH and not state.queue.empty():
-                batch.append(state.queue.get_nowait())
-            await self._prepare([e for e in batch if isinstance(e, ChatEvent)])
-            for item in batch:
-                done = True
-                try:
-                    if isinstance(item, CaughtUp):
-                        await self._answer_missed(state)
-                    elif isinstance(item, Timer):
-                        await self._on_timer(state, item)
-                    elif isinstance(item, Proposed):
-                        await self._on_proposed(state, item)
-                    else:
-                        await self._process(state, item)
-                except StoreError as exc:
-                    # The store failed under it (an outage): not handled, so it stays in
-                    # the inbox and is handled again at the next start (`recover`), where
-                    # an answer it may already have got is read back from the platform.
-                    done = False
-                    log.warning("%s in channel %s left for later: the store failed: %s",
-                                _what(item), state.channel.id, exc)
-                except Exception:  # the queue must survive anything one item does
-                    log.exception("%s in channel %s failed", _what(item), state.channel.id)
-                finally:
-                    if (
-                        isinstance(item, ChatEvent)
-                        and done
-                        and item.event_id not in state.missed_events
-                        and item.event_id not in state.held_events
-                    ):
-                        await self._handled(item.event_id)
-                    _finish(item)
-                    state.queue.task_done()
-                    state.busy -= 1
-                    self._inflight -= 1
-                    if self._inflight == 0:
-                        self._idle.set()
-                    if self._inflight < self.max_backlog:
-                        self._room.set()
-
-    async def _handled(self, event_id: str) -> None:
-        if self.writer is None or self.inbox is None:
-            return
-        try:
-            await self.writer.handled(event_id)
-        except Exception as exc:  # the store is down: the event is handled again later
-            log.warning("could not mark %s handled: %s", event_id, exc)
-
-    async def _prepare(self, events: Sequence[ChatEvent]) -> None:
-        if self.prepare is None:
-            return
-        msgs = [
-            e.message for e in events if e.kind is EventKind.POSTED and e.message is not None
-        ]
-        if not msgs:
-            return
-        try:
-            await self.prepare(msgs)
-        except Exception as exc:  # a cache warm-up; the steps themselves will retry
-            log.debug("prepare failed: %s", exc)
-
-    def _mark_seen(self, key: str) -> None:
-        self._seen[key] = None
-        if len(self._seen) > self._seen_capacity:
-            self._seen.popitem(last=False)
-
-
-def _what(item: QueueItem) -> str:
-    if isinstance(item, ChatEvent):
-        return f"event {item.event_id}"
-    if isinstance(item, Timer | Proposed):
-        return f"{type(item).__name__.lower()} for {item.message.id}"
-    return "catch-up"
-
-
-def _finish(item: QueueItem) -> None:
-    """Release whoever waits for a timer or a proposal (even when handling failed)."""
-    if isinstance(item, Timer | Proposed) and item.done is not None and not item.done.done():
-        item.done.set_result(None)
+            return None
+        return await self.store.latest_decision(channel_id)

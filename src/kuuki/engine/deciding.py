@@ -1,12 +1,13 @@
-"""Step 5 of the engine, the glue around the decision pipeline (a mixin of `Engine`).
+"""Step 5 of the engine: the glue around the decision pipeline (the `Decider` port).
 
-A posted message, a timer (a settled burst, a re-check) or proposed proactive talk becomes
-a `Case` (the situation, the pass, the trace) and runs through the pipeline
-(kuuki.decide); its verdict is carried out (kuuki.engine.act), deferred (a timer that puts the
-case back on the channel's own queue when due; a newer deferral with the same key
-supersedes it) or followed by a re-check. Catch-up answers missed addressed messages at
-the channel's marker. Timers and proposals wait on the queue like events, so one channel's
-work is always handled in order.
+A posted message the recorder let in (`Admitted`), a timer (a settled burst, a re-check)
+or proposed proactive talk becomes a `Case` (the situation, the pass, the trace) and runs
+through the pipeline (kuuki.decide); its verdict is carried out (the `Actor`, steps 6-7),
+deferred (a timer that puts the case back on the channel's own queue when due; a newer
+deferral with the same key supersedes it) or followed by a re-check. Catch-up answers
+missed addressed messages at the channel's marker. Timers and proposals wait on the queue
+like events (the `Backlog` it was given), so one channel's work is always handled in order.
+The bot's own messages are recorded and not judged (step 1 said whose they are).
 """
 
 from __future__ import annotations
@@ -14,56 +15,82 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
 
+from kuuki.clock import Clock
 from kuuki.decide.base import Situation, Verdict
-from kuuki.decide.gates import allowed, listening
 from kuuki.decide.types import Case, Pass, Proposal
-from kuuki.domain import ActionKind, Channel, Decision, DecisionTrace, Message, Stage, User
-from kuuki.engine.act import Acting
-from kuuki.engine.channels import ChannelState, PendingJudgment, Proposed, QueueItem, Timer
-from kuuki.ports import Usage
-from kuuki.text.safety import clean_incoming
+from kuuki.domain import ActionKind, Channel, ChatEvent, Decision, DecisionTrace, Message, Stage
+from kuuki.engine.act import Actor
+from kuuki.engine.channels import (
+    Backlog,
+    ChannelState,
+    ChannelTable,
+    PendingJudgment,
+    Proposed,
+    Timer,
+)
+from kuuki.engine.filter import Admitted, MessageFilter
+from kuuki.ports import Decider as Pipeline
+from kuuki.ports import MessageStore
 
 # Re-checks of decisions older than this are not rebuilt on a takeover (one is due at most
 # RECHECK_S = 180 s after its decision; kuuki.decide.local).
 RECHECK_SPAN_S = 600.0
 
-if TYPE_CHECKING:
-    from kuuki.engine.channels import ChannelTable
+MarkHandled = Callable[[str], Awaitable[None]]
 
 
-class Deciding(Acting):
-    """Step 5 (a mixin: `Engine` provides the attributes and methods declared here;
-    steps 6-7 come from `Acting`)."""
+class Decider:
+    """Step 5 (module doc), with the collaborators it was given."""
 
-    channels: ChannelTable
-    handled: int
-    bot_user_ids: set[str]
-    _closed: bool
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        pipeline: Pipeline,
+        actor: Actor,
+        filter: MessageFilter,
+        channels: ChannelTable,
+        backlog: Backlog,
+        store: MessageStore | None,
+        mark_handled: MarkHandled,
+        catch_up_minutes: float,
+    ) -> None:
+        self.clock = clock
+        self.pipeline = pipeline
+        self.actor = actor
+        self.filter = filter
+        self.channels = channels
+        self.backlog = backlog
+        self.store = store
+        self.mark_handled = mark_handled
+        self.catch_up_minutes = catch_up_minutes
 
-    def _put(self, state: ChannelState, item: QueueItem) -> None: ...
-
-    def _open(self, channel: Channel) -> ChannelState:
-        raise NotImplementedError  # the engine's
-
-    async def _handled(self, event_id: str) -> None: ...
-
-    def _is_own(self, user: User) -> bool:
-        return user.id in self.bot_user_ids
+    async def posted(
+        self, state: ChannelState, event: ChatEvent, admitted: Admitted | None
+    ) -> None:
+        """Step 5 for a posted event's message (``admitted``: as recorded, None when the
+        filter did not let it in); its event is held while an answer is owed."""
+        assert event.message is not None
+        owed = len(state.missed)
+        if admitted is not None:
+            await self._posted(state, admitted, backfill=event.backfill,
+                               catch_up=event.catch_up)
+        if len(state.missed) > owed:
+            state.missed_events.append(event.event_id)
+        for pending in state.pending.values():  # held for an owed answer: not yet done
+            mine = pending.message.id == event.message.id
+            if pending.owed and pending.event_id is None and mine:
+                pending.event_id = event.event_id
+                state.held_events.add(event.event_id)
 
     async def _posted(
-        self, state: ChannelState, raw: Message, *, backfill: bool = False, catch_up: bool = False
+        self, state: ChannelState, admitted: Admitted, *, backfill: bool, catch_up: bool
     ) -> None:
-        text = clean_incoming(raw.text)
-        msg = raw if text == raw.text else replace(raw, text=text)  # frozen: shared when clean
-        if not allowed(self.settings, state.channel):
-            return  # a denied channel leaves nothing behind, not even in the store
-        own = self._is_own(msg.user)
-        await self._record(state, msg, own=own)  # steps 1-4
-        if backfill:
-            return
+        msg, own = admitted.message, admitted.own
+        if backfill or (own and not catch_up):
+            return  # the bot's own message joined the timeline: nothing to decide
         case = self._case(state, msg, Pass.CAUGHT_UP if catch_up else Pass.FIRST)
         if catch_up:
             # Missed while the bot was away: owed an answer only if it addressed the bot,
@@ -71,12 +98,11 @@ class Deciding(Acting):
             if case.addressing and not msg.user.is_bot and not own:
                 state.missed.append(msg)
             return
-        if not own:
-            if not msg.user.is_bot:
-                state.last_human = msg
-            await self._supersede(
-                state, "channel", "superseded by a newer message before the burst settled"
-            )
+        if not msg.user.is_bot:
+            state.last_human = msg
+        await self._supersede(
+            state, "channel", "superseded by a newer message before the burst settled"
+        )
         verdict = await self.pipeline.decide(case)  # 5 decide
         await self._carry_out(state, case, verdict)
 
@@ -92,7 +118,7 @@ class Deciding(Acting):
         trace = trace or DecisionTrace(msg.id, state.channel.id, now)
         addressing = self.pipeline.detector.detect(
             msg,
-            bot_user_ids=self.bot_user_ids,
+            bot_user_ids=self.filter.bot_user_ids,
             bot_message_ids=state.bot_message_ids,
             dm=state.channel.visibility.value == "dm",
             recent=state.buffer.recent() if msg.thread else (),
@@ -120,7 +146,7 @@ class Deciding(Acting):
         if verdict.defer_s is not None and verdict.defer_s > 0:
             await self._defer(state, case, verdict)
         else:
-            await self.act(state, case, verdict)
+            await self.actor.act(state, case, verdict)
         self._schedule_recheck(state, case.message, verdict)
 
     async def _defer(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
@@ -141,14 +167,14 @@ class Deciding(Acting):
         pending.trace.step(why)
         case = self._case(state, pending.message, Pass.SETTLED, pending.trace)
         verdict = Verdict(ActionKind.NONE, Stage.LOCAL, pending.trace.score, "superseded")
-        await self._decide_done(state, case, verdict, None)
+        await self.actor.conclude(state, case, verdict, None)
         await self._release(state, pending)
 
     async def _release(self, state: ChannelState, pending: PendingJudgment) -> None:
         """An owed deferral was decided: its event may now be marked handled."""
         if pending.event_id is not None:
             state.held_events.discard(pending.event_id)
-            await self._handled(pending.event_id)
+            await self.mark_handled(pending.event_id)
 
     def _schedule_recheck(self, state: ChannelState, msg: Message, verdict: Verdict) -> None:
         if verdict.recheck_s is None or verdict.recheck_s <= 0:
@@ -164,15 +190,15 @@ class Deciding(Acting):
         handled (so a virtual clock runs the work at the time it was due)."""
 
         async def fire() -> None:
-            if self._closed or self.channels.get(state.channel.id) is not state:
+            if self.backlog.closed or self.channels.get(state.channel.id) is not state:
                 return
             item.done = asyncio.get_running_loop().create_future()
-            self._put(state, item)
+            self.backlog.put(state, item)
             await item.done
 
         return fire
 
-    async def _on_timer(self, state: ChannelState, item: Timer) -> None:
+    async def on_timer(self, state: ChannelState, item: Timer) -> None:
         msg = item.message
         if item.passing is Pass.SETTLED:
             pending = state.pending.get(item.key or "")
@@ -194,7 +220,9 @@ class Deciding(Acting):
         verdict = await self.pipeline.decide(case)
         await self._carry_out(state, case, verdict)
 
-    async def recover_timers(self, channel: Channel) -> int:
+    async def recover_timers(
+        self, channel: Channel, open_channel: Callable[[Channel], ChannelState]
+    ) -> int:
         """Rebuild the channel's re-checks from its stored decisions (a scale-out worker
         taking over a channel whose previous owner died, kuuki.scale.worker): each open
         question not yet judged again is, at its time or now if that has passed. Debounce
@@ -206,7 +234,7 @@ class Deciding(Acting):
         if not due:
             return 0
         found = {m.id: m for m in await self.store.messages_by_ids([mid for mid, _ in due])}
-        state = self._open(channel)
+        state = open_channel(channel)
         count = 0
         for message_id, at in due:
             msg = found.get(message_id)
@@ -227,24 +255,24 @@ class Deciding(Acting):
         goes on the channel's queue and through the same pipeline (quiet, the intervention
         interval, …). Returns the decision, or None when the channel is not live."""
         state = self.channels.get(channel.id)
-        if state is None or self._closed:
+        if state is None or self.backlog.closed:
             return None
         done: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
-        self._put(state, Proposed(wake, Proposal(topic, score, reason, wake.ts), done))
+        self.backlog.put(state, Proposed(wake, Proposal(topic, score, reason, wake.ts), done))
         return await done
 
-    async def _on_proposed(self, state: ChannelState, item: Proposed) -> None:
+    async def on_proposed(self, state: ChannelState, item: Proposed) -> None:
         trigger = state.last_human or item.message
         case = self._case(state, trigger, Pass.PROACTIVE, proposal=item.proposal)
         case.trace.step(item.proposal.reason)
         verdict = await self.pipeline.decide(case)
-        decision = await self.act(state, case, verdict) if verdict.log else None
+        decision = await self.actor.act(state, case, verdict) if verdict.log else None
         if not item.done.done():
             item.done.set_result(decision)
 
     # -- catching up ----------------------------------------------------------------------
 
-    async def _answer_missed(self, state: ChannelState) -> None:
+    async def answer_missed(self, state: ChannelState) -> None:
         """At a `caught_up` marker: answer the addressed messages missed while away that
         are still owed an answer (no decision yet, not answered before, recent enough)."""
         missed, state.missed = state.missed, []
@@ -257,7 +285,7 @@ class Deciding(Acting):
         if self.store is not None:
             try:
                 decided = await self.store.decided(ids)
-                answered = await self.store.answered(ids, self.bot_user_ids)
+                answered = await self.store.answered(ids, self.filter.bot_user_ids)
             except Exception:
                 # the store is down: still owed, at the next marker (the retrier's round)
                 state.missed[:0], state.missed_events[:0] = missed, events
@@ -266,12 +294,12 @@ class Deciding(Acting):
             await self._answer_owed(state, missed, decided, answered)
         finally:
             for event_id in events:  # with the decisions, in the writer's order
-                await self._handled(event_id)
+                await self.mark_handled(event_id)
 
     async def _answer_owed(
         self, state: ChannelState, missed: list[Message], decided: set[str], answered: set[str]
     ) -> None:
-        window = timedelta(minutes=self.settings.catch_up_minutes)
+        window = timedelta(minutes=self.catch_up_minutes)
         for msg in missed:
             if msg.id in decided:
                 continue  # decided before the restart; the decision stands
@@ -284,40 +312,11 @@ class Deciding(Acting):
                 reason = (
                     f"addressed {age.total_seconds() / 60:.0f} min ago while the bot was "
                     f"away: too late to answer (catch-up answers within "
-                    f"{self.settings.catch_up_minutes:g} min)"
+                    f"{self.catch_up_minutes:g} min)"
                 )
             else:
                 await self._carry_out(state, case, await self.pipeline.decide(case))
                 continue
             verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
-            await self._decide_done(state, case, verdict, None)
+            await self.actor.conclude(state, case, verdict, None)
 
-    # -- commands (used by platform slash commands) ----------------------------------------
-
-    async def quiet(self, channel: Channel, minutes: float) -> datetime | None:
-        """Stay silent in a channel unless addressed, for `minutes` (0 ends it)."""
-        state = self._open(channel)
-        until = self.clock.now() + timedelta(minutes=minutes) if minutes > 0 else None
-        state.bot.quiet_until = until
-        return until
-
-    def listening(self, channel: Channel) -> bool:
-        return listening(self.settings, channel)
-
-    def status(self, channel: Channel) -> dict[str, Any]:
-        state = self.channels.get(channel.id)
-        self._roll_usage()
-        quiet = state.bot.quiet_until if state else None
-        return {
-            "listening": self.listening(channel),
-            "judge_mode": self.settings.judge_mode,
-            "quiet_until": quiet.isoformat() if quiet and quiet > self.clock.now() else None,
-            "llm_calls_today": self.usage.calls,
-            "tokens_today": self.usage.prompt_tokens + self.usage.completion_tokens,
-            "messages_handled": self.handled,
-        }
-
-    def _roll_usage(self) -> None:
-        day = self.clock.now().date().isoformat()
-        if self.usage.day != day:
-            self.usage = Usage(day=day)

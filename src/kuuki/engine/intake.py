@@ -18,20 +18,28 @@ to ride out a hiccup, short enough for Slack's 3-second acknowledgement deadline
 waiting events fail with `IntakeUnavailable` and nothing about them is remembered: the
 adapter does not acknowledge them (Slack delivers them again) or, on Discord, which has no
 acknowledgement, reads them back from the channel's history once the store answers.
+
+`Door` is the engine's side of it: an event id is taken in once however often it is
+delivered (`Seen`; a second delivery while the first is being committed shares its fate),
+the last message taken in per channel is remembered (where reading back starts), and the
+committed new events go to the channels' queues in order; `recover` queues again what a
+crash left taken in but not handled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from kuuki.domain import Channel, ChatEvent
+from kuuki.domain import Channel, ChatEvent, EventKind
 from kuuki.errors import IntakeUnavailable
 
 log = logging.getLogger("kuuki.intake")
+engine_log = logging.getLogger("kuuki.engine")
 
 MAX_BATCH = 512
 PATIENCE_S = 2.0
@@ -60,6 +68,34 @@ class Relay(Inbox, Protocol):
     after everything handed in before it."""
 
     def caught_up(self, channel: Channel) -> None: ...
+
+
+class Seen:
+    """The ``capacity`` most recent ids taken in (older redeliveries ask the store)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._ids: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._ids
+
+    def mark(self, key: str) -> None:
+        self._ids[key] = None
+        if len(self._ids) > self.capacity:
+            self._ids.popitem(last=False)
+
+    @staticmethod
+    def message_key(channel_id: str, message_id: str) -> str:
+        return f"msg:{channel_id}:{message_id}"
+
+    @classmethod
+    def echo_key(cls, event: ChatEvent) -> str | None:
+        """The key of a posted event's message (e.g. the platform echoing the bot's own
+        message, which was recorded when sent)."""
+        if event.message is not None and event.kind is EventKind.POSTED:
+            return cls.message_key(event.message.channel_id, event.message.id)
+        return None
 
 
 @dataclass(slots=True)
@@ -193,3 +229,100 @@ class Intake:
         if keep:
             await asyncio.sleep(backoff)
         return min(backoff * 2, _MAX_BACKOFF_S)
+
+
+class Door:
+    """The engine's intake (module doc): ``enqueue`` receives each new event once it is
+    durable, in order (None for a gateway, whose inbox relays them to their owner)."""
+
+    def __init__(
+        self,
+        inbox: Inbox | None,
+        seen: Seen,
+        enqueue: Callable[[ChatEvent], None] | None,
+        *,
+        room: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        self.inbox = inbox
+        self.seen = seen
+        self.enqueue = enqueue
+        self.intake = Intake(inbox, self._deliver, room=room)
+        self._pending: dict[str, asyncio.Future[bool]] = {}
+        # channel id → the last message taken in (bounded like `seen`): where reading a
+        # channel back starts after the store refused some of its events (`last_taken`)
+        self._last_taken: OrderedDict[str, str] = OrderedDict()
+
+    def submit(self, event: ChatEvent) -> Awaitable[bool]:
+        """Take ``event``'s place in line now; True once durable and queued, False when
+        it was taken in before (see `Engine.submit`)."""
+        loop = asyncio.get_running_loop()
+        if event.event_id in self.seen or Seen.echo_key(event) in self.seen:
+            done: asyncio.Future[bool] = loop.create_future()
+            done.set_result(False)
+            return done
+        first = self._pending.get(event.event_id)
+        if first is not None:  # a second delivery while the first is being committed
+            return _duplicate_of(first)
+        future = self.intake.submit(event)
+        self._pending[event.event_id] = future
+        future.add_done_callback(lambda _: self._pending.pop(event.event_id, None))
+        return future
+
+    def last_taken(self, channel_id: str) -> str | None:
+        return self._last_taken.get(channel_id)
+
+    def _deliver(self, events: list[ChatEvent]) -> None:
+        """Intake committed these (new) events: remember them, queue them in order."""
+        for event in events:
+            if event.kind is EventKind.POSTED and event.message is not None:
+                self._last_taken[event.channel.id] = event.message.id
+                self._last_taken.move_to_end(event.channel.id)
+                if len(self._last_taken) > self.seen.capacity:
+                    self._last_taken.popitem(last=False)
+            self.seen.mark(event.event_id)
+            key = Seen.echo_key(event)
+            if key is not None:
+                self.seen.mark(key)
+            if self.enqueue is not None:
+                self.enqueue(event)
+
+    async def recover(
+        self,
+        platform: str | None,
+        *,
+        owns: Callable[[Channel], bool] | None,
+        channel_id: str | None,
+        enqueue: Callable[[ChatEvent], None],
+    ) -> list[Channel]:
+        """Queue (``enqueue``) as catch-up the events the inbox holds taken in but not
+        handled; returns their channels (see `Engine.recover`)."""
+        if self.inbox is None:
+            return []
+        channels: dict[str, Channel] = {}
+        pending = await self.inbox.pending_events(platform=platform, channel_id=channel_id)
+        for event in pending:
+            if event.event_id in self.seen or (owns is not None and not owns(event.channel)):
+                continue
+            self.seen.mark(event.event_id)
+            enqueue(replace(event, catch_up=True))
+            channels[event.channel.id] = event.channel
+        if channels:
+            engine_log.info("recovering %d channels' events taken in before a crash", len(channels))
+        return list(channels.values())
+
+
+def _duplicate_of(first: asyncio.Future[bool]) -> asyncio.Future[bool]:
+    dup: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    def copy(f: asyncio.Future[bool]) -> None:
+        if dup.done():
+            return
+        if f.cancelled():
+            dup.cancel()
+        elif (exc := f.exception()) is not None:
+            dup.set_exception(exc)
+        else:
+            dup.set_result(False)
+
+    first.add_done_callback(copy)
+    return dup

@@ -1,9 +1,10 @@
-"""Short-term memory: a ring buffer of recent messages per channel, with a time limit."""
+"""Short-term memory: a ring buffer of recent messages per channel, with a time limit
+(the engine's `Buffer` port, made per channel by the factory kuuki.app.build passes it)."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -63,12 +64,3 @@ class ChannelBuffer:
 
     def __iter__(self) -> Iterator[Message]:
         return iter(list(self._items))
-
-
-def prune_buffers(buffers: Iterable[ChannelBuffer], now: datetime) -> int:
-    """Drop expired messages from every buffer (the periodic cleanup task); returns how many.
-
-    Reads prune lazily too, but a channel that went quiet would otherwise keep its last
-    messages in memory until someone spoke there again.
-    """
-    return sum(b.prune(now) for b in buffers)

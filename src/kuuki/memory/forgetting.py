@@ -5,7 +5,8 @@ every later write of theirs. This is the memory layer's half: it stops learning 
 forgotten person at once (`MemoryService.observe` asks `in`), and it purges what the bot
 still holds in memory — their profile, the channel contexts and summaries cached from
 channels they spoke in, the facts index, other people's "last conversation" notes from
-those channels, and their messages in the engine's channel buffers and conversation
+those channels, and (through the engine, which erases them itself:
+`EngineControl.forget_person`) their messages in the channel buffers and conversation
 trackers — both when it forgets someone itself (`/kuuki forget-me`, `kuuki memory forget`
 run in the same process) and when it reads a tombstone another process left (the CLI
 against a live bot's store): it reads the tombstones every `CHECK_EVERY_S` while messages
@@ -19,9 +20,8 @@ person in the moment (it may answer a question), but keeps nothing of what they 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from kuuki.clock import Clock
 from kuuki.memory.book import MemoryBook
@@ -29,6 +29,7 @@ from kuuki.memory.fact_store import FactMemory
 from kuuki.memory.proactive import ProactiveTalker
 from kuuki.memory.profiles import Profiles
 from kuuki.memory.summarizer import Summarizer
+from kuuki.ports import EngineControl
 from kuuki.store.forgetting import Forgotten
 
 log = logging.getLogger("kuuki.memory")
@@ -78,7 +79,7 @@ class Forgetting:
         self._checked = now
         return True
 
-    async def check(self, engine: Any) -> list[str]:
+    async def check(self, engine: EngineControl | None) -> list[str]:
         """Read the tombstones; purge from memory everyone newly forgotten (by another
         process); return their ids. A lifted tombstone lets the bot learn again."""
         self._checked = self.clock.now()
@@ -92,7 +93,7 @@ class Forgetting:
                      "person" if len(new) == 1 else "people")
         return new
 
-    async def forget(self, user_id: str, engine: Any) -> Forgotten:
+    async def forget(self, user_id: str, engine: EngineControl | None) -> Forgotten:
         """Forget ``user_id`` here and in the store."""
         self.ids.add(user_id)  # learning stops now, before anything is awaited
         channels = self._channels_of(user_id, engine)
@@ -105,17 +106,18 @@ class Forgetting:
         self.ids.discard(user_id)
         return await self.store.unforget_user(user_id)
 
-    def _channels_of(self, user_id: str, engine: Any) -> set[str]:
+    def _channels_of(self, user_id: str, engine: EngineControl | None) -> set[str]:
         found: set[str] = set()
         p = self.profiles.get(user_id)
         if p is not None:
             found |= set(p.channels_active)
-        for st in _states(engine):
-            if any(m.user.id == user_id for m in st.buffer):
-                found.add(st.channel.id)
+        if engine is not None:
+            found |= engine.channels_of(user_id)
         return found
 
-    async def purge(self, user_id: str, engine: Any, channels: set[str] | None = None) -> None:
+    async def purge(
+        self, user_id: str, engine: EngineControl | None, channels: set[str] | None = None
+    ) -> None:
         """Drop from memory everything of ``user_id`` the store no longer has."""
         if channels is None:
             channels = self._channels_of(user_id, engine)
@@ -128,23 +130,5 @@ class Forgetting:
         await self.book.load()
         await self.facts.load()
         self.proactive.forget_cache()
-        for st in _states(engine):
-            _drop_messages(st, user_id)
-
-
-def _states(engine: Any) -> Iterable[Any]:
-    return [] if engine is None else list(engine.channels.values())
-
-
-def _drop_messages(state: Any, user_id: str) -> None:
-    """Their messages, and the bot's answers to them, leave a channel's buffer and tracker."""
-    theirs = {m.id for m in state.buffer if m.user.id == user_id}
-    answers = {
-        m.id for m in state.buffer
-        if m.user.is_bot and (m.reply_to in theirs or m.thread in theirs)
-    }
-    for mid in theirs | answers:
-        state.buffer.delete(mid)
-        if state.tracker is not None:
-            state.tracker.edit(mid, "")  # the tracker keeps a deleted message's text
-            state.tracker.delete(mid)
+        if engine is not None:  # their messages, and the bot's answers to them
+            engine.forget_person(user_id)

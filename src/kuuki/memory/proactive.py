@@ -23,6 +23,7 @@ from kuuki.clock import Clock
 from kuuki.domain import ActionKind, Channel, Message
 from kuuki.memory.fact_store import FactMemory
 from kuuki.memory.jobs import JobRecord, Jobs
+from kuuki.ports import EngineControl
 from kuuki.store.memory_extra import proactive_fact_ids
 
 DEFAULT_SILENCE = timedelta(minutes=30)
@@ -35,16 +36,6 @@ class LedgerPort(Protocol):
 
     @property
     def engine(self) -> Any: ...
-
-
-class ActingEngine(Protocol):
-    """The part of the engine proactive talk needs."""
-
-    def state(self, channel_id: str) -> Any: ...
-
-    async def propose(
-        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
-    ) -> Any: ...
 
 
 class ProactiveTalker:
@@ -66,7 +57,7 @@ class ProactiveTalker:
         self.jobs = jobs
         self.silence = silence
         self.delay_s = delay_s
-        self.engine: ActingEngine | None = None
+        self.engine: EngineControl | None = None
         self._last_seen: dict[str, datetime] = {}
         self._used: dict[str, set[int]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -109,11 +100,11 @@ class ProactiveTalker:
         lock = self._locks.setdefault(channel.id, asyncio.Lock())
         async with lock:
             now = self.clock.now()
-            state = engine.state(channel.id)
-            if state is None:
+            live = engine.live(channel.id)
+            if live is None:
                 return False
-            trigger = state.last_human or wake
-            recent = [m.text for m in state.buffer.recent() if m.ts >= wake.ts
+            trigger = live.last_human or wake
+            recent = [m.text for m in live.recent if m.ts >= wake.ts
                       and not m.user.is_bot][-5:]
             text = "\n".join(recent) or wake.text
             used = await self.used(channel.id)

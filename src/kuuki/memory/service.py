@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from kuuki.clock import Clock, TimerHandle
 from kuuki.domain import Channel, Message
@@ -20,7 +20,6 @@ from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM
 from kuuki.llm.record import PromptDump
 from kuuki.memory.book import MemoryBook
-from kuuki.memory.buffer import prune_buffers
 from kuuki.memory.fact_store import FactMemory
 from kuuki.memory.forgetting import Forgetting
 from kuuki.memory.jobs import Jobs, ModelCalls
@@ -32,6 +31,7 @@ from kuuki.memory.reflection import Reflector
 from kuuki.memory.report import ChannelView, PersonView, channel_view, person_view
 from kuuki.memory.snapshot import ChannelMemory, SnapshotReader
 from kuuki.memory.summarizer import Summarizer
+from kuuki.ports import EngineControl
 from kuuki.prompts import Prompts
 from kuuki.settings import Settings
 from kuuki.store.forgetting import Forgotten
@@ -41,29 +41,6 @@ from kuuki.text.wording import plural
 log = logging.getLogger("kuuki.memory")
 
 MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
-
-
-class LiveChannels(Protocol):
-    def values(self) -> list[Any]: ...
-
-    def __len__(self) -> int: ...
-
-
-class EngineView(Protocol):
-    """What the service needs of the engine: its live channels (buffers), `propose`
-    (proactive talk goes through the channel's queue and the decision pipeline), and
-    dropping idle channels at maintenance (kuuki.engine.channels)."""
-
-    @property
-    def channels(self) -> LiveChannels: ...
-
-    def state(self, channel_id: str) -> Any: ...
-
-    def evict_idle(self) -> int: ...
-
-    async def propose(
-        self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str
-    ) -> Any: ...
 
 
 class MemoryService:
@@ -136,7 +113,7 @@ class MemoryService:
             store, clock, profiles=self.profiles, book=self.book, summarizer=self.summarizer,
             facts=self.facts, proactive=self.proactive,
         )
-        self.engine: EngineView | None = None
+        self.engine: EngineControl | None = None
         self._maintenance: TimerHandle | None = None
         self._active_since_maintenance = False
         self._closed = False
@@ -164,8 +141,9 @@ class MemoryService:
         count = await self.facts.load()
         log.debug("memory loaded: %d channels, %d facts", len(self.registry.all()), count)
 
-    def attach(self, engine: EngineView) -> None:
-        """Give the service the engine it may act through (proactive talk, buffers)."""
+    def attach(self, engine: EngineControl) -> None:
+        """Give the service the engine it acts through (proactive talk, forgetting,
+        maintenance): the engine is built after memory, whose hook it calls."""
         self.engine = engine
         if self.settings.PROACTIVE_CONVERSATION_ENABLED and self.llm is not None:
             self.proactive.engine = engine
@@ -217,7 +195,7 @@ class MemoryService:
         await self.check_forgotten()  # before profiles are written back
         now = self.clock.now()
         if self.engine is not None:
-            prune_buffers((st.buffer for st in self.engine.channels.values()), now)
+            self.engine.prune_buffers(now)
             evicted = self.engine.evict_idle()
             if evicted:
                 log.debug("dropped %d idle channels from memory", evicted)
@@ -229,10 +207,8 @@ class MemoryService:
         # but while channels are live: they are evicted here once idle, and buffers empty
         # (their TTL) long before a channel counts as idle, so stopping on empty buffers
         # kept every channel in memory for good (issue 11's soak).
-        live = self.engine is not None and len(self.engine.channels) > 0
-        buffered = self.engine is not None and any(
-            len(st.buffer) for st in self.engine.channels.values()
-        )
+        live = self.engine is not None and self.engine.live_channels() > 0
+        buffered = self.engine is not None and self.engine.buffered() > 0
         if (active or buffered or live) and not self._closed and self._maintenance is None:
             self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
 

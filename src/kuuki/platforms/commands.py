@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from kuuki.domain import Channel, User
-from kuuki.engine.core import Engine
+from kuuki.ports import EngineCommands
 
 COMMANDS = ("status", "why", "quiet", "memory", "forget-me", "remember-me")
 MAX_QUIET_MINUTES = 7 * 24 * 60
@@ -32,7 +32,7 @@ class CommandReply:
 
 
 async def run_command(
-    engine: Engine,
+    engine: EngineCommands,
     channel: Channel,
     user: User,
     name: str,
@@ -70,7 +70,7 @@ async def run_command(
     )
 
 
-def _status(engine: Engine, channel: Channel) -> CommandReply:
+def _status(engine: EngineCommands, channel: Channel) -> CommandReply:
     st = engine.status(channel)
     lines = [
         f"Listening here: {'yes' if st['listening'] else 'no'}",
@@ -82,9 +82,8 @@ def _status(engine: Engine, channel: Channel) -> CommandReply:
     return CommandReply("\n".join(lines))
 
 
-async def _why(engine: Engine, channel: Channel) -> CommandReply:
-    store: Any = engine.store
-    row = await store.latest_decision(channel.id) if store is not None else None
+async def _why(engine: EngineCommands, channel: Channel) -> CommandReply:
+    row = await engine.latest_decision(channel.id)
     if row is None:
         return CommandReply("I have not decided anything in this channel yet.")
     parts = [f"Last decision: {row['action']} (stage {row['stage']}, score {row['score']})"]
@@ -96,7 +95,7 @@ async def _why(engine: Engine, channel: Channel) -> CommandReply:
 
 
 async def _quiet(
-    engine: Engine, channel: Channel, args: Sequence[str], can_manage: bool
+    engine: EngineCommands, channel: Channel, args: Sequence[str], can_manage: bool
 ) -> CommandReply:
     if not can_manage:
         return CommandReply(

@@ -57,7 +57,7 @@ async def run_gateway(
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes),
                           llm=None, judge_llm=None, embedder=None,
                           engine_options={"relay": relay})
-    relay.drain = app.engine.intake.drain
+    relay.drain = app.engine.drain_intake
     print(f"kuuki gateway: {settings.persona.name} on {', '.join(names)}, events to "
           f"{settings.broker_partitions} partitions", flush=True)
     if ready is not None:

@@ -125,7 +125,7 @@ async def test_denied_channels_cost_no_fetch_and_unknown_ones_are_fetched_once(
     hidden = server.text_channel("hidden")  # the client has never heard of either
     other = server.text_channel("other")
     engine = driver.app.engine
-    engine.settings = replace(engine.settings, channel_deny=(hidden["id"],))
+    engine.config = replace(engine.config, channel_deny=(hidden["id"],))
     driver.llm.enqueue("found you")
     await driver.say("alice", "anyone?", channel="hidden", mention_bot=True)
     await driver.say("alice", "anyone here?", channel="other", mention_bot=True)
@@ -144,7 +144,7 @@ async def test_a_thread_follows_its_parents_deny_entry(
 ) -> None:
     await server.open_channel("secret")
     engine = driver.app.engine
-    engine.settings = replace(engine.settings, channel_deny=("secret",))
+    engine.config = replace(engine.config, channel_deny=("secret",))
     thread = await driver.start_thread("alice", "private plans", channel="secret")
     await driver.say("bob", "what do you think?", thread=thread, mention_bot=True)
     await driver.settle()

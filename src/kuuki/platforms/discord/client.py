@@ -112,10 +112,10 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle = asyncio.Event()
         self._idle.set()
         self._fetched: dict[int, Any] = {}  # channels fetched because none was cached
-        self.store: Any = getattr(engine, "store", None)
+        self.store: Any = engine.store
         self.retrier = Retrier(self._catch_up_channels, name="discord",
-                               start_of=engine.last_taken, reopen=engine.intake.reopen)
-        engine.intake.close_on_refusal = True  # lost events are read back (the retrier)
+                               start_of=engine.last_taken, reopen=engine.reopen)
+        engine.read_back_on_refusal()  # lost events are read back (the retrier)
         self.caught_up_rounds = 0
         self.caught_up = asyncio.Event()  # set after each start-up catch-up round
         parsers: dict[str, Callable[[Any], None]] = self._connection.parsers
@@ -326,7 +326,7 @@ class KuukiClient(discord.AutoShardedClient):
     async def kuuki_channel(self, found: Any) -> Channel | None:
         """The kuuki Channel for a discord.py channel object; None where kuuki must not
         listen (denied by id, or a thread of a denied channel)."""
-        if str(found.id) in self.engine.settings.channel_deny:
+        if self.engine.denies(str(found.id)):
             return None
         parent = mapping.parent_of(found)
         if parent is not None and not self.engine.listening(parent):
@@ -337,7 +337,7 @@ class KuukiClient(discord.AutoShardedClient):
         """The kuuki Channel for a Discord channel id; None when the settings deny it by id
         (nothing is fetched for it) or deny the parent of a thread. Unknown guild channels
         are fetched once."""
-        if str(channel_id) in self.engine.settings.channel_deny:
+        if self.engine.denies(str(channel_id)):
             return None
         found: Any = self.get_channel(channel_id) or self._fetched.get(channel_id)
         if found is None and guild_id is not None and channel_id not in self._fetched:

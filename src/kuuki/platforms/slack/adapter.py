@@ -174,8 +174,8 @@ class SlackAdapter:
         )
         self._retrier = Retrier(self._history.catch_up, name="slack",
                                 start_of=self.app.engine.last_taken,
-                                reopen=self.app.engine.intake.reopen)
-        self.app.engine.intake.close_on_refusal = True  # lost events are read back
+                                reopen=self.app.engine.reopen)
+        self.app.engine.read_back_on_refusal()  # lost events are read back
         return client
 
     async def read_back(self, channel: Channel, pending: Sequence[ChatEvent]) -> int:

@@ -1,0 +1,25 @@
+"""The few settings the engine reads, as one value (the composition root, kuuki.app.build,
+fills it from `Settings`; the engine never sees the settings themselves)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    # The persona's name: a user with this id is the bot itself (with the platform ids
+    # adapters add), and the bot's own reactions are stored under it.
+    bot_name: str = "Kuu"
+    # Step 1: channels listened to (empty: all) and never listened to (names or ids; a
+    # thread follows its parent), and whether direct messages are answered.
+    channel_allow: tuple[str, ...] = ()
+    channel_deny: tuple[str, ...] = ()
+    dms_enabled: bool = True
+    # Bounded memory (kuuki.engine.channels).
+    max_live_channels: int = 500
+    channel_idle_minutes: float = 60.0
+    # How old an addressed message missed while away may be and still be answered.
+    catch_up_minutes: float = 10.0
+    # Shown by `/kuuki status` (the pipeline itself was built with it).
+    judge_mode: str = "auto"
