@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from kuuki.app import build_app
-from kuuki.app.run import run_chat
 from kuuki.clock import VirtualClock
 from kuuki.decide.base import AddressedOnlyJudge
 from kuuki.domain import User
 from kuuki.platforms.terminal import Console, TerminalOutbox, TerminalRoom
+from kuuki.run import run_chat
 from kuuki.settings import Settings, load_settings
 from kuuki.testing.llm import ScriptedLLM, ScriptedLocalLLM
 

@@ -65,8 +65,7 @@ def test_the_http_mode_needs_no_app_token_and_hides_the_secret() -> None:
 def test_kuuki_run_flags_reach_the_settings(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from kuuki import cli
-    from kuuki.app import run
+    from kuuki import cli, run
 
     seen = []
 

@@ -1,5 +1,5 @@
 """The composition root: `build` wires store, models, memory, the decision pipeline and
-the engine into an `App`; `run` hands it to the front-ends (`kuuki chat`, `kuuki run`);
+the engine into an `App` (kuuki.run hands it to the front-ends: `kuuki chat`, `kuuki run`);
 `heap` tunes the collector for a long-running process.
 """
 

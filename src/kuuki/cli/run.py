@@ -18,7 +18,7 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from kuuki.app.run import run_chat
+    from kuuki.run import run_chat
 
     overrides = {"KUUKI_LLM": args.llm} if args.llm else None
     return asyncio.run(run_chat(settings_for(args, overrides)))
@@ -58,7 +58,7 @@ def _loopback(host: str) -> bool:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kuuki.app.run import run_platforms
+    from kuuki.run import run_platforms
 
     flags = {
         "KUUKI_DISCORD_SHARD_COUNT": args.shard_count,

@@ -45,7 +45,7 @@ async def run_gateway(
     settings: Settings, *, slack_api: str | None = None, ready: Callable[[], None] | None = None
 ) -> int:
     """`kuuki gateway`: the platform connections; every event goes to the broker."""
-    from kuuki.app.run import RoutingOutbox, platform_starters
+    from kuuki.run import RoutingOutbox, platform_starters
     from kuuki.scale.broker import Publisher
     from kuuki.scale.gateway import BrokerRelay
 
@@ -83,9 +83,9 @@ async def run_worker(
 ) -> int:
     """`kuuki worker`: the engine for the partitions this worker holds, until stopped.
     ``build`` are build_app's keywords (tests: a scripted model)."""
-    from kuuki.app.run import RoutingOutbox
     from kuuki.platforms.playground.model_status import ModelLoader
     from kuuki.platforms.tokens import platforms_to_run
+    from kuuki.run import RoutingOutbox
     from kuuki.scale.worker import ChannelReader, Worker, WorkerStopped, consume
 
     _check(settings, workers=count)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from kuuki.app import build_app
-from kuuki.app.run import RoutingOutbox
 from kuuki.clock import RealClock
 from kuuki.errors import ConfigError
 from kuuki.platforms.slack import SlackOutbox, run_slack
+from kuuki.run import RoutingOutbox
 from kuuki.settings import Settings
 from kuuki.testing.llm import ScriptedLLM
 from kuuki.testing.slack_server import SlackServer
