@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kuuki.bench.crash import PG_ENV, PLATFORMS, kill_9, postgres_outage, private_postgres
+from kuuki.bench.crash import PLATFORMS, kill_9, postgres_outage, private_postgres
 from kuuki.testing.crashkit import PrivateServer
+
+PG_ENV = "KUUKI_TEST_POSTGRES_URL"  # the test server (.ci/postgres.sh); the case runs its own
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
