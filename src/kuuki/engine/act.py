@@ -3,7 +3,7 @@
 Generate with the shared context (the `Responder` port: kuuki.respond.responder, which owns
 the output guard and the fallbacks) → drop an unasked reply if the conversation moved on
 while it was written → send (failures traced) → the bot's own message joins buffer,
-tracker and store (the `Recorder` it was given) → the Decision is stored, the pipeline's
+tracker and store (the `Timeline` it was given) → the Decision is stored, the pipeline's
 history stages hear about a delivered decision (`Decider.sent`: interventions are written
 after the send, never at the verdict), and listeners are told.
 """
@@ -20,7 +20,7 @@ from kuuki.decide.base import Verdict
 from kuuki.decide.types import Case
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Message, Stage
 from kuuki.engine.channels import ChannelState
-from kuuki.engine.record import Recorder
+from kuuki.engine.timeline import Timeline
 from kuuki.ports import Decider, MessageStore, Outbox, Responder, Usage, Writer
 
 log = logging.getLogger("kuuki.engine")
@@ -60,7 +60,7 @@ class Actor:
         outbox: Outbox,
         responder: Responder,
         pipeline: Decider,
-        recorder: Recorder,
+        timeline: Timeline,
         store: MessageStore | None,
         writer: Writer | None,
         bot_name: str,
@@ -69,7 +69,7 @@ class Actor:
         self.outbox = outbox
         self.responder = responder
         self.pipeline = pipeline
-        self.recorder = recorder
+        self.timeline = timeline
         self.store = store
         self.writer = writer
         self.bot_name = bot_name  # the bot's own reactions are stored under it
@@ -183,7 +183,7 @@ class Actor:
             with contextlib.suppress(Exception):
                 await self.store.add_reaction(msg.id, self.bot_name, action.emoji or "", now)
         if posted is not None:
-            await self.recorder.record_own(state, posted)
+            await self.timeline.record_own(state, posted)
         return delivered
 
     def _split_conversation(

@@ -45,6 +45,7 @@ from kuuki.engine.deciding import Decider
 from kuuki.engine.filter import MessageFilter
 from kuuki.engine.intake import Door, Inbox, Relay, Seen
 from kuuki.engine.record import Recorder
+from kuuki.engine.timeline import Timeline
 from kuuki.engine.worker import Prepare, Worker
 from kuuki.ports import (
     BufferFactory,
@@ -111,18 +112,20 @@ class Engine:
         self.inbox = relay if relay is not None else inbox
         seen = Seen(seen_capacity)
         self.filter = MessageFilter(config, self.bot_user_ids)  # 1
-        self.recorder = Recorder(self.filter, seen, store=store, writer=writer,  # 2-4
-                                 memory_hooks=memory_hooks, marks_handled=self.inbox is not None)
+        self.timeline = Timeline(seen, writer=writer, memory_hooks=memory_hooks,  # 2-4, 6
+                                 marks_handled=self.inbox is not None)
+        self.recorder = Recorder(self.filter, self.timeline, seen,  # 1-4
+                                 store=store, writer=writer)
         self.actor = Actor(clock=clock, outbox=outbox, responder=responder,  # 6-7
-                           pipeline=pipeline, recorder=self.recorder, store=store,
+                           pipeline=pipeline, timeline=self.timeline, store=store,
                            writer=writer, bot_name=config.bot_name)
         self.decider = Decider(clock=clock, pipeline=pipeline, actor=self.actor,  # 5
                                filter=self.filter, channels=self.channels,
                                backlog=self.backlog, store=store,
-                               mark_handled=self.recorder.handled_event,
+                               mark_handled=self.timeline.handled,
                                catch_up_minutes=config.catch_up_minutes)
         self.worker = Worker(  # takes each channel's items forward through the steps
-            self.recorder, self.decider, self.backlog, clock, self.channels,
+            self.recorder, self.decider, self.timeline, self.backlog, clock, self.channels,
             buffer_factory=buffer_factory, tracker_factory=tracker_factory,
             bot_user_ids=self.bot_user_ids, prepare=prepare,
         )

@@ -1,44 +1,41 @@
-"""Steps 1-4 of one event: filter it (step 1, kuuki.engine.filter), record it (store,
-short-term buffer), place it in a conversation (the channel's tracker) and tell memory;
-edits, deletes and reactions update what was recorded. A posted message that was let in
-goes on to the decision (kuuki.engine.deciding) as `Admitted`; the bot's own messages,
-once sent, are recorded here too (`record_own`, called by kuuki.engine.act)."""
+"""Steps 1-4 of one event: filter it (step 1, kuuki.engine.filter), then let the posted
+message join the channel's timeline (steps 2-4: store, short-term buffer, the tracker's
+conversation, memory; kuuki.engine.timeline); edits, deletes and reactions update what was
+recorded. A posted message that was let in goes on to the decision (kuuki.engine.deciding)
+as `Admitted`."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from datetime import datetime
 
-from kuuki.domain import ChatEvent, EventKind, Message
+from kuuki.domain import ChatEvent, EventKind
 from kuuki.engine.channels import ChannelState
 from kuuki.engine.filter import Admitted, MessageFilter
 from kuuki.engine.intake import Seen
-from kuuki.ports import MemoryHook, MessageStore, Writer
+from kuuki.engine.timeline import Timeline
+from kuuki.ports import MessageStore, Writer
 
 log = logging.getLogger("kuuki.engine")
 
 
 class Recorder:
-    """Steps 1-4 (module doc). ``marks_handled``: the events come from an inbox, in which
-    each is marked handled once done (kuuki.engine.intake)."""
+    """Steps 1-4 (module doc)."""
 
     def __init__(
         self,
         filter: MessageFilter,
+        timeline: Timeline,
         seen: Seen,
         *,
         store: MessageStore | None,
         writer: Writer | None,
-        memory_hooks: Sequence[MemoryHook] = (),
-        marks_handled: bool = False,
     ) -> None:
         self.filter = filter
+        self.timeline = timeline
         self.seen = seen
         self.store = store
         self.writer = writer
-        self.memory_hooks = list(memory_hooks)
-        self.marks_handled = marks_handled
         self.handled = 0  # events handled (`/kuuki status`)
 
     async def take(self, state: ChannelState, event: ChatEvent) -> Admitted | None:
@@ -48,7 +45,7 @@ class Recorder:
         if event.kind is EventKind.POSTED and event.message is not None:
             admitted = self.filter.admit(state.channel, event.message)  # 1 filter
             if admitted is not None:
-                await self.record(state, admitted.message, own=admitted.own)
+                await self.timeline.record(state, admitted.message, own=admitted.own)
             return admitted
         await self._update(state, event)
         return None
@@ -84,32 +81,6 @@ class Recorder:
         if self.writer is not None:
             await self.writer.flush()
 
-    async def record_own(self, state: ChannelState, posted: Message) -> None:
-        """The bot's own message, just sent, joins the timeline (and its echo is known)."""
-        self.seen.mark(Seen.message_key(posted.channel_id, posted.id))
-        await self.record(state, posted, own=True)
-
-    async def record(self, state: ChannelState, msg: Message, *, own: bool) -> str | None:
-        """Steps 2-4: buffer, tracker (returns the conversation), store, memory hooks."""
-        if own:
-            state.bot_message_ids.add(msg.id)
-        state.buffer.add(msg)  # 2 record
-        conversation_id: str | None = None
-        if state.tracker is not None:  # 3 structure
-            try:
-                state.tracker.observe(msg)
-                conversation_id = state.tracker.conversation_of(msg.id)
-            except Exception as exc:
-                log.warning("tracker failed on %s: %s", msg.id, exc)
-        if self.writer is not None:
-            await self.writer.add_message(msg, conversation_id=conversation_id)
-        for hook in self.memory_hooks:  # 4 remember
-            try:
-                await hook.observe(state.channel, msg, from_bot=own)
-            except Exception as exc:
-                log.warning("memory hook %s failed on %s: %s", type(hook).__name__, msg.id, exc)
-        return conversation_id
-
     async def rebuild(self, state: ChannelState, now: datetime) -> None:
         """After a restart or an eviction: refill buffer and tracker from the store."""
         if self.store is None:
@@ -129,12 +100,3 @@ class Recorder:
                 state.bot.last_reply_at = m.ts
             if state.tracker is not None:
                 state.tracker.observe(m)
-
-    async def handled_event(self, event_id: str) -> None:
-        """Mark an inbox event handled, after everything its handling wrote."""
-        if self.writer is None or not self.marks_handled:
-            return
-        try:
-            await self.writer.handled(event_id)
-        except Exception as exc:  # the store is down: the event is handled again later
-            log.warning("could not mark %s handled: %s", event_id, exc)

@@ -31,6 +31,7 @@ from kuuki.engine.channels import (
 )
 from kuuki.engine.deciding import Decider
 from kuuki.engine.record import Recorder
+from kuuki.engine.timeline import Timeline
 from kuuki.errors import StoreError
 from kuuki.ports import BufferFactory, Tracker
 
@@ -47,12 +48,14 @@ class Worker:
     """Runs channels' queues through the steps it was given (module doc)."""
 
     def __init__(
-        self, recorder: Recorder, decider: Decider, backlog: Backlog, clock: Clock,
+        self, recorder: Recorder, decider: Decider, timeline: Timeline, backlog: Backlog,
+        clock: Clock,
         channels: ChannelTable, *, buffer_factory: BufferFactory,
         tracker_factory: Callable[[Channel], Tracker | None] | None = None,
         bot_user_ids: set[str], prepare: Prepare | None = None,
     ) -> None:
         self.recorder = recorder
+        self.timeline = timeline
         self.decider = decider
         self.backlog = backlog
         self.clock = clock
@@ -123,7 +126,7 @@ class Worker:
                 and item.event_id not in state.missed_events
                 and item.event_id not in state.held_events
             ):
-                await self.recorder.handled_event(item.event_id)
+                await self.timeline.handled(item.event_id)
             _finish(item)
             self.backlog.done(state)
 
