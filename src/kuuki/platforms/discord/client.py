@@ -39,8 +39,9 @@ from discord.gateway import DiscordWebSocket
 from kuuki.domain import Channel, ChatEvent, User
 from kuuki.engine.core import Engine
 from kuuki.errors import IntakeUnavailable
+from kuuki.platforms.commands import MemoryAdmin
 from kuuki.platforms.discord import mapping
-from kuuki.platforms.discord.catchup import catch_up, last_messages
+from kuuki.platforms.discord.catchup import History, catch_up, last_messages
 from kuuki.platforms.discord.commands import kuuki_group
 from kuuki.platforms.discord.outbox import DiscordOutbox
 from kuuki.platforms.retry import Retrier
@@ -98,7 +99,8 @@ tolerate_hostile_frames()
 
 class KuukiClient(discord.AutoShardedClient):
     def __init__(
-        self, engine: Engine, outbox: DiscordOutbox, *, memory: Any = None, **options: Any
+        self, engine: Engine, outbox: DiscordOutbox, *, store: History | None = None,
+        memory: MemoryAdmin | None = None, **options: Any,
     ) -> None:
         options.setdefault("intents", intents())
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
@@ -112,7 +114,7 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle = asyncio.Event()
         self._idle.set()
         self._fetched: dict[int, Any] = {}  # channels fetched because none was cached
-        self.store: Any = engine.store
+        self.store = store  # where reading back starts (None: no store, nothing to read)
         self.retrier = Retrier(self._catch_up_channels, name="discord",
                                start_of=engine.last_taken, reopen=engine.reopen)
         engine.read_back_on_refusal()  # lost events are read back (the retrier)
@@ -177,6 +179,8 @@ class KuukiClient(discord.AutoShardedClient):
     async def _catch_up_channels(
         self, channel_ids: Sequence[str], starts: Mapping[str, str | None]
     ) -> None:
+        if self.store is None:  # refusals come from a store: without one there are none
+            return
         async with self._in_order:
             await catch_up(self, self.store, channel_ids, since=starts)
 

@@ -13,7 +13,7 @@ from discord import app_commands
 
 from kuuki.domain import Channel
 from kuuki.engine.core import Engine
-from kuuki.platforms.commands import CommandReply, run_command
+from kuuki.platforms.commands import CommandReply, MemoryAdmin, run_command
 from kuuki.platforms.discord.mapping import (
     TEXT_LIMIT,
     allowed_mentions,
@@ -38,7 +38,7 @@ async def interaction_channel(interaction: discord.Interaction[Any]) -> Channel:
 def kuuki_group(
     engine: Engine,
     *,
-    memory: Any = None,
+    memory: MemoryAdmin | None = None,
     resolve: ChannelResolver = interaction_channel,
 ) -> app_commands.Group:
     """The `/kuuki` command group: status, why, quiet <minutes>, memory, forget-me,

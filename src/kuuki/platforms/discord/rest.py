@@ -32,7 +32,7 @@ class DiscordRest:
         self.app = app
         self.token = token
         self.outbox = outbox
-        self.client = KuukiClient(app.engine, outbox, memory=app.memory)
+        self.client = KuukiClient(app.engine, outbox, store=app.store, memory=app.memory)
 
     async def start(self) -> None:
         with start_problems():
