@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kuuki.app.models import judge_mode_for, model_languages, prompt_budget, tools_off
 from kuuki.clock import Clock
 from kuuki.decide.base import AddressedOnlyJudge, Judge
 from kuuki.decide.pipeline import Pipeline, build_pipeline
@@ -20,10 +21,8 @@ from kuuki.guard.reply import ReplyGuard
 from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM, ChatMessage, TokenCounter, Warmable
 from kuuki.llm.breaker import CircuitBreaker
-from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.llm.registry import create
 from kuuki.llm.scheduler import ScheduledLLM
-from kuuki.llm.stub import StubLLM
 from kuuki.memory.buffer import ChannelBuffer
 from kuuki.memory.context import ContextBuilder
 from kuuki.ports import Buffer, BufferFactory, Outbox, Tracker
@@ -31,6 +30,9 @@ from kuuki.prompts import LANGUAGES, Prompts
 from kuuki.respond.responder import PromptDump, Responder
 from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import LLMSettings, Persona, Settings
+
+if TYPE_CHECKING:
+    from kuuki.memory.service import MemoryService
 
 __all__ = ["App", "PromptDumper", "build_app", "engine_config", "make_engine", "make_llm"]
 
@@ -199,19 +201,8 @@ async def build_app(
 ) -> App:
     """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
     they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``)."""
-    from kuuki.store import Store
-
-    main_llm = make_llm(settings.llm) if llm == "settings" else llm
-    j_llm = (
-        (make_llm(settings.judge) if settings.judge_llm else main_llm)
-        if judge_llm == "settings"
-        else judge_llm
-    )
-    assert not isinstance(main_llm, str) and not isinstance(j_llm, str)
-    store = writer = None
-    if use_store:
-        store = await Store.open(store_url if store_url is not None else settings.store_url or None)
-        writer = store.writer
+    main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
+    store, writer = await _open_store(settings, use_store, store_url)
     if embedder == "default":
         from kuuki.embed import default_embedder
 
@@ -219,46 +210,20 @@ async def build_app(
     prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
     main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
     guard = reply_guard(settings, prompts)
-    # --- memory (issue 5) -------------------------------------------------------------------
     memory = None
-    if store is not None:
-        from kuuki.memory.service import MemoryService
-
-        memory = await MemoryService.open(
-            settings, store=store, clock=clock, llm=main_llm, embedder=embedder,
-            prompts=prompts, dump=dump, bot_user_ids=tuple(bot_user_ids),
-            scaffold=guard.scaffold, model_calls=scheduled.get(id(main_llm)),
-            languages=model_languages(settings.llm, main_llm),
+    if store is not None:  # memory (issue 5)
+        memory = await _open_memory(
+            settings, store, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
+            scheduled.get(id(main_llm)),
         )
-    # -----------------------------------------------------------------------------------------
     provider = memory.provider() if memory is not None else None
-    responder = Responder(
-        settings.persona, context_builder(settings.persona, prompts, settings.llm, main_llm),
-        main_llm, guard, dump=dump,
-        memory=provider,
-        languages=model_languages(settings.llm, main_llm),
-        clock=clock, budget_s=settings.llm.reply_budget_s,
-        toolbox=build_toolbox(settings, clock, provider),
-        tools_off=tools_off(settings.llm, main_llm),
-    )
+    responder = _responder(settings, prompts, main_llm, guard, dump, provider, clock)
     settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
     if judge is None:
-        from kuuki.decide.build import build_judge
-
-        judge = build_judge(
-            settings, j_llm, clock, embedder=embedder, dump=dump,
-            memory=memory.provider(retrieve_facts=False) if memory is not None else None,
-            builder=context_builder(settings.persona, prompts, settings.judge, j_llm),
-            scaffold=guard.scaffold,
-        )
+        judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard)
     engine = make_engine(
-        settings,
-        clock=clock,
-        store=store,
-        writer=writer,
-        outbox=outbox,
-        responder=responder,
-        judge=judge,
+        settings, clock=clock, store=store, writer=writer, outbox=outbox,
+        responder=responder, judge=judge,
         tracker_factory=tracker_factory(settings, embedder),
         bot_user_ids=bot_user_ids,
         memory_hooks=[memory] if memory is not None else (),
@@ -273,6 +238,76 @@ async def build_app(
     closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
     return App(settings, engine, clock, store, writer, main_llm, j_llm, responder, memory=memory,
                models=models, closers=closers)
+
+
+def _chosen_llms(
+    settings: Settings, llm: LLM | str | None, judge_llm: LLM | str | None
+) -> tuple[LLM | None, LLM | None]:
+    """The main and judge models: those given, or (``"settings"``) those the settings name."""
+    main_llm = make_llm(settings.llm) if llm == "settings" else llm
+    j_llm = (
+        (make_llm(settings.judge) if settings.judge_llm else main_llm)
+        if judge_llm == "settings"
+        else judge_llm
+    )
+    assert not isinstance(main_llm, str) and not isinstance(j_llm, str)
+    return main_llm, j_llm
+
+
+async def _open_store(
+    settings: Settings, use_store: bool, store_url: str | None
+) -> tuple[Any, Any]:
+    """The store and its writer, or (None, None) without one."""
+    from kuuki.store import Store
+
+    if not use_store:
+        return None, None
+    store = await Store.open(store_url if store_url is not None else settings.store_url or None)
+    return store, store.writer
+
+
+async def _open_memory(
+    settings: Settings, store: Any, clock: Clock, main_llm: LLM | None, embedder: Any,
+    prompts: Prompts, dump: PromptDump | None, bot_user_ids: Sequence[str], guard: ReplyGuard,
+    model_calls: ScheduledLLM | None,
+) -> MemoryService:
+    from kuuki.memory.service import MemoryService
+
+    return await MemoryService.open(
+        settings, store=store, clock=clock, llm=main_llm, embedder=embedder,
+        prompts=prompts, dump=dump, bot_user_ids=tuple(bot_user_ids),
+        scaffold=guard.scaffold, model_calls=model_calls,
+        languages=model_languages(settings.llm, main_llm),
+    )
+
+
+def _responder(
+    settings: Settings, prompts: Prompts, main_llm: LLM | None, guard: ReplyGuard,
+    dump: PromptDump | None, provider: Any, clock: Clock,
+) -> Responder:
+    return Responder(
+        settings.persona, context_builder(settings.persona, prompts, settings.llm, main_llm),
+        main_llm, guard, dump=dump,
+        memory=provider,
+        languages=model_languages(settings.llm, main_llm),
+        clock=clock, budget_s=settings.llm.reply_budget_s,
+        toolbox=build_toolbox(settings, clock, provider),
+        tools_off=tools_off(settings.llm, main_llm),
+    )
+
+
+def _judge(
+    settings: Settings, j_llm: LLM | None, clock: Clock, embedder: Any,
+    dump: PromptDump | None, memory: MemoryService | None, prompts: Prompts, guard: ReplyGuard,
+) -> Pipeline:
+    from kuuki.decide.build import build_judge
+
+    return build_judge(
+        settings, j_llm, clock, embedder=embedder, dump=dump,
+        memory=memory.provider(retrieve_facts=False) if memory is not None else None,
+        builder=context_builder(settings.persona, prompts, settings.judge, j_llm),
+        scaffold=guard.scaffold,
+    )
 
 
 @runtime_checkable
@@ -320,67 +355,6 @@ def build_toolbox(settings: Settings, clock: Clock, memory: Any = None) -> Toolb
     tools += [HttpJsonTool(spec, timeout_s=t.timeout_s) for spec in t.http]
     return Toolbox(tools, clock=clock, timeout_s=t.timeout_s, result_chars=t.result_chars,
                    max_rounds=t.max_rounds)
-
-
-def tools_off(s: LLMSettings, llm: LLM | None) -> str | None:
-    """Why the main model is not offered tools, or None when it is.
-
-    ``llm.tools = auto`` offers them to every model but the shipped SmolLM2-135M, which was
-    measured unable to choose a tool sensibly through the grammar-constrained call format
-    (docs/benchmarks.md, "Tools"); ``on`` offers them anyway, ``off`` never.
-    """
-    if s.tools == "off":
-        return "switched off (llm.tools = off)"
-    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
-    if s.tools == "auto" and isinstance(inner, EmbeddedLLM) and inner.shipped:
-        return ("the shipped SmolLM2-135M cannot choose tools reliably (docs/benchmarks.md); "
-                "set llm.tools = on to try it anyway")
-    return None
-
-
-def judge_mode_for(mode: str, judge_llm: LLM | None) -> str:
-    """The judge mode in effect: ``auto`` is ``hybrid``, but ``rules`` when the judge's model
-    is the shipped SmolLM2-135M, whose judgments made the scenario suite's decisions worse
-    than the local stage alone (docs/decisions.md, docs/benchmarks.md), or the counting
-    `stub`, whose answers are all "do nothing" (`kuuki bench judge` asks for hybrid)."""
-    if mode != "auto":
-        return mode
-    inner = judge_llm.inner if isinstance(judge_llm, ScheduledLLM) else judge_llm
-    if isinstance(inner, EmbeddedLLM) and inner.shipped:
-        return "rules"
-    if isinstance(inner, StubLLM):  # it answers "do nothing" to everything: no judgment
-        return "rules"
-    return "hybrid"
-
-
-def model_languages(s: LLMSettings, llm: LLM | None) -> frozenset[str]:
-    """The languages the model writes: the setting, or what is known of it.
-
-    The shipped SmolLM2-135M writes English; asked for Japanese it writes Japanese
-    characters that are no Japanese (tests/guard/corpus), which the guard cannot always
-    tell from the real thing. Any other model is trusted with both.
-    """
-    if s.languages:
-        return frozenset(s.languages)
-    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
-    if isinstance(inner, EmbeddedLLM) and inner.shipped:
-        return frozenset({"en"})
-    return frozenset(LANGUAGES)
-
-
-def prompt_budget(s: LLMSettings, llm: LLM | None) -> int | None:
-    """How many prompt tokens a model gets: the setting, or what its kind reads quickly.
-
-    The shipped SmolLM2-135M reads about 200 prompt tokens a second on two cores, so its
-    prompts are kept near 450 tokens (a reply in ~3 s); another local GGUF gets 1,500; a
-    server is not limited here (its own context limit applies).
-    """
-    if s.prompt_tokens:
-        return s.prompt_tokens
-    inner = llm.inner if isinstance(llm, ScheduledLLM) else llm
-    if isinstance(inner, EmbeddedLLM):
-        return 450 if inner.shipped else 1500
-    return None
 
 
 def context_builder(
