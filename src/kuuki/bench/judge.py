@@ -15,15 +15,20 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kuuki.bench.judge_gold import GoldFigures, annotation_for, gold_figures
 from kuuki.conversation.ircdata import parse_line
 from kuuki.domain import Decision, Stage, User
+
+if TYPE_CHECKING:
+    from kuuki.decide.pipeline import Pipeline
+    from kuuki.replay.transcript import Transcript
+    from kuuki.settings import Settings
 
 IRC_CHANNEL = "ubuntu"
 IRC_SETUP: dict[str, Any] = {
@@ -131,35 +136,15 @@ async def bench_file(
     from kuuki.app import build_app
     from kuuki.clock import VirtualClock
     from kuuki.decide.build import build_judge
-    from kuuki.decide.pipeline import Pipeline
     from kuuki.llm.registry import create
     from kuuki.replay.runner import RecordingOutbox, replay
     from kuuki.replay.transcript import parse_lines
-    from kuuki.settings import Persona, Settings, validate
 
     line_of: dict[str, int] = {}
     transcript = parse_lines(_load(path, line_of), str(path), strict=False)
     if not transcript.events:
         return {"ambient": 0, "llm_calls": 0, "local_ms": [], "local_cpu_ms": [], "messages": 0}
-    setup = transcript.setup
-    base = Persona()
-    settings = validate(
-        Settings(
-            persona=Persona(
-                name=str(setup.get("bot", base.name)),
-                aliases=tuple(setup.get("aliases", base.aliases)),
-                language=str(setup.get("language", base.language)),
-                keywords=tuple(setup.get("keywords", ())),
-            ),
-            judge_mode="hybrid",
-            judge_call_budget=budget,
-            # The judge is measured, not memory: its background jobs would only add noise.
-            CHANNEL_CONTEXT_ENABLED=False,
-            REFLECTION_ENABLED=False,
-            USER_PROFILE_ENABLED=False,
-            PROACTIVE_CONVERSATION_ENABLED=False,
-        )
-    )
+    settings = _settings(transcript.setup, budget)
     clock = VirtualClock(transcript.events[0].at)
     stub = None if local_only else create("stub")
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
@@ -182,6 +167,38 @@ async def bench_file(
         decisions = await replay(app.engine, clock, transcript)
     finally:
         await app.close()
+    return _figures(path, line_of, settings, transcript, decisions, stub, judge)
+
+
+def _settings(setup: Mapping[str, Any], budget: int) -> Settings:
+    """The settings a file's setup line asks for, judging in hybrid mode with memory off."""
+    from kuuki.settings import Persona, Settings, validate
+
+    base = Persona()
+    return validate(
+        Settings(
+            persona=Persona(
+                name=str(setup.get("bot", base.name)),
+                aliases=tuple(setup.get("aliases", base.aliases)),
+                language=str(setup.get("language", base.language)),
+                keywords=tuple(setup.get("keywords", ())),
+            ),
+            judge_mode="hybrid",
+            judge_call_budget=budget,
+            # The judge is measured, not memory: its background jobs would only add noise.
+            CHANNEL_CONTEXT_ENABLED=False,
+            REFLECTION_ENABLED=False,
+            USER_PROFILE_ENABLED=False,
+            PROACTIVE_CONVERSATION_ENABLED=False,
+        )
+    )
+
+
+def _figures(
+    path: Path, line_of: dict[str, int], settings: Settings, transcript: Transcript,
+    decisions: list[Decision], stub: Any, judge: Pipeline,
+) -> dict[str, Any]:
+    """What `bench_file` reports of one replayed file."""
     own = settings.persona.name
     humans = [
         e.message
