@@ -210,12 +210,10 @@ async def build_app(
     prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
     main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
     guard = reply_guard(settings, prompts)
-    memory = None
-    if store is not None:  # memory (issue 5)
-        memory = await _open_memory(
-            settings, store, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
-            scheduled.get(id(main_llm)),
-        )
+    memory = await _open_memory(
+        settings, store, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
+        scheduled.get(id(main_llm)),
+    )
     provider = memory.provider() if memory is not None else None
     responder = _responder(settings, prompts, main_llm, guard, dump, provider, clock)
     settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
@@ -223,13 +221,9 @@ async def build_app(
         judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard)
     engine = make_engine(
         settings, clock=clock, store=store, writer=writer, outbox=outbox,
-        responder=responder, judge=judge,
-        tracker_factory=tracker_factory(settings, embedder),
-        bot_user_ids=bot_user_ids,
-        memory_hooks=[memory] if memory is not None else (),
-        prepare=_prefetcher(embedder),
-        inbox=store,
-        **(engine_options or {}),
+        responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
+        bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
+        prepare=_prefetcher(embedder), inbox=store, **(engine_options or {}),
     )
     if memory is not None:
         memory.attach(engine)
@@ -270,7 +264,10 @@ async def _open_memory(
     settings: Settings, store: Any, clock: Clock, main_llm: LLM | None, embedder: Any,
     prompts: Prompts, dump: PromptDump | None, bot_user_ids: Sequence[str], guard: ReplyGuard,
     model_calls: ScheduledLLM | None,
-) -> MemoryService:
+) -> MemoryService | None:
+    """Memory (issue 5): none without a store."""
+    if store is None:
+        return None
     from kuuki.memory.service import MemoryService
 
     return await MemoryService.open(

@@ -168,43 +168,16 @@ def run_bench(data_dir: Path, out: TextIO) -> dict[str, float]:
     # the timed run must embed afresh: a warm cache would measure lookups, not the model
     fresh = _fresh_embedder(embedder)
     fresh.embed(["warm up"])  # loading the weights is not part of the throughput
-    parents_by_file: dict[str, list[list[int]]] = {}
-    n = 0
-    embed_s = 0.0
     clock = time.perf_counter
     t0 = clock()
-    for f in files:
-        dis = Disentangler(model, dim=embedder.dim)
-        minutes = irc_minutes(f.lines)
-        parents = []
-        for k, ln in enumerate(f.lines):
-            vec = None
-            if not ln.system:
-                e0 = clock()
-                vec = fresh.embed([ln.text])[0]
-                embed_s += clock() - e0
-            parents.append(dis.step(irc_turn(ln, minutes[k], vec)).parents)
-        parents_by_file[f.name] = parents
-        n += len(f.lines)
+    parents_by_file, n, embed_s = _online(files, model, embedder.dim, fresh, clock)
     elapsed = clock() - t0
     # As the engine runs it: messages that have arrived together (up to 32 queued) are
     # embedded in one batch, then linked one by one, each seeing only earlier messages.
     fresh = _fresh_embedder(embedder)
     fresh.embed(["warm up"])
-    batched_parents: dict[str, list[list[int]]] = {}
     t1 = clock()
-    for f in files:
-        dis = Disentangler(model, dim=embedder.dim)
-        minutes = irc_minutes(f.lines)
-        parents = []
-        for start in range(0, len(f.lines), 32):
-            chunk = f.lines[start : start + 32]
-            texts = [ln.text for ln in chunk if not ln.system]
-            vecs = iter(fresh.embed(texts)) if texts else iter(())
-            for k, ln in enumerate(chunk, start=start):
-                vec = None if ln.system else next(vecs)
-                parents.append(dis.step(irc_turn(ln, minutes[k], vec)).parents)
-        batched_parents[f.name] = parents
+    batched_parents = _batched(files, model, embedder.dim, fresh)
     batched_elapsed = clock() - t1
     scores = evaluate(files, lambda f: parents_by_file[f.name])
     batched_scores = evaluate(files, lambda f: batched_parents[f.name])
@@ -217,22 +190,64 @@ def run_bench(data_dir: Path, out: TextIO) -> dict[str, float]:
         "embedding_seconds": embed_s,
         "messages_per_s_batched32": n / batched_elapsed,
     }
-    print(
-        json.dumps(
-            {
-                "messages": n,
-                "messages_per_s": round(n / elapsed, 1),
-                "link_f": round(scores["link_f"], 2),
-                "one_to_one": round(scores["one_to_one"], 2),
-                "seconds": round(elapsed, 2),
-                "embedding_seconds": round(embed_s, 2),
-                "messages_per_s_batched32": round(n / batched_elapsed, 1),
-                "link_f_batched32": round(batched_scores["link_f"], 2),
-            }
-        ),
-        file=out,
-    )
+    shown = {
+        "messages": n,
+        "messages_per_s": round(n / elapsed, 1),
+        "link_f": round(scores["link_f"], 2),
+        "one_to_one": round(scores["one_to_one"], 2),
+        "seconds": round(elapsed, 2),
+        "embedding_seconds": round(embed_s, 2),
+        "messages_per_s_batched32": round(n / batched_elapsed, 1),
+        "link_f_batched32": round(batched_scores["link_f"], 2),
+    }
+    print(json.dumps(shown), file=out)
     return result
+
+
+def _online(
+    files: list[LogFile], model: DisentanglerModel, dim: int, fresh: Embedder,
+    clock: Callable[[], float],
+) -> tuple[dict[str, list[list[int]]], int, float]:
+    """Each file linked one message at a time, each embedded as it arrives: the parents
+    found, the messages seen, and the seconds spent embedding."""
+    parents_by_file: dict[str, list[list[int]]] = {}
+    n = 0
+    embed_s = 0.0
+    for f in files:
+        dis = Disentangler(model, dim=dim)
+        minutes = irc_minutes(f.lines)
+        parents = []
+        for k, ln in enumerate(f.lines):
+            vec = None
+            if not ln.system:
+                e0 = clock()
+                vec = fresh.embed([ln.text])[0]
+                embed_s += clock() - e0
+            parents.append(dis.step(irc_turn(ln, minutes[k], vec)).parents)
+        parents_by_file[f.name] = parents
+        n += len(f.lines)
+    return parents_by_file, n, embed_s
+
+
+def _batched(
+    files: list[LogFile], model: DisentanglerModel, dim: int, fresh: Embedder
+) -> dict[str, list[list[int]]]:
+    """Each file linked as the engine runs it: up to 32 queued messages embedded in one
+    batch, then linked one by one."""
+    batched_parents: dict[str, list[list[int]]] = {}
+    for f in files:
+        dis = Disentangler(model, dim=dim)
+        minutes = irc_minutes(f.lines)
+        parents = []
+        for start in range(0, len(f.lines), 32):
+            chunk = f.lines[start : start + 32]
+            texts = [ln.text for ln in chunk if not ln.system]
+            vecs = iter(fresh.embed(texts)) if texts else iter(())
+            for k, ln in enumerate(chunk, start=start):
+                vec = None if ln.system else next(vecs)
+                parents.append(dis.step(irc_turn(ln, minutes[k], vec)).parents)
+        batched_parents[f.name] = parents
+    return batched_parents
 
 
 def _fresh_embedder(embedder: Embedder) -> Embedder:
