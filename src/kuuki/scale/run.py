@@ -14,14 +14,17 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
-from kuuki.app import build_app
+from kuuki.app import App, build_app
 from kuuki.clock import RealClock
 from kuuki.errors import ConfigError
 from kuuki.ports import Outbox
 from kuuki.settings import Settings
+
+if TYPE_CHECKING:
+    from kuuki.scale.worker import ChannelReader, Worker
 
 log = logging.getLogger("kuuki.scale")
 
@@ -86,7 +89,7 @@ async def run_worker(
     from kuuki.platforms.playground.model_status import ModelLoader
     from kuuki.platforms.tokens import platforms_to_run
     from kuuki.run import RoutingOutbox
-    from kuuki.scale.worker import ChannelReader, Worker, WorkerStopped, consume
+    from kuuki.scale.worker import Worker, consume
 
     _check(settings, workers=count)
     if not 0 <= index < count:
@@ -98,28 +101,9 @@ async def run_worker(
                           engine_options={"seen_capacity": 0}, **(build or {}))
     readers: dict[str, ChannelReader] = {}
     closers: list[Any] = []
-    saw = None
     try:
-        if "discord" in names:
-            from kuuki.platforms.discord import DiscordOutbox
-            from kuuki.platforms.discord.rest import DiscordRest
-
-            d_out = DiscordOutbox()
-            outboxes["discord"] = d_out
-            rest = DiscordRest(app, settings.discord_token, d_out)
-            await rest.start()
-            readers["discord"], saw = rest, rest.saw
-            closers.append(rest.close)
-        if "slack" in names:
-            from kuuki.platforms.slack import SlackOutbox
-            from kuuki.platforms.slack.adapter import SlackAdapter
-
-            s_out = SlackOutbox()
-            outboxes["slack"] = s_out
-            adapter = SlackAdapter(app, settings.slack_bot_token, "", s_out, base_url=slack_api)
-            await adapter.start_web()
-            readers["slack"] = adapter
-            closers.append(adapter.close)
+        saw = await _start_platforms(app, settings, names, outboxes, readers, closers,
+                                     slack_api)
         loader = ModelLoader(app)
         if loader.status.state == "loading":
             print(f"kuuki worker {index}: {loader.status.headline()}", flush=True)
@@ -131,15 +115,7 @@ async def run_worker(
         print(f"kuuki worker {index} of {count}: consuming", flush=True)
         if ready is not None:
             ready()
-        try:
-            await worker.stopped
-        except WorkerStopped as exc:
-            print(f"kuuki worker {index}: stopped: {exc}", file=sys.stderr, flush=True)
-            return 75  # EX_TEMPFAIL: a supervisor starts it again
-        except asyncio.CancelledError:  # Ctrl-C or SIGTERM: a clean stop
-            await worker.drain()
-            raise
-        return 0
+        return await _until_stopped(worker, index)
     finally:
         for close in closers:
             try:
@@ -147,6 +123,51 @@ async def run_worker(
             except Exception as exc:
                 log.debug("closing: %s", exc)
         await app.close()
+
+
+async def _start_platforms(
+    app: App, settings: Settings, names: Collection[str], outboxes: dict[str, Outbox],
+    readers: dict[str, ChannelReader], closers: list[Any], slack_api: str | None,
+) -> Any:
+    """Start the REST side of each platform to run, filling ``outboxes``, ``readers`` and
+    ``closers`` as each starts; what Discord saw (None without Discord)."""
+    saw = None
+    if "discord" in names:
+        from kuuki.platforms.discord import DiscordOutbox
+        from kuuki.platforms.discord.rest import DiscordRest
+
+        d_out = DiscordOutbox()
+        outboxes["discord"] = d_out
+        rest = DiscordRest(app, settings.discord_token, d_out)
+        await rest.start()
+        readers["discord"], saw = rest, rest.saw
+        closers.append(rest.close)
+    if "slack" in names:
+        from kuuki.platforms.slack import SlackOutbox
+        from kuuki.platforms.slack.adapter import SlackAdapter
+
+        s_out = SlackOutbox()
+        outboxes["slack"] = s_out
+        adapter = SlackAdapter(app, settings.slack_bot_token, "", s_out, base_url=slack_api)
+        await adapter.start_web()
+        readers["slack"] = adapter
+        closers.append(adapter.close)
+    return saw
+
+
+async def _until_stopped(worker: Worker, index: int) -> int:
+    """Wait for the worker to stop: 75 when the broker was lost, re-raised on cancel."""
+    from kuuki.scale.worker import WorkerStopped
+
+    try:
+        await worker.stopped
+    except WorkerStopped as exc:
+        print(f"kuuki worker {index}: stopped: {exc}", file=sys.stderr, flush=True)
+        return 75  # EX_TEMPFAIL: a supervisor starts it again
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: a clean stop
+        await worker.drain()
+        raise
+    return 0
 
 
 async def run_supervised(settings: Settings, workers: int, argv_of: Callable[[int], list[str]],
