@@ -68,47 +68,25 @@ class MemoryService:
         self.store = store
         self.clock = clock
         self.llm = llm
-        persona = s.persona
-        self.prompts = prompts or Prompts(persona.default_language, s.prompts_dir or None)
+        self.prompts = prompts or Prompts(s.persona.default_language, s.prompts_dir or None)
         self.jobs = Jobs()
         scaffold = scaffold or Scaffold.from_prompts(self.prompts)
         self.registry = ChannelRegistry()
         self.book = MemoryBook(store, self.registry)
         self.facts = FactMemory(
-            store, self.registry, embedder=embedder,
-            half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
+            store, self.registry, embedder=embedder, half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
             max_per_channel=s.FACT_STORE_MAX_FACTS_PER_CHANNEL,
         )
         self.profiles = Profiles(
             store, self.registry, thresholds=s.FAMILIARITY_THRESHOLDS,
-            bot_names=persona.names, bot_ids=bot_user_ids,
+            bot_names=s.persona.names, bot_ids=bot_user_ids,
         )
-        self.summarizer = Summarizer(
-            llm=llm, prompts=self.prompts, book=self.book, clock=clock, jobs=self.jobs,
-            persona_name=persona.name, every_n_messages=s.SUMMARIZE_EVERY_N_MESSAGES,
-            every_n_minutes=s.SUMMARIZE_EVERY_N_MINUTES, dump=dump, scaffold=scaffold,
-            languages=languages,
-        )
-        self.reflector = Reflector(
-            llm=llm, prompts=self.prompts, backlog=store, facts=self.facts,
-            profiles=self.profiles, clock=clock, jobs=self.jobs, persona_name=persona.name,
-            lull_minutes=s.REFLECTION_LULL_MINUTES, min_messages=s.REFLECTION_MIN_MESSAGES,
-            max_buffer=s.REFLECTION_MAX_BUFFER_MESSAGES,
-            profiles_enabled=s.USER_PROFILE_ENABLED, dump=dump, scaffold=scaffold,
-            languages=languages,
-        )
+        self.summarizer, self.reflector = self._model_jobs(s, dump, scaffold, languages)
         self.proactive = ProactiveTalker(
             facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,
             silence=silence, delay_s=proactive_delay_s,
         )
-        self._reader = SnapshotReader(
-            registry=self.registry, book=self.book, summarizer=self.summarizer,
-            profiles=self.profiles, facts=self.facts, jobs=self.jobs,
-            ledger=lambda channel_id: proactive_ledger(store, channel_id),
-            every_n=s.SUMMARIZE_EVERY_N_MESSAGES, every_minutes=s.SUMMARIZE_EVERY_N_MINUTES,
-            summaries_enabled=s.CHANNEL_CONTEXT_ENABLED and llm is not None,
-            half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
-        )
+        self._reader = self._snapshot_reader(s, store)
         self.forgotten = Forgetting(
             store, clock, profiles=self.profiles, book=self.book, summarizer=self.summarizer,
             facts=self.facts, proactive=self.proactive,
@@ -117,6 +95,40 @@ class MemoryService:
         self._maintenance: TimerHandle | None = None
         self._active_since_maintenance = False
         self._closed = False
+        self._settle_with(clock, model_calls)
+
+    def _model_jobs(
+        self, s: Settings, dump: PromptDump | None, scaffold: Scaffold, languages: frozenset[str]
+    ) -> tuple[Summarizer, Reflector]:
+        """The jobs that ask the model: channel summaries, and reflection into facts and
+        profiles."""
+        summarizer = Summarizer(
+            llm=self.llm, prompts=self.prompts, book=self.book, clock=self.clock, jobs=self.jobs,
+            persona_name=s.persona.name, every_n_messages=s.SUMMARIZE_EVERY_N_MESSAGES,
+            every_n_minutes=s.SUMMARIZE_EVERY_N_MINUTES, dump=dump, scaffold=scaffold,
+            languages=languages,
+        )
+        reflector = Reflector(
+            llm=self.llm, prompts=self.prompts, backlog=self.store, facts=self.facts,
+            profiles=self.profiles, clock=self.clock, jobs=self.jobs, persona_name=s.persona.name,
+            lull_minutes=s.REFLECTION_LULL_MINUTES, min_messages=s.REFLECTION_MIN_MESSAGES,
+            max_buffer=s.REFLECTION_MAX_BUFFER_MESSAGES,
+            profiles_enabled=s.USER_PROFILE_ENABLED, dump=dump, scaffold=scaffold,
+            languages=languages,
+        )
+        return summarizer, reflector
+
+    def _snapshot_reader(self, s: Settings, store: Any) -> SnapshotReader:
+        return SnapshotReader(
+            registry=self.registry, book=self.book, summarizer=self.summarizer,
+            profiles=self.profiles, facts=self.facts, jobs=self.jobs,
+            ledger=lambda channel_id: proactive_ledger(store, channel_id),
+            every_n=s.SUMMARIZE_EVERY_N_MESSAGES, every_minutes=s.SUMMARIZE_EVERY_N_MINUTES,
+            summaries_enabled=s.CHANNEL_CONTEXT_ENABLED and self.llm is not None,
+            half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
+        )
+
+    def _settle_with(self, clock: Clock, model_calls: ModelCalls | None) -> None:
         add_settler = getattr(clock, "add_settler", None)
         if add_settler is not None:  # the virtual clock waits for memory jobs too,
             # but not for a model writing a summary (kuuki.memory.jobs.Jobs.settled)
