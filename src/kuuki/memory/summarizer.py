@@ -20,10 +20,10 @@ from datetime import datetime
 from typing import Any
 
 from kuuki.clock import Clock, TimerHandle
-from kuuki.domain import Channel, GuardRecord, Message, Visibility
+from kuuki.domain import Channel, DecisionTrace, GuardRecord, Message, Visibility
 from kuuki.guard.memory import MemoryCheck, channel_language
 from kuuki.guard.scaffold import Scaffold
-from kuuki.llm.base import LLM, ChatMessage
+from kuuki.llm.base import LLM, ChatMessage, Completion
 from kuuki.llm.record import PromptDump, call_llm
 from kuuki.memory.book import MemoryBook, thread_key
 from kuuki.memory.channel_context import ChannelContext
@@ -31,22 +31,15 @@ from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, 
 from kuuki.memory.keywords import keywords_of
 from kuuki.memory.summary_answers import (
     SUMMARY_SCHEMA,
-    WORKSPACE_SCHEMA,
     ChannelSummary,
     has_words,
     read_channel_summary,
-    read_notes,
 )
+from kuuki.memory.workspace import summarize_workspace
 from kuuki.prompts import Prompts
-from kuuki.store.records import MemoryRecord
 
 MAX_PENDING = 200
 WORKSPACE_DEBOUNCE_S = 60.0
-
-def _public_text(rec: MemoryRecord | None, workspace: str) -> str:
-    if rec is None or not MemoryBook.visible_everywhere(rec, workspace):
-        return ""
-    return str(rec.content)
 
 
 @dataclass(slots=True)
@@ -197,24 +190,7 @@ class Summarizer:
                                        f"skipped: {self.llm.name} does not write {lang}",
                                        skipped=True))
             return False
-        system = self.prompts.render(
-            "summary",
-            language=lang,
-            persona_name=self.persona_name,
-            channel=channel,
-            previous=previous,
-            history=self.book.text("channel", channel.id, "long_term"),
-            recent_events=self.book.text("channel", channel.id, "short_term"),
-            messages=batch,
-            threads={t: self.book.text("thread", thread_key(channel.id, t), "summary")
-                     for t in threads},
-            now=now,
-        )
-        completion = await call_llm(
-            self.llm, trace, "memory_summary", [ChatMessage("system", system)],
-            json_schema=SUMMARY_SCHEMA, max_tokens=self.max_tokens, temperature=0.2,
-            dump=self._dump(channel.id),
-        )
+        completion = await self._ask(channel, batch, threads, previous, lang, now, trace)
         data = completion.data if completion is not None else None
         if not isinstance(data, dict):
             self._record("summary", channel, now, False, failure_reason(trace, "no answer"), trace)
@@ -241,6 +217,32 @@ class Summarizer:
         if changed and self.on_change is not None:
             self.on_change(channel)
         return True
+
+    async def _ask(
+        self, channel: Channel, batch: list[Message], threads: dict[str, list[Message]],
+        previous: ChannelContext | None, lang: str, now: datetime, trace: DecisionTrace,
+    ) -> Completion | None:
+        """One call for the channel update: the previous context and memories, the new
+        messages, the summaries of the threads they went to."""
+        assert self.llm is not None
+        system = self.prompts.render(
+            "summary",
+            language=lang,
+            persona_name=self.persona_name,
+            channel=channel,
+            previous=previous,
+            history=self.book.text("channel", channel.id, "long_term"),
+            recent_events=self.book.text("channel", channel.id, "short_term"),
+            messages=batch,
+            threads={t: self.book.text("thread", thread_key(channel.id, t), "summary")
+                     for t in threads},
+            now=now,
+        )
+        return await call_llm(
+            self.llm, trace, "memory_summary", [ChatMessage("system", system)],
+            json_schema=SUMMARY_SCHEMA, max_tokens=self.max_tokens, temperature=0.2,
+            dump=self.dump_for(channel.id),
+        )
 
     async def _store(
         self,
@@ -307,79 +309,14 @@ class Summarizer:
 
     async def summarize_workspace(self, workspace: str) -> bool:
         """Regenerate the workspace memories from its public channels' memories."""
-        assert self.llm is not None
-        now = self.clock.now()
-        epoch = self._epoch
-        channels = []
-        sources: list[str] = []
-        for ch in self.book.registry.all():
-            if ch.workspace != workspace or ch.visibility is not Visibility.PUBLIC:
-                continue
-            long_rec = self.book.get("channel", ch.id, "long_term")
-            short_rec = self.book.get("channel", ch.id, "short_term")
-            # Re-check each document's own visibility: a channel that was private when it
-            # was summarized keeps its memories private even if it is public now.
-            long_t = _public_text(long_rec, workspace)
-            short_t = _public_text(short_rec, workspace)
-            if long_t or short_t:
-                channels.append({"name": ch.name, "history": long_t, "recent": short_t})
-                for rec in (long_rec, short_rec):
-                    if rec is not None:
-                        sources += rec.source_user_ids
-        if not channels:
-            return False
-        trace = trace_for("workspace", f"workspace:{workspace}", now)
-        lang = channel_language([c["history"] + c["recent"] for c in channels],
-                                self.prompts.language)
-        if lang not in self.languages:
-            return False
-        system = self.prompts.render(
-            "memory_workspace",
-            language=lang,
-            persona_name=self.persona_name,
-            channels=channels,
-            history=self.book.text("workspace", workspace, "long_term"),
-            recent_events=self.book.text("workspace", workspace, "short_term"),
-            now=now,
-        )
-        completion = await call_llm(
-            self.llm, trace, "memory_workspace", [ChatMessage("system", system)],
-            json_schema=WORKSPACE_SCHEMA, max_tokens=self.max_tokens, temperature=0.2,
-            dump=self._dump(f"workspace-{workspace}"),
-        )
-        data = completion.data if completion is not None else None
-        label = f"workspace:{workspace}"
-        if not isinstance(data, dict) or not has_words(str(data["history"]) +
-                                                       str(data["recent_events"])):
-            reason = failure_reason(trace, "answer has no words")
-            self.jobs.record(JobRecord("workspace", label, now, False, reason, trace))
-            return False
-        check = MemoryCheck(self.scaffold, lang)
-        notes = read_notes(check, data)
-        trace.guard.append(GuardRecord("workspace", check.ok, "" if check.ok else "memory",
-                                       check.reason(), completion_text(completion)))
-        if not check.ok:
-            self.jobs.record(JobRecord("workspace", label, now, False,
-                                       f"rejected: {check.reason()}", trace))
-            return False
-        if epoch != self._epoch:
-            self.jobs.record(JobRecord("workspace", label, now, False,
-                                       "discarded: memory was reloaded while it was written",
-                                       trace))
-            return False
-        users = list(dict.fromkeys(sources))
-        for kind, key in (("long_term", "history"), ("short_term", "recent_events")):
-            text = notes[key]
-            if has_words(text):
-                await self.book.put(
-                    "workspace", workspace, kind, text, visibility=Visibility.PUBLIC,
-                    workspace=workspace, source_channel_id=None, source_user_ids=users, at=now,
-                )
-        self.jobs.record(JobRecord("workspace", label, now, True, f"{len(channels)} channels",
-                                   trace))
-        return True
+        return await summarize_workspace(self, workspace)
 
-    def _dump(self, label: str) -> PromptDump | None:
+    @property
+    def epoch(self) -> int:
+        """Bumped by `reload`: an answer written from an older epoch is discarded."""
+        return self._epoch
+
+    def dump_for(self, label: str) -> PromptDump | None:
         dump = self.dump
         if dump is None:
             return None
