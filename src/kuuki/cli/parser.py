@@ -106,6 +106,16 @@ def _add_why(sub: Subparsers) -> None:
 def _add_bench_speed(sub: Subparsers) -> Subparsers:
     bench = sub.add_parser("bench", help="benchmarks (figures for docs/benchmarks.md)")
     bsub = bench.add_subparsers(dest="what", required=True, metavar="BENCHMARK")
+    _add_bench_ingest(bsub)
+    _add_bench_scale(bsub)
+    _add_bench_soak(bsub)
+    _add_bench_crash(bsub)
+    _add_bench_disentangle(bsub)
+    _add_bench_broker(bsub)
+    return bsub
+
+
+def _add_bench_ingest(bsub: Subparsers) -> None:
     ing = bsub.add_parser("ingest", help="steps 0-7 with the LLM off on SQLite, durable acks")
     ing.add_argument("--messages", type=int, default=10_000, metavar="N",
                      help="messages to send (default 10000)")
@@ -116,6 +126,9 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
                      help="messages handed over but not yet acknowledged, at most, as a platform "
                      "delivers them (default 256; 1: one at a time)")
     ing.set_defaults(fn=cmd_bench)
+
+
+def _add_bench_scale(bsub: Subparsers) -> None:
     sc = bsub.add_parser(
         "scale", help="scale-out: msg/s through gateway → broker → workers → store, 1 vs 2",
         description="Publish the ingest benchmark's synthetic chat to RabbitMQ as a gateway "
@@ -132,6 +145,9 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
     sc.add_argument("--postgres", required=True, metavar="URL",
                     help="a PostgreSQL server and role with CREATEDB")
     sc.set_defaults(fn=cmd_bench)
+
+
+def _add_bench_soak(bsub: Subparsers) -> None:
     soak = bsub.add_parser("soak", help="memory over a long stream in many channels, then idle")
     soak.add_argument("--messages", type=int, default=200_000, metavar="N",
                       help="messages to send (default 200000)")
@@ -141,6 +157,9 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
                       help="messages between two readings of the resident set (default 10000)")
     soak.add_argument("--store", metavar="URL", help="store URL (default: a temporary SQLite file)")
     soak.set_defaults(fn=cmd_bench)
+
+
+def _add_bench_crash(bsub: Subparsers) -> None:
     crash = bsub.add_parser("crash", help="kill -9 (and a stopped PostgreSQL) mid-stream "
                             "through the local Discord and Slack servers: what was kept")
     crash.add_argument("--platform", choices=("discord", "slack", "both"), default="both",
@@ -149,11 +168,16 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
                        help="also stop a private PostgreSQL cluster for 6 s mid-stream (needs "
                        "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
     crash.set_defaults(fn=cmd_bench)
+
+
+def _add_bench_disentangle(bsub: Subparsers) -> None:
     dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
     dis.add_argument("--data", default=str(data_dir()), metavar="DIR",
                      help="the irc-disentanglement data (default: %(default)s)")
     dis.set_defaults(fn=cmd_bench)
 
+
+def _add_bench_broker(bsub: Subparsers) -> None:
     brk = bsub.add_parser(
         "broker", help="scale-out brokers (RabbitMQ, NATS JetStream): confirmed publishes, "
         "ordered delivery to 1 and 2 consumers, and a consumer killed mid-stream"
@@ -171,7 +195,6 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
     brk.add_argument("--rabbit-queue", choices=("quorum", "classic"), default="quorum",
                      help="RabbitMQ queue type behind the exchange (default quorum)")
     brk.set_defaults(fn=cmd_bench)
-    return bsub
 
 
 def _add_bench_quality(bsub: Subparsers) -> None:
