@@ -23,13 +23,16 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kuuki.bench.ingest import peak_rss_mb, synthetic_stream
 from kuuki.clock import VirtualClock
 from kuuki.domain import Channel, User
 from kuuki.replay.runner import RecordingOutbox
 from kuuki.settings import Settings
+
+if TYPE_CHECKING:
+    from kuuki.engine.core import Engine
 
 WINDOW = 256
 ADVANCE_EVERY = 500  # messages between moves of the virtual clock
@@ -75,35 +78,14 @@ async def soak(
         engine.tracker_factory and engine.tracker_factory(Channel("warm", "warm"))
         gc.collect()
         start_rss = rss_mb()
-        samples: list[dict[str, float]] = []
-        waiting: deque[Awaitable[bool]] = deque()
         started = time.perf_counter()
-        for i, ev in enumerate(synthetic_stream(messages, channels, clock.now(), seed=11), 1):
-            waiting.append(engine.submit(ev))
-            if len(waiting) >= WINDOW:
-                await waiting.popleft()
-            if i % ADVANCE_EVERY == 0:
-                await clock.advance_to(ev.at)
-            if i % sample_every == 0:
-                samples.append({"messages": i, "rss_mb": round(rss_mb(), 1),
-                                "live_channels": len(engine.channels),
-                                "seconds": round(time.perf_counter() - started, 1)})
-        while waiting:
-            await waiting.popleft()
+        samples = await _stream(engine, clock, messages, channels, sample_every, started)
         await engine.idle()
         await app.writer.flush()
         elapsed = time.perf_counter() - started
         end_rss = rss_mb()
         live_at_end = len(engine.channels)
-        # Traffic stops: past the idle time, with the maintenance that evicts.
-        await clock.advance(settings.channel_idle_minutes * 60 + 2 * 600)
-        await engine.idle()
-        gc.collect()
-        after_gc = rss_mb()
-        trimmed = malloc_trim()
-        after_idle = rss_mb()
-        live_after = len(engine.channels)
-        evicted = engine.channels.evicted
+        after_gc, trimmed, after_idle, live_after, evicted = await _idle(engine, clock, settings)
         peak = peak_rss_mb()
         await app.close()
     half = [s["rss_mb"] for s in samples[len(samples) // 2:]] or [end_rss]
@@ -127,3 +109,41 @@ async def soak(
         "channel_idle_minutes": settings.channel_idle_minutes,
         "samples": samples,
     }
+
+
+async def _stream(
+    engine: Engine, clock: VirtualClock, messages: int, channels: int, sample_every: int,
+    started: float,
+) -> list[dict[str, float]]:
+    """Send the synthetic stream, at most WINDOW messages in flight, reading the resident
+    set every ``sample_every`` messages; the readings."""
+    samples: list[dict[str, float]] = []
+    waiting: deque[Awaitable[bool]] = deque()
+    for i, ev in enumerate(synthetic_stream(messages, channels, clock.now(), seed=11), 1):
+        waiting.append(engine.submit(ev))
+        if len(waiting) >= WINDOW:
+            await waiting.popleft()
+        if i % ADVANCE_EVERY == 0:
+            await clock.advance_to(ev.at)
+        if i % sample_every == 0:
+            samples.append({"messages": i, "rss_mb": round(rss_mb(), 1),
+                            "live_channels": len(engine.channels),
+                            "seconds": round(time.perf_counter() - started, 1)})
+    while waiting:
+        await waiting.popleft()
+    return samples
+
+
+async def _idle(
+    engine: Engine, clock: VirtualClock, settings: Settings
+) -> tuple[float, bool, float, int, int]:
+    """Traffic stops: past the idle time, with the maintenance that evicts. The resident
+    set after a collection, what malloc_trim said, the resident set then, the channels
+    still live and those evicted."""
+    await clock.advance(settings.channel_idle_minutes * 60 + 2 * 600)
+    await engine.idle()
+    gc.collect()
+    after_gc = rss_mb()
+    trimmed = malloc_trim()
+    after_idle = rss_mb()
+    return after_gc, trimmed, after_idle, len(engine.channels), engine.channels.evicted
