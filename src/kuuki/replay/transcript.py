@@ -139,28 +139,8 @@ class TranscriptReader:
         channel_name = _str_field(obj, "channel", where, required=False) or "general"
         user_name = _str_field(obj, "user", where, required=True)
         assert user_name is not None
-        if "t" not in obj:
-            raise TranscriptError(*where, "missing field 't'")
-        start = self._start or DEFAULT_START
-        ts = _parse_time(obj["t"], start, where)
-        if self._start is None and not isinstance(obj["t"], int | float):
-            self._start = ts
-        if self._last is not None and ts < self._last:
-            raise TranscriptError(
-                *where, "field t: earlier than the line before (not in time order)"
-            )
-        self._last = ts
-        vis_raw = obj.get("channel_visibility", "public")
-        try:
-            visibility = Visibility(vis_raw)
-        except ValueError as exc:
-            raise TranscriptError(
-                *where, f"field channel_visibility: expected public, private or dm, got {vis_raw!r}"
-            ) from exc
-        channel = self._channels.get(channel_name)
-        if channel is None or channel.visibility is not visibility:
-            channel = Channel(channel_name, channel_name, visibility, platform="transcript")
-            self._channels[channel_name] = channel
+        ts = self._time(obj, where)
+        channel = self._channel(obj, channel_name, where)
         is_own = self.bot_name is not None and user_name == self.bot_name
         user = User(user_name, user_name, is_bot=bool(obj.get("bot", False)) or is_own)
         text = obj.get("text", "")
@@ -171,22 +151,7 @@ class TranscriptReader:
             raise TranscriptError(*where, "field mentions: expected a list of names")
         kind_name = obj.get("kind")
         if kind_name is not None:
-            if kind_name not in _KINDS:
-                raise TranscriptError(
-                    *where, f"field kind: expected edit, delete or reaction, got {kind_name!r}"
-                )
-            target = _str_field(obj, "target", where, required=True)
-            emoji = _str_field(obj, "emoji", where, required=kind_name == "reaction")
-            return ChatEvent(
-                kind=_KINDS[kind_name],
-                channel=channel,
-                event_id=mid or f"{kind_name}:{target}:{lineno}",
-                at=ts,
-                target_id=target,
-                user=user,
-                text=text,
-                emoji=emoji,
-            )
+            return _change(obj, kind_name, channel, mid, ts, user, text, where)
         assert mid is not None
         msg = Message(
             id=mid,
@@ -199,6 +164,60 @@ class TranscriptReader:
             mentions=tuple(mentions),
         )
         return ChatEvent(EventKind.POSTED, channel, mid, ts, message=msg, user=user)
+
+    def _time(self, obj: dict[str, Any], where: tuple[str, int]) -> datetime:
+        """The line's time: ``t`` is seconds after the first absolute time (or a default
+        start) or an absolute time; lines must be in time order."""
+        if "t" not in obj:
+            raise TranscriptError(*where, "missing field 't'")
+        start = self._start or DEFAULT_START
+        ts = _parse_time(obj["t"], start, where)
+        if self._start is None and not isinstance(obj["t"], int | float):
+            self._start = ts
+        if self._last is not None and ts < self._last:
+            raise TranscriptError(
+                *where, "field t: earlier than the line before (not in time order)"
+            )
+        self._last = ts
+        return ts
+
+    def _channel(self, obj: dict[str, Any], name: str, where: tuple[str, int]) -> Channel:
+        """The channel a line names (one object per name and visibility)."""
+        vis_raw = obj.get("channel_visibility", "public")
+        try:
+            visibility = Visibility(vis_raw)
+        except ValueError as exc:
+            raise TranscriptError(
+                *where, f"field channel_visibility: expected public, private or dm, got {vis_raw!r}"
+            ) from exc
+        channel = self._channels.get(name)
+        if channel is None or channel.visibility is not visibility:
+            channel = Channel(name, name, visibility, platform="transcript")
+            self._channels[name] = channel
+        return channel
+
+
+def _change(
+    obj: dict[str, Any], kind_name: Any, channel: Channel, mid: str | None, ts: datetime,
+    user: User, text: str, where: tuple[str, int],
+) -> ChatEvent:
+    """An edit, delete or reaction line."""
+    if kind_name not in _KINDS:
+        raise TranscriptError(
+            *where, f"field kind: expected edit, delete or reaction, got {kind_name!r}"
+        )
+    target = _str_field(obj, "target", where, required=True)
+    emoji = _str_field(obj, "emoji", where, required=kind_name == "reaction")
+    return ChatEvent(
+        kind=_KINDS[kind_name],
+        channel=channel,
+        event_id=mid or f"{kind_name}:{target}:{where[1]}",
+        at=ts,
+        target_id=target,
+        user=user,
+        text=text,
+        emoji=emoji,
+    )
 
 
 def read_transcript(
