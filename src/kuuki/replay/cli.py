@@ -45,14 +45,7 @@ async def run_replay(
 
     out = out or sys.stdout
     err = err or sys.stderr
-    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
-    for problem in transcript.errors:
-        err.write(f"kuuki: skipped {problem}\n")
-    if check_expectations and not transcript.expectations:
-        raise KuukiError(
-            f"{path}: no expect lines, so --check has nothing to test; add lines such as "
-            '{"after": "m1", "expect": {"action": ["reply"]}} (see the README)'
-        )
+    transcript = _read(path, skip_bad_lines, check_expectations, err)
     settings = apply_setup(settings, transcript)
     clock = VirtualClock(transcript.events[0].at if transcript.events else None)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
@@ -83,6 +76,29 @@ async def run_replay(
         finally:
             await app.close()
     _say_where_decisions_went(store, err)
+    return _outcome(transcript, timeline, check_expectations, llm, out, err)
+
+
+def _read(path: Path, skip_bad_lines: bool, check_expectations: bool, err: TextIO) -> Transcript:
+    """The transcript, each skipped line said on ``err``; refused under ``--check`` when it
+    expects nothing."""
+    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
+    for problem in transcript.errors:
+        err.write(f"kuuki: skipped {problem}\n")
+    if check_expectations and not transcript.expectations:
+        raise KuukiError(
+            f"{path}: no expect lines, so --check has nothing to test; add lines such as "
+            '{"after": "m1", "expect": {"action": ["reply"]}} (see the README)'
+        )
+    return transcript
+
+
+def _outcome(
+    transcript: Transcript, timeline: Timeline, check_expectations: bool, llm: str,
+    out: TextIO, err: TextIO,
+) -> int:
+    """The exit code: 0 without ``--check`` (saying what was not checked), else the report
+    and 1 when an expectation failed."""
     if not check_expectations:
         if transcript.expectations:
             err.write(
