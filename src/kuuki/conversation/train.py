@@ -319,36 +319,27 @@ def train(
     times = training_minutes(files, seed, spread)
     first = collect(files, None, window, proj, times)
     log(f"round 1: {len(first.x)} examples (gold structure)")
-    model_a = fit_ensemble(
-        first,
-        members=members,
-        seed=seed,
-        hidden=hidden,
-        epochs=epochs,
-        conv_weight=conv_weight,
-        log=log,
-    )
+    model_a = fit_ensemble(first, members=members, seed=seed, hidden=hidden, epochs=epochs,
+                           conv_weight=conv_weight, log=log)
     model_a.proj = proj
     second = collect(files, model_a, window, proj, times)
     log(f"round 2: {len(second.x)} examples (model A's structure)")
-    both = Examples(
-        np.concatenate([first.x, second.x]),
-        np.concatenate([first.valid, second.valid]),
-        np.concatenate([first.gold, second.gold]),
-        np.concatenate([first.conv, second.conv]),
-    )
+    both = _joined(first, second)
     del first, second
-    model = fit_ensemble(
-        both,
-        members=members,
-        seed=seed + 100,
-        hidden=hidden,
-        epochs=epochs,
-        conv_weight=conv_weight,
-        log=log,
-    )
+    model = fit_ensemble(both, members=members, seed=seed + 100, hidden=hidden, epochs=epochs,
+                         conv_weight=conv_weight, log=log)
     model.proj = proj
     out_path.parent.mkdir(parents=True, exist_ok=True)
     model.save(out_path)
     log(f"wrote {out_path}")
     return model
+
+
+def _joined(first: Examples, second: Examples) -> Examples:
+    """Both rounds' examples, as one set."""
+    return Examples(
+        np.concatenate([first.x, second.x]),
+        np.concatenate([first.valid, second.valid]),
+        np.concatenate([first.gold, second.gold]),
+        np.concatenate([first.conv, second.conv]),
+    )
