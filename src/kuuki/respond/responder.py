@@ -117,6 +117,26 @@ class Responder:
         if lang not in self.languages:
             why = f"not written: {self.llm.name} does not write {_LANGUAGE_NAMES[lang]}"
             return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
+        ctx = await self._context(channel, trigger, conversation, other, lang, trace)
+        speakers = sorted({m.user.name for m in (*conversation, *other)} - own)
+        expect = Expect(lang, [m.text for m in conversation], speakers)
+        max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens
+        system = self.builder.render(name, ctx, language=lang, **(extra or {}))
+        token = current_deadline.set(self._deadline())
+        try:
+            return await self._generate(
+                kind, channel, trigger, conversation, trace, name, lang, system, max_tokens,
+                expect, addressed=addressed,
+            )
+        finally:
+            current_deadline.reset(token)
+
+    async def _context(
+        self, channel: Channel, trigger: Message, conversation: Sequence[Message],
+        other: Sequence[Message], lang: str, trace: DecisionTrace,
+    ) -> PromptContext:
+        """What the prompt shows: the conversation before the message, the other
+        messages, and what memory adds."""
         # The message to answer is the last turn, as in any chat; the conversation before
         # it is context. (Measured on the shipped model: 67 % of first answers pass the
         # guard this way, 45 % with the message in both places.)
@@ -134,18 +154,7 @@ class Responder:
                 await self.memory.fill(ctx, trace)
             except Exception as exc:  # memory must never cost the reply
                 trace.error(f"memory context failed: {type(exc).__name__}: {exc}")
-        speakers = sorted({m.user.name for m in (*conversation, *other)} - own)
-        expect = Expect(lang, [m.text for m in conversation], speakers)
-        max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens
-        system = self.builder.render(name, ctx, language=lang, **(extra or {}))
-        token = current_deadline.set(self._deadline())
-        try:
-            return await self._generate(
-                kind, channel, trigger, conversation, trace, name, lang, system, max_tokens,
-                expect, addressed=addressed,
-            )
-        finally:
-            current_deadline.reset(token)
+        return ctx
 
     def _deadline(self) -> float | None:
         if self.clock is None or self.budget_s is None:
