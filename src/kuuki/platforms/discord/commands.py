@@ -45,29 +45,7 @@ def kuuki_group(
     remember-me."""
     group = app_commands.Group(name="kuuki", description="Ask kuuki about itself in this channel")
 
-    async def answer(
-        interaction: discord.Interaction[Any], name: str, args: Sequence[str] = ()
-    ) -> None:
-        try:
-            channel = await resolve(interaction)
-            perms = interaction.permissions
-            reply = await run_command(
-                engine,
-                channel,
-                user_of(interaction.user),
-                name,
-                args,
-                can_manage_channel=perms.manage_channels,
-                memory=memory,
-            )
-        except Exception:
-            log.exception("/kuuki %s failed", name)
-            reply = CommandReply("Sorry, that did not work; it has been logged.", ok=False)
-        await interaction.response.send_message(
-            defuse_mentions(reply.text)[:TEXT_LIMIT],
-            ephemeral=reply.ephemeral,
-            allowed_mentions=allowed_mentions(reply=False),
-        )
+    answer = _Answer(engine, memory, resolve)
 
     @group.command(name="status", description="Am I listening here, and how much have I used?")
     async def status(interaction: discord.Interaction[Any]) -> None:
@@ -98,3 +76,39 @@ def kuuki_group(
         await answer(interaction, "remember-me")
 
     return group
+
+
+class _Answer:
+    """Runs one `/kuuki` command for an interaction and answers it; a command that fails is
+    logged and answered with an apology."""
+
+    def __init__(
+        self, engine: Engine, memory: MemoryAdmin | None, resolve: ChannelResolver
+    ) -> None:
+        self.engine = engine
+        self.memory = memory
+        self.resolve = resolve
+
+    async def __call__(
+        self, interaction: discord.Interaction[Any], name: str, args: Sequence[str] = ()
+    ) -> None:
+        try:
+            channel = await self.resolve(interaction)
+            perms = interaction.permissions
+            reply = await run_command(
+                self.engine,
+                channel,
+                user_of(interaction.user),
+                name,
+                args,
+                can_manage_channel=perms.manage_channels,
+                memory=self.memory,
+            )
+        except Exception:
+            log.exception("/kuuki %s failed", name)
+            reply = CommandReply("Sorry, that did not work; it has been logged.", ok=False)
+        await interaction.response.send_message(
+            defuse_mentions(reply.text)[:TEXT_LIMIT],
+            ephemeral=reply.ephemeral,
+            allowed_mentions=allowed_mentions(reply=False),
+        )
