@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 import pytest
 
+from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
 from kuuki.platforms import retry
 from kuuki.platforms.retry import Retrier
 
@@ -47,3 +49,27 @@ async def test_a_channel_is_read_from_the_last_message_taken_before_the_first_re
     await asyncio.wait_for(done.wait(), 5)
     await retrier.close()
     assert rounds[-1] == (["general"], {"general": "m9"})
+
+
+def _pending(channel: Channel, mid: int) -> ChatEvent:
+    at = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+    m = Message(str(mid), channel.id, User("alice", "alice"), "hi", at)
+    return ChatEvent(EventKind.POSTED, channel, str(mid), at, message=m)
+
+
+def test_reading_back_starts_before_the_oldest_message_still_in_the_inbox() -> None:
+    general = Channel("1", "general", Visibility.PUBLIC, "g", "discord")
+    other = Channel("2", "other", Visibility.PUBLIC, "g", "discord")
+    pending = [_pending(other, 10), _pending(general, 40), _pending(general, 30)]
+
+    def start(last: str | None) -> str | None:
+        return retry.start_point("1", last, pending,
+                                 just_before=lambda mid: str(int(mid) - 1), order=int)
+
+    assert start("50") == "29"  # stored past what is pending: from before the oldest
+    assert start("20") == "20"
+    # Nothing of the channel stored, its messages taken in still pending (handling lagged
+    # when the store went down): not a first look at the newest messages, which skipped
+    # those said between them and the newest.
+    assert start(None) == "29"
+    assert retry.start_point("3", None, pending, just_before=str, order=int) is None

@@ -103,6 +103,18 @@ async def test_recent_messages_order_limit_since(store: Store) -> None:
     assert await store.recent_messages(GENERAL.id, limit=0) == []
 
 
+async def test_last_message_can_pass_over_the_bots_own(store: Store) -> None:
+    # where catching up starts reading: the bot's messages are recorded when sent, not
+    # taken in, so they may lie past messages the store refused (kuuki.platforms.retry)
+    for m in (msg("m1", minutes=1), msg("b1", user=BOT, minutes=2), msg("b2", user=BOT, minutes=3)):
+        await store.add_message(m)
+    last = await store.last_message(GENERAL.id)
+    assert last is not None and last.id == "b2"
+    taken = await store.last_message(GENERAL.id, not_by={BOT.id, "kuuki"})
+    assert taken is not None and taken.id == "m1"
+    assert await store.last_message(GENERAL.id, not_by={BOT.id, ANN.id}) is None
+
+
 async def test_datetimes_come_back_utc_aware(store: Store) -> None:
     tokyo = timezone(timedelta(hours=9))
     local = datetime(2024, 5, 1, 21, 0, tzinfo=tokyo)

@@ -44,20 +44,21 @@ def start_point(
 ) -> str | None:
     """Where reading ``channel_id`` back after a restart or a takeover starts, in either
     platform's ids: after ``last`` (its last message stored), or from just before its
-    oldest message still in the inbox (``pending``) when that is earlier. A pending message
-    may have been answered while its records failed (an outage, then a crash); the answer
-    sits after it, before later stored messages. ``just_before(id)`` is the platform's id
-    just before a message (None if it has none), ``order`` sorts ids as the platform does;
-    an id either cannot read is passed over."""
-    if last is None:
-        return None
+    oldest message still in the inbox (``pending``) when that is earlier, or when nothing
+    is stored (None: the adapter's first look, the newest messages only). A pending
+    message may have been answered while its records failed (an outage, then a crash);
+    the answer sits after it, before later stored messages. And a channel whose every
+    message taken in is still pending (handling lagged behind the intake when the store
+    went down) lost what came after them: a first look skipped what lies between.
+    ``just_before(id)`` is the platform's id just before a message (None if it has none),
+    ``order`` sorts ids as the platform does; an id either cannot read is passed over."""
     for event in pending:
         msg = event.message
         if event.channel.id != channel_id or event.kind is not EventKind.POSTED or msg is None:
             continue
         with contextlib.suppress(ValueError):
             before = just_before(msg.id)
-            if before is not None and order(before) < order(last):
+            if before is not None and (last is None or order(before) < order(last)):
                 last = before
     return last
 

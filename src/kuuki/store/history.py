@@ -1,7 +1,8 @@
 """What catching up after a restart asks the store (issue 11).
 
 After a crash or an outage the platform adapters read what the channels said while the bot
-was away, starting from the last message stored (`last_message`, `active_threads`); the
+was away, starting from the last message stored that the bot did not write itself
+(`last_message`, `active_threads`); the
 engine then answers the addressed messages among them that have no decision yet
 (`decided`) and that the bot did not answer before the crash (`answered`: a message of the
 bot's replying to it, or a reaction of the bot's on it, both of which the catch-up reads
@@ -10,7 +11,7 @@ back from the platform).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,14 +39,22 @@ class HistoryMixin:
     async def _flush_pending(self) -> None:  # overridden by Store
         return None
 
-    async def last_message(self, channel_id: str) -> Message | None:
-        """The latest message stored for a channel (deleted ones included), or None."""
+    async def last_message(
+        self, channel_id: str, *, not_by: Collection[str] = ()
+    ) -> Message | None:
+        """The latest message stored for a channel (deleted ones included), or None;
+        with ``not_by``, the latest by anyone else.
+
+        Catching up passes the bot's own ids: only what the intake took in is stored
+        gap-free (kuuki.platforms.retry), while the bot's own messages are recorded when
+        sent, and an answer to a message taken in before an outage can be sent after
+        later messages the store refused. Reading back after that answer skipped them.
+        """
         await self._flush_pending()
-        q = (
-            _SELECT.where(MessageRow.channel_id == channel_id)
-            .order_by(MessageRow.ts.desc(), MessageRow.seq.desc())
-            .limit(1)
-        )
+        q = _SELECT.where(MessageRow.channel_id == channel_id)
+        if not_by:
+            q = q.where(MessageRow.user_id.not_in(list(not_by)))
+        q = q.order_by(MessageRow.ts.desc(), MessageRow.seq.desc()).limit(1)
         async with self._engine.connect() as conn:
             row = (await conn.execute(q)).first()
         return None if row is None else row_to_message(row._mapping)

@@ -103,6 +103,36 @@ async def test_an_answer_posted_before_a_crash_is_read_back_as_answered(
     assert "answered before the restart" in d["reason"]
 
 
+async def test_reading_back_starts_before_the_bots_own_answers(driver: SlackDriver) -> None:
+    """A mention the store refused (an outage) can lie before an answer the bot sent and
+    recorded afterwards, to a mention taken in earlier; after a crash, reading back from
+    that answer skipped the refused mention for good."""
+    server = driver.server
+    general = driver.channel_id()
+    driver.llm.enqueue("First answer.")
+    asked = await driver.say("alice", "first question?", mention_bot=True)
+    [first] = await driver.wait_bot_messages(1)
+    await driver.settle()
+    asked_ts, answer_ts = float(asked.rpartition(":")[2]), float(first.id.rpartition(":")[2])
+    lost = server.user_message(driver.user_id("bob"), general,
+                               f"<@{server.bot_user_id}> second question?")
+    server.ws.messages[general].remove(lost)  # said between the two, never taken in
+    lost["ts"] = f"{(asked_ts + answer_ts) / 2:.6f}"
+    assert asked_ts < float(lost["ts"]) < answer_ts
+    msgs = server.ws.messages[general]
+    msgs.insert(msgs.index(first.raw), lost)
+
+    driver.llm.enqueue("Second answer.")
+    await driver.restart()
+    await driver.wait_bot_messages(2)
+    await driver.settle()
+    lost_id = f"{general}:{lost['ts']}"
+    assert await driver.app.store.get_message(lost_id) is not None
+    assert [m.text for m in driver.bot_messages] == ["First answer.", "Second answer."]
+    assert driver.bot_messages[1].raw["metadata"]["event_payload"]["reply_to"] == lost["ts"]
+    assert len(await driver.app.store.decisions_for(lost_id)) == 1
+
+
 async def test_the_same_ts_in_two_channels_is_two_messages(driver: SlackDriver) -> None:
     server = driver.server
     general, random = driver.channel_id(), driver.channel_id("random")

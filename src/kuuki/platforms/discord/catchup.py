@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -66,7 +66,9 @@ class Reader(Protocol):
 class History(Protocol):
     async def channels(self) -> list[Channel]: ...
 
-    async def last_message(self, channel_id: str) -> Message | None: ...
+    async def last_message(
+        self, channel_id: str, *, not_by: Collection[str] = ()
+    ) -> Message | None: ...
 
     async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
 
@@ -105,23 +107,25 @@ async def catch_up(
         if since is not None and channel.id in since:
             last = since[channel.id]
         else:
-            stored = await store.last_message(channel.id)
+            stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
             last = stored.id if stored is not None else None
         total += await _one(client, found, channel, last)
     return total
 
 
-async def last_messages(store: History) -> dict[str, str | None]:
+async def last_messages(store: History, *, not_by: Collection[str]) -> dict[str, str | None]:
     """Where reading back starts, per Discord channel the store knows (see `catch_up`):
-    after its last message stored, or from just before its oldest message still in the
-    inbox when that is earlier. A message taken in but not handled may have been answered
-    while its records failed (a store outage, then a crash); the answer comes after it,
-    possibly before later messages that did reach the store."""
+    after its last message stored that is not by ``not_by`` (the bot: its own messages
+    are recorded when sent, and may lie past messages an outage refused), or from just
+    before its oldest message still in the inbox when that is earlier. A message taken in
+    but not handled may have been answered while its records failed (a store outage, then
+    a crash); the answer comes after it, possibly before later messages that did reach
+    the store."""
     channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
     pending = await store.pending_events(platform=mapping.PLATFORM)
     out: dict[str, str | None] = {}
     for c in channels:
-        last = await store.last_message(c.id)
+        last = await store.last_message(c.id, not_by=not_by)
         out[c.id] = start_point(c.id, last.id if last is not None else None, pending)
     return out
 
@@ -139,7 +143,7 @@ async def read_back(
 ) -> int:
     """Read one channel back from `start_point` (a scale-out worker taking it over,
     kuuki.scale.worker; REST only): handed in as catch-up, then its caught-up marker."""
-    stored = await store.last_message(channel.id)
+    stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
     last = start_point(channel.id, stored.id if stored is not None else None, pending)
     found = client.get_partial_messageable(int(channel.id))
     return await _one(client, found, channel, last)

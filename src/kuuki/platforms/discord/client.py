@@ -160,7 +160,8 @@ class KuukiClient(discord.AutoShardedClient):
         self._idle.clear()
         try:
             async with self._in_order:  # live events wait: they come after the history
-                since = await last_messages(self.store)  # before recovery stores anything
+                # before recovery stores anything
+                since = await last_messages(self.store, not_by=self.engine.bot_user_ids)
                 await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
                 try:
                     await catch_up(self, self.store, None, since=since)

@@ -5,7 +5,8 @@ At start-up, for every conversation the bot is a member of:
 - a channel the store has never seen gets a **first look**: its last ``per_channel``
   messages are recorded (``backfill``: never judged, never answered), so the bot does not
   start blind;
-- a channel the store knows is **caught up**: everything after the last message stored,
+- a channel the store knows is **caught up**: everything after the last message stored
+  that is not the bot's own (docs/decisions.md, "Nothing acknowledged is lost"),
   top level and thread replies (threads found in that history, and threads the store saw
   active in the last day), is handed in as ``catch_up``. That covers what arrived while the
   bot was down, and what it received but could not store (an outage). The bot's own posts
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Collection, Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Protocol
@@ -51,7 +52,9 @@ class History(Protocol):
 
     async def channels(self) -> list[Channel]: ...
 
-    async def last_message(self, channel_id: str) -> Message | None: ...
+    async def last_message(
+        self, channel_id: str, *, not_by: Collection[str] = ()
+    ) -> Message | None: ...
 
     async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
 
@@ -129,7 +132,7 @@ class HistoryReader:
         since = self.start_points
         if self.store is not None:
             for cid in channels:
-                last = await self.store.last_message(cid)
+                last = await self.store.last_message(cid, not_by=self.engine.bot_user_ids)
                 since[cid] = last.id if last is not None else None
             # ...or from just before the oldest message still in the inbox, if earlier: it
             # may have been answered while its records failed (an outage, then a crash)
@@ -158,7 +161,9 @@ class HistoryReader:
                     last = since[channel_id]
                 else:
                     assert self.store is not None
-                    stored = await self.store.last_message(channel_id)
+                    stored = await self.store.last_message(
+                        channel_id, not_by=self.engine.bot_user_ids
+                    )
                     last = stored.id if stored is not None else None
                 queued += await self._catch_up(channel_id, last)
             elif self.per_channel > 0:
@@ -312,7 +317,7 @@ async def read_back(
 ) -> int:
     """Read one conversation back (a scale-out worker taking it over, kuuki.scale.worker):
     from `start_point`, handed in as catch-up, then its caught-up marker."""
-    stored = await store.last_message(channel.id)
+    stored = await store.last_message(channel.id, not_by=reader.engine.bot_user_ids)
     since = start_point(channel.id, stored.id if stored is not None else None, pending)
     return await reader.catch_up([channel.id], since={channel.id: since})
 
