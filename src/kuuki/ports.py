@@ -25,9 +25,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kuuki.domain import Action, ActionKind, Channel, Decision, DecisionTrace, Message
 
 if TYPE_CHECKING:
-    from kuuki.decide.addressing import Addressing
-    from kuuki.decide.base import Verdict
-    from kuuki.decide.types import Case
     from kuuki.llm.base import ChatMessage
     from kuuki.memory.context import PromptContext
 
@@ -156,42 +153,6 @@ class Buffer(Protocol):
 
 # A new, empty buffer for a channel the engine opens (sized by the settings).
 BufferFactory = Callable[[], Buffer]
-
-
-class Addresser(Protocol):
-    """Tells how a message addresses the bot (kuuki.decide.addressing.AddressDetector):
-    ``dm`` when the channel is a direct message with the bot, ``recent`` the channel's
-    buffer (a thread reply to another person is not to the bot). Pure: no state changes."""
-
-    def detect(
-        self,
-        msg: Message,
-        *,
-        bot_user_ids: Iterable[str],
-        bot_message_ids: Iterable[str] = (),
-        dm: bool = False,
-        recent: Sequence[Message] = (),
-    ) -> Addressing: ...
-
-
-class Decider(Protocol):
-    """Step 5, the decision (kuuki.decide.pipeline.Pipeline, built once at start-up).
-
-    `decide` runs the stages for a case and returns the verdict; it never raises (a
-    failure is traced, then silence) and records every stage's result in the case's trace.
-    `sent` tells the stages that keep history about a decision that was carried out (its
-    send succeeded, or it was silence); it is never called for a failed send. `detector`
-    tells how a message addresses the bot; `describe` names the pipeline for status lines.
-    """
-
-    @property
-    def detector(self) -> Addresser: ...
-
-    async def decide(self, case: Case) -> Verdict: ...
-
-    def sent(self, case: Case, decision: Decision) -> None: ...
-
-    def describe(self) -> str: ...
 
 
 class Generated(Protocol):

@@ -11,7 +11,7 @@ rather than searching prose.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -155,3 +155,40 @@ def record(name: str, result: StageResult) -> StageRecord:
         reason=v.reason if v is not None else "",
         facts=dict(result.facts),
     )
+
+
+# Step 5 as the engine sees it (kuuki.engine reads the pipeline through these).
+class Addresser(Protocol):
+    """Tells how a message addresses the bot (kuuki.decide.addressing.AddressDetector):
+    ``dm`` when the channel is a direct message with the bot, ``recent`` the channel's
+    buffer (a thread reply to another person is not to the bot). Pure: no state changes."""
+
+    def detect(
+        self,
+        msg: Message,
+        *,
+        bot_user_ids: Iterable[str],
+        bot_message_ids: Iterable[str] = (),
+        dm: bool = False,
+        recent: Sequence[Message] = (),
+    ) -> Addressing: ...
+
+
+class Decider(Protocol):
+    """Step 5, the decision (kuuki.decide.pipeline.Pipeline, built once at start-up).
+
+    `decide` runs the stages for a case and returns the verdict; it never raises (a
+    failure is traced, then silence) and records every stage's result in the case's trace.
+    `sent` tells the stages that keep history about a decision that was carried out (its
+    send succeeded, or it was silence); it is never called for a failed send. `detector`
+    tells how a message addresses the bot; `describe` names the pipeline for status lines.
+    """
+
+    @property
+    def detector(self) -> Addresser: ...
+
+    async def decide(self, case: Case) -> Verdict: ...
+
+    def sent(self, case: Case, decision: Decision) -> None: ...
+
+    def describe(self) -> str: ...

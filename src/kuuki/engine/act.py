@@ -17,11 +17,11 @@ from dataclasses import replace
 
 from kuuki.clock import Clock
 from kuuki.decide.base import Verdict
-from kuuki.decide.types import Case
+from kuuki.decide.types import Case, Decider
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Message, Stage
 from kuuki.engine.channels import ChannelState
 from kuuki.engine.timeline import Timeline
-from kuuki.ports import Decider, MessageStore, Outbox, Responder, Usage, Writer
+from kuuki.ports import MessageStore, Outbox, Responder, Usage, Writer
 
 log = logging.getLogger("kuuki.engine")
 

@@ -37,6 +37,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kuuki.clock import Clock
+from kuuki.decide.types import Decider as Pipeline
 from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.engine.act import Actor, DecisionListener
 from kuuki.engine.channels import Backlog, CaughtUp, ChannelState, ChannelTable, stop
@@ -58,7 +59,6 @@ from kuuki.ports import (
     Usage,
     Writer,
 )
-from kuuki.ports import Decider as Pipeline
 
 __all__ = ["DecisionListener", "Engine", "EngineConfig"]
 

@@ -20,6 +20,7 @@ from datetime import timedelta
 from kuuki.clock import Clock
 from kuuki.decide.base import Situation, Verdict
 from kuuki.decide.types import Case, Pass, Proposal
+from kuuki.decide.types import Decider as Pipeline
 from kuuki.domain import ActionKind, Channel, ChatEvent, Decision, DecisionTrace, Message, Stage
 from kuuki.engine.act import Actor
 from kuuki.engine.channels import (
@@ -31,7 +32,6 @@ from kuuki.engine.channels import (
     Timer,
 )
 from kuuki.engine.filter import Admitted, MessageFilter
-from kuuki.ports import Decider as Pipeline
 from kuuki.ports import MessageStore
 
 # Re-checks of decisions older than this are not rebuilt on a takeover (one is due at most

@@ -8,24 +8,44 @@ was private when it was summarized keeps its memories private even if it is publ
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from kuuki.clock import Clock
 from kuuki.domain import DecisionTrace, GuardRecord, Visibility
 from kuuki.guard.memory import MemoryCheck, channel_language
-from kuuki.llm.base import ChatMessage, Completion
-from kuuki.llm.record import call_llm
+from kuuki.guard.scaffold import Scaffold
+from kuuki.llm.base import LLM, ChatMessage, Completion
+from kuuki.llm.record import PromptDump, call_llm
 from kuuki.memory.book import MemoryBook
-from kuuki.memory.jobs import JobRecord, completion_text, failure_reason, trace_for
+from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
 from kuuki.memory.summary_answers import WORKSPACE_SCHEMA, has_words, read_notes
+from kuuki.prompts import Prompts
 from kuuki.store.records import MemoryRecord
-
-if TYPE_CHECKING:
-    from kuuki.memory.summarizer import Summarizer
 
 __all__ = ["summarize_workspace"]
 
 
-async def summarize_workspace(s: Summarizer, workspace: str) -> bool:
+class WorkspaceHost(Protocol):
+    """What the workspace memories need of the summarizer that owns them
+    (kuuki.memory.summarizer.Summarizer): its model, prompts, checks and books."""
+
+    llm: LLM | None
+    prompts: Prompts
+    scaffold: Scaffold
+    languages: frozenset[str]
+    book: MemoryBook
+    clock: Clock
+    jobs: Jobs
+    persona_name: str
+    max_tokens: int
+
+    @property
+    def epoch(self) -> int: ...
+
+    def dump_for(self, label: str) -> PromptDump | None: ...
+
+
+async def summarize_workspace(s: WorkspaceHost, workspace: str) -> bool:
     """Regenerate the workspace memories from its public channels' memories."""
     assert s.llm is not None
     now = s.clock.now()
@@ -91,7 +111,7 @@ def _public_text(rec: MemoryRecord | None, workspace: str) -> str:
 
 
 def _checked_notes(
-    s: Summarizer, completion: Completion | None, lang: str, trace: DecisionTrace, label: str,
+    s: WorkspaceHost, completion: Completion | None, lang: str, trace: DecisionTrace, label: str,
     now: datetime,
 ) -> dict[str, str] | None:
     """The answer's history and recent events, or None (recorded why) when it has no words
