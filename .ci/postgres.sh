@@ -6,7 +6,7 @@
 # On success the only thing written to stdout is
 #   export KUUKI_TEST_POSTGRES_URL=postgresql://kuuki:kuuki@127.0.0.1:<port>/kuuki
 # Everything else goes to stderr. On any failure it explains on stderr and exits 0 without
-# the export, so the PostgreSQL test cases skip (and say why) instead of breaking CI.
+# the export; the PostgreSQL test cases then skip, saying why (under CI=true they fail).
 # Safe to run repeatedly: every step checks before it acts.
 #
 # Environment knobs: PG_WANTED_VERSION (default 15; else the newest installed is used),
@@ -24,7 +24,7 @@ FALLBACK_DIR="${KUUKI_PG_FALLBACK_DIR:-/tmp/kuuki-postgres}"
 log() { echo "postgres.sh: $*" >&2; }
 fail() {
     log "FAILED: $*"
-    log "PostgreSQL tests will be skipped."
+    log "PostgreSQL tests will be skipped (under CI=true: fail, saying why)."
     exit 0
 }
 

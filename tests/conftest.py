@@ -2,7 +2,7 @@
 each kind (SQLite in a temp file, and PostgreSQL).
 
 PostgreSQL cases use ``KUUKI_TEST_POSTGRES_URL`` (see ``.ci/postgres.sh``); when it is unset
-or the server does not answer they skip with the reason. Every PostgreSQL case starts from
+or the server does not answer they skip with the reason (under ``CI=true`` they fail). Every PostgreSQL case starts from
 an empty schema, so the tests must not run in parallel against the same database.
 """
 
@@ -18,6 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from kuuki.store import normalise_url
+from kuuki.testing.services import service_missing
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -83,10 +84,10 @@ async def _empty_pg() -> str:
     """The test PostgreSQL, emptied; skips (saying why) when there is none."""
     url = os.environ.get(PG_ENV)
     if not url:
-        pytest.skip(f"PostgreSQL not available: {PG_ENV} is not set")
+        service_missing("PostgreSQL", f"{PG_ENV} is not set")
     problem = await _probe_pg(url)
     if problem is not None:
-        pytest.skip(f"PostgreSQL not available: {problem}")
+        service_missing("PostgreSQL", problem)
     await reset_pg(url)
     return url
 

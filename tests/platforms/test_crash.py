@@ -12,6 +12,7 @@ import pytest
 
 from kuuki.bench.crash import PLATFORMS, kill_9, postgres_outage, private_postgres
 from kuuki.testing.crashkit import PrivateServer
+from kuuki.testing.services import service_missing
 
 PG_ENV = "KUUKI_TEST_POSTGRES_URL"  # the test server (.ci/postgres.sh); the case runs its own
 
@@ -24,12 +25,12 @@ async def test_kill_9_mid_stream(platform: str, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def private_pg() -> Iterator[PrivateServer]:
     if not os.environ.get(PG_ENV):
-        pytest.skip(f"{PG_ENV} is not set (see .ci/postgres.sh): no PostgreSQL tests")
+        service_missing("PostgreSQL", f"{PG_ENV} is not set (see .ci/postgres.sh)")
     try:
         with private_postgres() as pg:
             yield pg
     except RuntimeError as exc:
-        pytest.skip(str(exc))
+        service_missing("PostgreSQL", str(exc))
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))

@@ -1,5 +1,5 @@
 """Scale-out tests need RabbitMQ (KUUKI_TEST_AMQP_URL, started by .ci/rabbitmq.sh); they
-skip, saying so, when it is not set or cannot be reached."""
+skip, saying so, when it is not set or cannot be reached (under CI=true they fail)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from kuuki.testing.cluster import DISCORD_TOKEN
 from kuuki.testing.discord_server import DiscordServer, serving
+from kuuki.testing.services import service_missing
 
 
 async def _reachable(url: str) -> str | None:
@@ -32,11 +33,11 @@ async def amqp_url() -> AsyncIterator[str]:
     """A fresh virtual host on the test RabbitMQ, so no test sees another's queues."""
     base = os.environ.get("KUUKI_TEST_AMQP_URL", "")
     if not base:
-        pytest.skip("KUUKI_TEST_AMQP_URL is not set (start RabbitMQ: eval \"$(bash "
-                    ".ci/rabbitmq.sh)\")")
+        service_missing("RabbitMQ", "KUUKI_TEST_AMQP_URL is not set (start it: eval \"$(bash "
+                        ".ci/rabbitmq.sh)\")")
     why = await _reachable(base)
     if why is not None:
-        pytest.skip(why)
+        service_missing("RabbitMQ", why)
     vhost = f"kuuki-test-{uuid.uuid4().hex[:8]}"
     admin = await _admin(base)
     await admin(["add_vhost", vhost])
@@ -56,7 +57,7 @@ async def _admin(base: str):  # type: ignore[no-untyped-def]
         )
         _, err = await proc.communicate()
         if proc.returncode != 0:
-            pytest.skip(f"rabbitmqctl {args[0]} failed: {err.decode()[:200]}")
+            service_missing("RabbitMQ", f"rabbitmqctl {args[0]} failed: {err.decode()[:200]}")
 
     return run
 
