@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from kuuki.store import normalise_url
 from kuuki.testing.services import service_missing
+from kuuki.text.secrets import SECRETS
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -37,6 +38,15 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("KUUKI_CONFIG", str(tmp_path / "absent.toml"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(autouse=True)
+def _known_secrets() -> Iterator[None]:
+    """The secrets a test's settings, stores and back-ends register (kuuki.text.secrets)
+    are forgotten after it: another test's password must not mask this one's text."""
+    before = SECRETS.values()
+    yield
+    SECRETS.restore(before)
 
 
 PG_ENV = "KUUKI_TEST_POSTGRES_URL"

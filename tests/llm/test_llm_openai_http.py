@@ -250,3 +250,25 @@ async def test_the_api_key_never_leaks(
     assert SECRET not in caplog.text
     if status in (401, 403):
         assert "api_key" in str(caught.value)
+
+
+async def test_a_password_in_the_base_url_is_sent_as_basic_auth_and_never_shown(
+    fake_server: StartServer, make_llm: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    password = "proxy-pw-DO-NOT-LEAK-77"
+
+    def respond(_: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return 422, {"error": {"message": f"bad request from {server.headers[-1]}"}}
+
+    server = fake_server(respond)
+    url = server.base_url.replace("http://", f"http://proxy:{password}@")
+    llm = make_llm(url, api_key=SECRET)
+    with pytest.raises(LLMError) as caught:
+        await llm.complete(ASK)
+    assert server.headers[0]["authorization"].startswith("Basic ")  # as httpx sends it
+    said = _full_text(caught.value)
+    assert "http://proxy:***@127.0.0.1" in said and "HTTP 422" in said
+    assert llm.base_url.startswith("http://proxy:***@")
+    for text in (said, caplog.text):
+        assert password not in text and SECRET not in text

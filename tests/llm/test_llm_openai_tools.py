@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -87,3 +88,29 @@ async def test_a_server_that_rejects_tools_is_answered_without_them(
     assert "rejected tools" in (llm.tool_support() or "")
     await llm.complete_tools(ASK, [NOW])  # remembered: no second try with tools
     assert ["tools" in r for r in server.requests] == [True, False, False]
+
+
+async def test_a_server_that_echoes_the_key_while_rejecting_tools_is_quoted_without_it(
+    fake_server: Callable[[Responder], FakeServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    key = "sk-echoed-DO-NOT-LEAK-0123456789"
+
+    def respond(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if "tools" in body:
+            auth = server.headers[-1].get("authorization", "")
+            return 400, {"error": {"message": f"Incorrect API key provided: {key}; {auth}"}}
+        return 200, chat_body("Ten o'clock.")
+
+    server = fake_server(respond)
+    llm = OpenAICompatLLM("fake-model", server.base_url, api_key=key, timeout_s=5)
+    try:
+        got = await llm.complete_tools(ASK, [NOW])
+    finally:
+        await llm.aclose()
+    assert got.text == "Ten o'clock." and server.headers[0]["authorization"] == f"Bearer {key}"
+    why = llm.tool_support() or ""
+    assert "rejected tools (HTTP 400: " in why and "Incorrect API key provided: ***" in why
+    assert "Bearer ***" in why
+    assert key not in why and key not in caplog.text
+    assert "rejected tools (HTTP 400" in caplog.text

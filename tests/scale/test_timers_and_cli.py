@@ -18,7 +18,9 @@ from kuuki.domain import (
     Stage,
     User,
 )
+from kuuki.errors import KuukiError
 from kuuki.replay.runner import RecordingOutbox
+from kuuki.scale.broker import connect
 from kuuki.settings import Settings
 
 CHANNEL = Channel("c1", "general")
@@ -75,6 +77,24 @@ def test_an_unreachable_broker_is_one_line_with_the_password_masked(
     err = capsys.readouterr().err
     assert "cannot reach the broker at amqp://kuuki:***@127.0.0.1:1/ (KUUKI_BROKER_URL)" in err
     assert "hunter2" not in err
+
+
+async def test_a_broker_error_that_quotes_the_url_is_shown_without_the_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import aio_pika
+
+    url = "amqp://kuuki:hunter2-broker@mq.example:5672/"
+
+    async def refuse(given: str, **_: object) -> None:
+        raise ConnectionError(f"cannot connect to {given} (credentials kuuki:hunter2-broker)")
+
+    monkeypatch.setattr(aio_pika, "connect", refuse)
+    with pytest.raises(KuukiError) as caught:
+        await connect(url, robust=False)
+    said = str(caught.value)
+    assert "hunter2-broker" not in said
+    assert said.startswith("cannot reach the broker at amqp://kuuki:***@mq.example:5672/ ")
 
 
 def test_several_workers_need_postgresql(

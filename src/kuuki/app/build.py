@@ -29,7 +29,7 @@ from kuuki.ports import Buffer, BufferFactory, Outbox, Tracker
 from kuuki.prompts import LANGUAGES, Prompts
 from kuuki.respond.responder import PromptDump, Responder
 from kuuki.respond.tools.toolbox import Toolbox
-from kuuki.settings import LLMSettings, Persona, Settings
+from kuuki.settings import LLMSettings, Persona, Settings, remember_secrets
 
 if TYPE_CHECKING:
     from kuuki.memory.service import MemoryService
@@ -201,6 +201,7 @@ async def build_app(
 ) -> App:
     """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
     they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``)."""
+    remember_secrets(settings)  # settings made in code were never loaded
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
     store, writer = await _open_store(settings, use_store, store_url)
     if embedder == "default":

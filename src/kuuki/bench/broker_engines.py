@@ -34,14 +34,15 @@ from kuuki.bench.broker_wire import (
     Engine,
     event,
     partition,
-    redact,
 )
+from kuuki.text.secrets import mask_userinfo as masked
+from kuuki.text.secrets import redact
 
 WINDOW = 256  # publishes awaiting their confirm at once
 
 
 def _problem(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".replace("\n", " ")[:200]
+    return redact(f"{type(exc).__name__}: {exc}").replace("\n", " ")[:200]
 
 
 async def _quiet(exc: Exception) -> None:
@@ -69,13 +70,13 @@ async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> Engin
     try:
         conn = await aio_pika.connect(url, timeout=5)
     except Exception as exc:
-        return f"cannot connect to {redact(url)} ({_problem(exc)}); start it with .ci/rabbitmq.sh"
+        return f"cannot connect to {masked(url)} ({_problem(exc)}); start it with .ci/rabbitmq.sh"
     try:
         probe = await conn.channel()
         await probe.declare_exchange(exchange_name, "x-consistent-hash", durable=True)
     except Exception as exc:
         await conn.close()
-        return (f"{redact(url)} has no consistent-hash exchange ({_problem(exc)}); "
+        return (f"{masked(url)} has no consistent-hash exchange ({_problem(exc)}); "
                 "rabbitmq-plugins enable rabbitmq_consistent_hash_exchange")
 
     async def setup() -> None:
@@ -160,13 +161,13 @@ async def nats_engine(url: str, run: str) -> Engine | str:
         nc = await nats.connect(url, connect_timeout=3, allow_reconnect=False,
                                 max_reconnect_attempts=1, error_cb=_quiet)
     except Exception as exc:
-        return f"cannot connect to {redact(url)} ({_problem(exc)}); start it with .ci/nats.sh"
+        return f"cannot connect to {masked(url)} ({_problem(exc)}); start it with .ci/nats.sh"
     js = nc.jetstream(publish_async_max_pending=WINDOW)
     try:
         await js.account_info()
     except Exception as exc:
         await nc.close()
-        return f"{redact(url)} has no JetStream ({_problem(exc)}); start it with .ci/nats.sh"
+        return f"{masked(url)} has no JetStream ({_problem(exc)}); start it with .ci/nats.sh"
     mapped = True
 
     async def setup() -> None:

@@ -10,7 +10,6 @@ import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 PARTITIONS = 8
 PREFETCH = 64
@@ -35,13 +34,6 @@ def event(run: str, channel: str, seq: int) -> bytes:
 
 def partition(channel: str) -> int:
     return zlib.crc32(channel.encode()) % PARTITIONS
-
-
-def redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@")
-    return url
 
 
 @dataclass

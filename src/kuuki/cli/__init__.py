@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from kuuki.cli.parser import build_parser
 from kuuki.errors import KuukiError
+from kuuki.text.secrets import redacting_handler
 
 __all__ = ["build_parser", "main"]
 
@@ -17,9 +18,12 @@ __all__ = ["build_parser", "main"]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Records are redacted before they are written: a library's log line or a traceback
+    # may carry a secret the edges never saw (kuuki.text.secrets).
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
+        handlers=[redacting_handler()],
     )
     try:
         code: int = args.fn(args)

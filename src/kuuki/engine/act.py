@@ -22,6 +22,7 @@ from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Message, S
 from kuuki.engine.channels import ChannelState
 from kuuki.engine.timeline import Timeline
 from kuuki.ports import MessageStore, Outbox, Responder, Usage, Writer
+from kuuki.text.secrets import redact
 
 log = logging.getLogger("kuuki.engine")
 
@@ -99,7 +100,7 @@ class Actor:
             except Exception as exc:
                 # Not a model failure (those end in the responder's fallback): a bug. The
                 # person who addressed the bot still gets the documented fallback.
-                trace.error(f"generation failed: {type(exc).__name__}: {exc}")
+                trace.error(f"generation failed: {type(exc).__name__}: {redact(str(exc))}")
                 fallback = self.responder.fallback(
                     state.channel, msg, trace, "failed", addressed=addressed
                 )
@@ -167,7 +168,8 @@ class Actor:
             posted = await self.outbox.send(state.channel, action)
             delivered = True
         except Exception as exc:
-            trace.error(f"send failed: {type(exc).__name__}: {exc}")
+            # A platform's error may quote the token it was sent (kuuki.text.secrets).
+            trace.error(f"send failed: {type(exc).__name__}: {redact(str(exc))}")
             posted = None
         now = self.clock.now()
         if delivered:

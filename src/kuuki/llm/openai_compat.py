@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 import openai
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from openai.types.chat import ChatCompletionMessageParam
 
 from kuuki.errors import LLMBadOutput, LLMError, LLMTimeout, LLMUnavailable
@@ -42,8 +42,10 @@ from kuuki.llm.openai_wire import (
     status_message,
     tool_calls_of,
     wire_message,
+    without_userinfo,
 )
 from kuuki.llm.schema import parse_json
+from kuuki.text.secrets import redact, remember, remember_url
 
 log = logging.getLogger(__name__)
 
@@ -91,22 +93,28 @@ class OpenAICompatLLM:
         rng: random.Random | None = None,
         name: str | None = None,
     ) -> None:
+        # The key and a password in the URL join the secrets every error is cleaned of
+        # (kuuki.text.secrets); the URL is shown, and handed to the HTTP client, without
+        # its password, which goes as HTTP Basic credentials (as httpx would send it).
+        remember(api_key)
+        remember_url(base_url)
+        plain, basic = without_userinfo(base_url)
         self.model = model
         self.name = name or model
-        self.base_url = base_url
+        self.base_url = redact(base_url)
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
         self.timeout_s = timeout_s
         self._sleep = sleep
         self._rng = rng or random.Random()
-        self._api_key = api_key
         self._client = AsyncOpenAI(
             # Local servers take no key, but the SDK insists on one.
-            base_url=base_url,
+            base_url=plain,
             api_key=api_key or "not-needed",
             timeout=timeout_s,
             max_retries=0,
+            http_client=None if basic is None else DefaultAsyncHttpxClient(auth=basic),
         )
         self._json_modes = list(_JSON_MODES)
         self._tools_refused: str | None = None
@@ -139,10 +147,10 @@ class OpenAICompatLLM:
         except Exception as exc:  # the SDK parsing an answer that is not a completion
             failure = LLMUnavailable(
                 f"{self.base_url} sent something that is not a chat completion "
-                f"({type(exc).__name__}: {str(exc)[:200]})"
+                f"({type(exc).__name__}: {redact(str(exc))[:200]})"
             )
-        # Raised outside the except block so a scrubbed error carries no __context__.
-        raise self._without_key(failure)
+        # Raised outside the except block so a cleaned error carries no __context__.
+        raise _cleaned(failure)
 
     def tool_support(self) -> str | None:
         return self._tools_refused
@@ -165,7 +173,7 @@ class OpenAICompatLLM:
                     messages, None, max_tokens, temperature, tools=tools
                 )
             except FormatRejected as exc:
-                self._tools_refused = f"{self.base_url} rejected tools ({exc})"
+                self._tools_refused = f"{self.base_url} rejected tools ({redact(str(exc))})"
                 log.info("%s; replying without tools from now on", self._tools_refused)
                 return await self.complete(
                     messages, max_tokens=max_tokens, temperature=temperature
@@ -177,27 +185,9 @@ class OpenAICompatLLM:
         except Exception as exc:
             failure = LLMUnavailable(
                 f"{self.base_url} sent something that is not a chat completion "
-                f"({type(exc).__name__}: {str(exc)[:200]})"
+                f"({type(exc).__name__}: {redact(str(exc))[:200]})"
             )
-        raise self._without_key(failure)
-
-    def _without_key(self, exc: LLMError) -> LLMError:
-        """``exc``, or a copy with the key masked and no chain if the key shows anywhere.
-
-        Servers echo request details in error bodies, which the SDK's exceptions (our
-        causes) carry; the key must not reach a log through a traceback.
-        """
-        chain: list[BaseException] = []
-        link: BaseException | None = exc
-        while link is not None and link not in chain:
-            chain.append(link)
-            link = link.__cause__ or link.__context__
-        if self._api_key is None or not any(self._api_key in repr(e) for e in chain):
-            return exc
-        text = str(exc).replace(self._api_key, "***")
-        if isinstance(exc, LLMUnavailable):
-            return type(exc)(text, retry_after=exc.retry_after)
-        return type(exc)(text)
+        raise _cleaned(failure)
 
     async def _request(
         self,
@@ -328,7 +318,9 @@ class OpenAICompatLLM:
             raise LLMError(f"{self.base_url} failed: {status_message(exc)}") from exc
         except openai.OpenAIError as exc:
             # e.g. a 200 whose body is not a chat completion at all.
-            raise LLMUnavailable(f"{self.base_url} sent an unreadable answer: {exc}") from exc
+            raise LLMUnavailable(
+                f"{self.base_url} sent an unreadable answer: {redact(str(exc))}"
+            ) from exc
 
     def _completion(
         self, response: Any, json_schema: dict[str, Any] | None, latency_ms: float,
@@ -362,3 +354,23 @@ class OpenAICompatLLM:
             finish_reason=str(getattr(first, "finish_reason", None) or "stop"),
             tool_calls=tool_calls,
         )
+
+
+def _cleaned(exc: LLMError) -> LLMError:
+    """``exc``, or a copy with its text redacted and no chain if any link of its chain
+    holds a secret (kuuki.text.secrets).
+
+    Servers echo request details in error bodies, which the SDK's exceptions (our causes)
+    carry; a secret must not reach a log through a traceback either.
+    """
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    if all(redact(f"{e!r} {e}") == f"{e!r} {e}" for e in chain):
+        return exc
+    text = redact(str(exc))
+    if isinstance(exc, LLMUnavailable):
+        return type(exc)(text, retry_after=exc.retry_after)
+    return type(exc)(text)

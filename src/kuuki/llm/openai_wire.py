@@ -1,6 +1,7 @@
 """The chat-completions wire shapes of the OpenAI-compatible back-end: messages and tool
 calls to and from the server, the requests that ask for JSON in each mode, and what an
-error response says (status, ``Retry-After``, the cause of a connection failure)."""
+error response says (status, ``Retry-After``, the cause of a connection failure), with any
+secret a server echoed masked (kuuki.text.secrets)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import json
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
 
 from kuuki.llm.base import ChatMessage, ToolCall
+from kuuki.text.secrets import redact
 
 
 def wire_message(m: ChatMessage) -> dict[str, Any]:
@@ -93,10 +96,21 @@ def retry_after_of(exc: openai.APIStatusError) -> float | None:
 
 
 def status_message(exc: openai.APIStatusError) -> str:
-    return f"HTTP {exc.status_code}: {exc.message}"
+    """"HTTP 400: <the server's message>", with any secret it echoed masked."""
+    return f"HTTP {exc.status_code}: {redact(exc.message)}"
 
 
 def cause_of(exc: BaseException) -> str:
     # The SDK says only "Connection error."; the httpx cause says refused/unreachable.
     cause = exc.__cause__
-    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+    return redact(f"{type(cause).__name__}: {cause}" if cause is not None else str(exc))
+
+
+def without_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without ``user:password@``, and those (for HTTP Basic authentication)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    plain = urlunsplit(parts._replace(netloc=host))
+    return plain, (unquote(parts.username or ""), unquote(parts.password or ""))

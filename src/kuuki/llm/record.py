@@ -25,6 +25,7 @@ from kuuki.llm.base import (
     render_messages,
 )
 from kuuki.llm.breaker import CircuitOpen
+from kuuki.text.secrets import redact
 
 PromptDump = Callable[[str, list[ChatMessage]], None]
 
@@ -67,7 +68,8 @@ async def call_llm(
         outcome = _outcome(exc) if isinstance(exc, LLMError) else "error"
         # A skipped call never reached the model: it took no time worth reporting.
         latency_ms = 0.0 if outcome == "skipped" else (time.perf_counter() - start) * 1000
-        detail = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
+        # What a back-end (a plug-in's too) said goes into the trace cleaned of secrets.
+        detail = redact(str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}")
         record = LLMCallRecord(
             purpose, llm.name, 0, 0, latency_ms, outcome, detail or type(exc).__name__
         )

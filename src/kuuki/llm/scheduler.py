@@ -53,6 +53,7 @@ from kuuki.llm.base import (
     current_purpose,
 )
 from kuuki.llm.breaker import CircuitBreaker, CircuitOpen
+from kuuki.text.secrets import redact
 
 REPLY, DECIDE, BACKGROUND = 0, 1, 2
 _PRIORITY = {
@@ -216,7 +217,9 @@ class ScheduledLLM:
         except Exception as exc:
             if breaker is not None:
                 breaker.record_failure()
-            raise LLMError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
+            raise LLMError(
+                f"{self.name} failed: {type(exc).__name__}: {redact(str(exc))}"
+            ) from exc
         finally:
             del self._running_calls[call]
             self._release()

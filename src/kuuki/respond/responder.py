@@ -42,6 +42,7 @@ from kuuki.respond.tools.loop import answer_with_tools
 from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import Persona
 from kuuki.text.language import conversation_language
+from kuuki.text.secrets import redact
 
 __all__ = ["MemoryProvider", "PromptDump", "Responder", "Response", "pick_emoji"]
 
@@ -226,7 +227,7 @@ class Responder:
         why = self.llm.tool_support() if isinstance(self.llm, ToolCalling) else (
             "this back-end cannot call tools")
         if why is not None:
-            trace.step(f"tools off: {why}")
+            trace.step(f"tools off: {redact(why)}")
             return None
         return ToolContext(channel, trigger.user, trace.started_at)
 

@@ -30,6 +30,7 @@ from kuuki.domain import Channel, ChatEvent
 from kuuki.errors import KuukiError
 from kuuki.settings.urls import mask_raw
 from kuuki.store.records import event_payload, payload_event, visibility
+from kuuki.text.secrets import redact, remember_url
 
 log = logging.getLogger("kuuki.scale")
 
@@ -116,18 +117,20 @@ async def connect(url: str, *, robust: bool) -> Any:
         raise KuukiError(
             "scale-out needs the RabbitMQ client: pip install 'kuuki[scale]'"
         ) from None
+    remember_url(url)  # aiormq's errors may quote the URL, password and all
     try:
         if robust:
             return await aio_pika.connect_robust(url)
         return await aio_pika.connect(url)
     except (TimeoutError, OSError, ConnectionError) as exc:
         raise KuukiError(
-            f"cannot reach the broker at {mask_raw(url)} (KUUKI_BROKER_URL): {exc}"
+            f"cannot reach the broker at {mask_raw(url)} (KUUKI_BROKER_URL): "
+            f"{redact(str(exc))}"
         ) from exc
     except Exception as exc:  # aiormq's auth and protocol errors
         raise KuukiError(
             f"the broker at {mask_raw(url)} (KUUKI_BROKER_URL) refused: "
-            f"{type(exc).__name__}: {exc}"
+            f"{type(exc).__name__}: {redact(str(exc))}"
         ) from exc
 
 
@@ -143,7 +146,7 @@ async def declare(channel: Any, partitions: int) -> tuple[Any, list[Any]]:
         raise KuukiError(
             "the broker has no consistent-hash exchange: enable it with "
             "`rabbitmq-plugins enable rabbitmq_consistent_hash_exchange`"
-            f" ({type(exc).__name__}: {exc})"
+            f" ({type(exc).__name__}: {redact(str(exc))})"
         ) from exc
     queues = []
     for p in range(partitions):

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from kuuki.app import App
 from kuuki.domain import Channel, ChatEvent, EventKind
 from kuuki.scale.broker import BadEnvelope, Envelope, connect, declare, decode
+from kuuki.text.secrets import redact
 
 log = logging.getLogger("kuuki.scale")
 
@@ -148,7 +149,8 @@ class Worker:
         if result.cancelled():
             return
         if (exc := result.exception()) is not None:
-            self._stop(WorkerStopped(f"the store refused event {event_id}: {exc}"))
+            self._stop(WorkerStopped(f"the store refused event {event_id}: "
+                                     f"{redact(str(exc))}"))
             return
         if result.result():
             return  # new: acknowledged when its handling is committed
@@ -186,7 +188,8 @@ class Worker:
             log.info("took channel %s over (%d events pending)", channel.id, len(pending))
         except Exception as exc:
             if isinstance(exc, ConnectionError | OSError) or "refus" in str(exc):
-                self._stop(WorkerStopped(f"could not take channel {channel.id} over: {exc}"))
+                self._stop(WorkerStopped(f"could not take channel {channel.id} over: "
+                                         f"{redact(str(exc))}"))
                 return
             log.warning("reading channel %s back failed (%s); answering what the store "
                         "knows", channel.id, exc)

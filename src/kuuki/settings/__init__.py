@@ -5,7 +5,14 @@ in `values`; the reply tools' settings in `tools`; database URLs in `urls`.
 """
 
 from kuuki.settings.core import Settings, llm_backends
-from kuuki.settings.loader import apply_values, describe, load_settings, typed_values, validate
+from kuuki.settings.loader import (
+    apply_values,
+    describe,
+    load_settings,
+    remember_secrets,
+    typed_values,
+    validate,
+)
 from kuuki.settings.schema import LLMSettings, Persona
 
 __all__ = [
@@ -16,6 +23,7 @@ __all__ = [
     "describe",
     "llm_backends",
     "load_settings",
+    "remember_secrets",
     "typed_values",
     "validate",
 ]

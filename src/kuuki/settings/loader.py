@@ -24,6 +24,7 @@ from kuuki.settings.schema import (
 from kuuki.settings.tools import ToolSettings, resolve_secrets
 from kuuki.settings.urls import mask_raw
 from kuuki.settings.values import EnvText
+from kuuki.text.secrets import MASK, remember, remember_url
 
 log = logging.getLogger("kuuki.settings")
 
@@ -178,7 +179,23 @@ def load_settings(
         raws.append(Raw(_BY_ENV[name], EnvText(value), name, "command line"))
     settings = apply_values(Settings(), raws)
     # Header secrets are read from the environment here, at the edge, and only here.
-    return replace(settings, tools=resolve_secrets(settings.tools, env))
+    settings = replace(settings, tools=resolve_secrets(settings.tools, env))
+    remember_secrets(settings)
+    return settings
+
+
+def remember_secrets(s: Settings) -> None:
+    """Register every secret ``s`` holds with the redaction step (kuuki.text.secrets):
+    API keys, platform tokens, the signing secret, the passwords in URLs, HTTP tool header
+    values (and the credential after a header's scheme word, ``Bearer <this>``)."""
+    llms = [s.llm] + ([s.judge_llm] if s.judge_llm is not None else [])
+    remember(*(m.api_key for m in llms), s.discord_token, s.slack_bot_token,
+             s.slack_app_token, s.slack_signing_secret)
+    for url in (s.store_url, s.broker_url, *(m.base_url for m in llms)):
+        remember_url(url)
+    for tool in s.tools.http:
+        for value in tool.headers.values():
+            remember(value, value.split()[-1] if value.split() else None)
 
 
 def validate(s: Settings) -> Settings:
@@ -252,10 +269,10 @@ def describe(s: Settings) -> dict[str, Any]:
                 "max_rounds": value.max_rounds,
                 "timeout_s": value.timeout_s,
                 "http": [{"name": t.name, "url": t.url, "method": t.method,
-                          "headers": {h: "***" for h in t.headers}} for t in value.http],
+                          "headers": {h: MASK for h in t.headers}} for t in value.http],
             }
         elif f.name.endswith(("_token", "_secret")):
-            value = "***" if value else ""
+            value = MASK if value else ""
         elif f.name in ("broker_url", "store_url") and value:
             value = mask_raw(value)
         elif isinstance(value, Persona):

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kuuki.text.secrets import MASK
+
 LANGUAGES = ("ja", "en")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 JUDGE_MODES = ("auto", "hybrid", "llm", "rules")
@@ -93,7 +95,7 @@ class LLMSettings:
             "backend": self.backend,
             "model": self.model,
             "base_url": self.base_url,
-            "api_key": "***" if self.api_key else "",
+            "api_key": MASK if self.api_key else "",
             "model_path": self.model_path,
             "timeout_s": self.timeout_s,
         }

@@ -18,21 +18,18 @@ URL with its password masked — never the password itself.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import platformdirs
 from sqlalchemy.engine import URL, make_url
 
 from kuuki.errors import StoreError
+from kuuki.text.secrets import mask_userinfo
 
 DEFAULT_DB_NAME = "kuuki.sqlite3"
 
 _SQLITE_DRIVERS = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
 _PG_DRIVERS = {"postgresql", "postgres", "postgresql+asyncpg"}
-
-# user:password@ inside a URL we could not parse; used only to mask before displaying.
-_USERINFO = re.compile(r"(?P<scheme>[^:/]+://)(?P<user>[^:@/]*):(?P<pw>[^@]*)@")
 
 
 def default_sqlite_url() -> str:
@@ -63,7 +60,7 @@ def sqlite_file(url: str | None) -> Path | None:
 
 def mask_raw(url: str) -> str:
     """Mask the password in a URL string that may not even parse."""
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
+    return mask_userinfo(url)
 
 
 def display_url(url: URL) -> str:

@@ -32,6 +32,7 @@ from kuuki.store.hot import HotConnection
 from kuuki.store.records import channel_row, event_payload, payload_event
 from kuuki.store.schema import ChannelRow, ProcessedEventRow
 from kuuki.store.types import clean_text, to_utc
+from kuuki.text.secrets import redact
 
 _INBOX_KEYS = ("event_id", "seen_at", "channel_id", "payload", "handled", "arrival")
 
@@ -161,8 +162,9 @@ class EventStoreMixin:
     async def _flush_pending(self) -> None:  # overridden by Store
         return None
 
-    def _scrub(self, exc: BaseException) -> str:  # overridden by Store
-        return f"{type(exc).__name__}: {exc}"
+    def _scrub(self, exc: BaseException) -> str:
+        """A database error as text, without the password or any other secret."""
+        return redact(f"{type(exc).__name__}: {exc}")
 
     async def _load_event_cache(self) -> None:
         q = (

@@ -45,6 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from kuuki.errors import StoreError
 from kuuki.store.schema import Base, SchemaMigrationRow
 from kuuki.store.types import SafeJSON, SafeString, SafeText, UTCDateTime
+from kuuki.text.secrets import redact
 
 MigrationFn = Callable[[Connection], None]
 
@@ -129,7 +130,8 @@ async def migrate(
             raise
         except Exception as exc:
             raise StoreError(
-                f"migration m{mig.version:03d}_{mig.name} failed: {type(exc).__name__}: {exc}"
+                f"migration m{mig.version:03d}_{mig.name} failed: "
+                f"{type(exc).__name__}: {redact(str(exc))}"
             ) from exc
         done.append(f"m{mig.version:03d}_{mig.name}")
     return done

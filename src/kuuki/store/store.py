@@ -47,6 +47,7 @@ from kuuki.store.schema import (
 )
 from kuuki.store.types import to_utc
 from kuuki.store.writer import BatchedWriter
+from kuuki.text.secrets import remember
 
 _MESSAGE_SELECT = select(
     *(MessageRow.__table__.c[c] for c in MESSAGE_COLUMNS),
@@ -69,6 +70,8 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
     ) -> None:
         self._engine = engine
         self.url = url
+        # The password joins the secrets every error is cleaned of (kuuki.text.secrets).
+        remember(None if url.password is None else str(url.password))
         self.url_for_display = display_url(url)
         self._writer: BatchedWriter | None = None
         self._seq = 0
@@ -169,12 +172,6 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
                 raise StoreError("store is closed")
             self._writer = BatchedWriter(self, max_items=self._batch[0], max_delay=self._batch[1])
         return self._writer
-
-    def _scrub(self, exc: BaseException) -> str:
-        text = f"{type(exc).__name__}: {exc}"
-        if self.url.password:
-            text = text.replace(str(self.url.password), "***")
-        return text
 
     # --- channels and users -----------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from kuuki.domain import Decision, Message
 from kuuki.errors import StoreError
 from kuuki.store.records import decision_row, message_row
 from kuuki.store.types import clean_text, to_utc
+from kuuki.text.secrets import redact
 
 
 class Target(Protocol):
@@ -192,7 +193,9 @@ class BatchedWriter:
                 self.last_error = exc
                 if isinstance(exc, StoreError):
                     raise
-                raise StoreError(f"batched write failed: {type(exc).__name__}: {exc}") from exc
+                raise StoreError(
+                    f"batched write failed: {type(exc).__name__}: {redact(str(exc))}"
+                ) from exc
             except BaseException:  # cancelled mid-write: keep the rows for the next flush
                 self._requeue(batch)
                 raise

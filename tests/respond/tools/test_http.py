@@ -54,9 +54,13 @@ async def api() -> AsyncIterator[str]:
         await hang.wait()
         return web.json_response({})
 
+    async def echo(request: web.Request) -> web.Response:  # a careless debug field
+        return web.json_response({"ok": True, "you_sent": request.headers.get("X-Key", "")})
+
     app = web.Application()
     app.router.add_get("/maintenance/{region}", maintenance)
-    for path, handler in (("/fail", fail), ("/html", html), ("/huge", huge), ("/slow", slow)):
+    for path, handler in (("/fail", fail), ("/html", html), ("/huge", huge), ("/slow", slow),
+                          ("/echo", echo)):
         app.router.add_get(path, handler)
     runner = web.AppRunner(app)
     await runner.setup()
@@ -114,6 +118,14 @@ async def test_bad_answers_become_short_notes(api: str, path: str, note: str) ->
     box = Toolbox([_tool(api, path)], clock=clock)
     outcome = await box.run(ToolCall("c", "maintenance", '{"region": "eu"}'), _ctx(clock))
     assert (outcome.text, outcome.record.outcome) == (note, "error")
+
+
+async def test_a_service_that_echoes_the_secret_header_hands_over_no_secret(api: str) -> None:
+    clock = VirtualClock()
+    box = Toolbox([_tool(api, "/echo", headers={"X-Key": TOKEN})], clock=clock)
+    outcome = await box.run(ToolCall("c", "maintenance", '{"region": "eu"}'), _ctx(clock))
+    assert json.loads(outcome.text) == {"ok": True, "you_sent": "***"}
+    assert outcome.record.outcome == "ok"
 
 
 async def test_a_slow_api_times_out(api: str) -> None:

@@ -43,6 +43,14 @@ class Broken:
         raise KeyError("oops")
 
 
+class Indiscreet:
+    name, description, parameters = "indiscreet", "a plugin whose error quotes its key", SCHEMA
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        raise RuntimeError("401 from https://api.example/x?api_key=k3y-0123456789 "
+                           "(Authorization: Bearer tok-0123456789abcdef)")
+
+
 def _ctx(clock: VirtualClock) -> ToolContext:
     return ToolContext(Channel("general", "general"), User("alice", "Alice"), clock.now())
 
@@ -75,6 +83,15 @@ async def test_a_plugin_bug_is_a_note_not_a_crash() -> None:
     outcome = await box.run(ToolCall("c1", "broken", "{}"), _ctx(clock))
     assert outcome.text == "error: broken failed"
     assert outcome.record.detail.startswith("KeyError")
+
+
+async def test_a_plugin_error_reaches_the_trace_without_its_credentials() -> None:
+    clock = VirtualClock()
+    outcome = await Toolbox([Indiscreet()], clock=clock).run(
+        ToolCall("c1", "indiscreet", "{}"), _ctx(clock))
+    assert outcome.record.detail == ("RuntimeError: 401 from https://api.example/x?api_key=*** "
+                                     "(Authorization: Bearer ***)")
+    assert outcome.text == "error: indiscreet failed"
 
 
 def test_plugins_register_like_built_ins_and_unknown_names_are_named() -> None:

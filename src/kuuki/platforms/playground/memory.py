@@ -16,6 +16,7 @@ from typing import Any
 
 from kuuki.explain.lines import clock_time, plural, relative, times, when
 from kuuki.memory.snapshot import ChannelMemory, JobOutcome, Note, Person, RememberedFact
+from kuuki.text.secrets import redact
 
 MemorySnapshot = Callable[[str], Awaitable[ChannelMemory]]
 """``await snapshot(channel_id)`` → the channel's `ChannelMemory`. It may raise; the
@@ -144,4 +145,4 @@ def render(mem: ChannelMemory, *, bot_name: str) -> dict[str, Any]:
 
 def failed(channel_id: str, exc: BaseException) -> dict[str, Any]:
     return {"channel": channel_id, "title": f"#{channel_id}", "sections": [],
-            "error": f"{type(exc).__name__}: {exc}", "raw": None}
+            "error": redact(f"{type(exc).__name__}: {exc}"), "raw": None}

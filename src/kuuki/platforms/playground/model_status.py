@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from kuuki.llm.base import LLM, Warmable
 from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.llm.scheduler import ScheduledLLM
+from kuuki.text.secrets import redact
 
 if TYPE_CHECKING:
     from kuuki.app import App
@@ -126,7 +127,8 @@ class ModelLoader:
         try:
             await self.app.warm()
         except Exception as exc:  # LLMError, or llama.cpp's own errors from a bad file
-            self._set(replace(self.status, state="failed", error=str(exc) or type(exc).__name__))
+            error = redact(str(exc)) or type(exc).__name__
+            self._set(replace(self.status, state="failed", error=error))
         else:
             self._set(replace(self.status, state="ready", load_s=time.perf_counter() - start))
 

@@ -39,6 +39,7 @@ from kuuki.platforms.playground.playback import MAX_BYTES, TranscriptRejected, p
 from kuuki.platforms.playground.room import RoomError, dumps
 from kuuki.platforms.playground.session import Playground
 from kuuki.settings import Settings
+from kuuki.text.secrets import redact
 
 log = logging.getLogger("kuuki.playground")
 STATIC = Path(__file__).parent / "static"
@@ -125,7 +126,8 @@ async def handle_command(pg: Playground, raw: str) -> dict[str, Any] | None:
         return {"type": "error", "error": str(exc), "command": kind}
     except Exception as exc:  # the room must outlive any one command
         log.exception("playground command %s failed", kind)
-        return {"type": "error", "error": f"{kind} failed: {exc}", "command": kind}
+        return {"type": "error", "error": f"{kind} failed: {redact(str(exc))}",
+                "command": kind}
     return None
 
 

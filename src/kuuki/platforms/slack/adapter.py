@@ -48,6 +48,7 @@ from kuuki.platforms.slack.commands import COMMAND, response_of, run_slash
 from kuuki.platforms.slack.mapping import MalformedPayload, Mapper, payload_kind
 from kuuki.platforms.slack.names import Directory
 from kuuki.platforms.slack.outbox import SlackOutbox
+from kuuki.text.secrets import redact
 
 if TYPE_CHECKING:
     from kuuki.app import App
@@ -158,7 +159,8 @@ class SlackAdapter:
         except SlackApiError as exc:
             raise ConfigError(
                 "SLACK_BOT_TOKEN",
-                f"Slack refused the bot token ({exc.response.get('error')}); expected the "
+                f"Slack refused the bot token ({redact(str(exc.response.get('error')))}); "
+                "expected the "
                 "xoxb-… token of an app installed in the workspace",
             ) from exc
         bot_user_id, team_id = str(auth["user_id"]), str(auth["team_id"])

@@ -22,6 +22,7 @@ import aiohttp
 
 from kuuki.respond.tools.base import ToolContext, ToolError
 from kuuki.settings.tools import HttpToolSpec
+from kuuki.text.secrets import remember
 
 MAX_BODY_BYTES = 1_000_000
 MAX_LIST_ITEMS = 20
@@ -37,6 +38,9 @@ class HttpJsonTool:
         self.description = spec.description
         self.parameters = spec.schema()
         self.timeout_s = timeout_s
+        # Its header values are secrets: masked wherever text leaves kuuki.
+        remember(*spec.headers.values(), *(v.split()[-1] for v in spec.headers.values()
+                                           if v.split()))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         spec = self.spec

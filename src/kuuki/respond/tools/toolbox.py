@@ -7,7 +7,9 @@ plugins alike:
   schema (`kuuki.llm.schema`, the validator structured output already uses) before `run`;
 - one timeout per call, on the clock (so replays and tests run it on virtual time);
 - what a result may add to the prompt is capped (``result_chars``), and mass pings in it
-  are defused, since the model may copy it into the reply;
+  are defused, since the model may copy it into the reply; so are the secrets kuuki knows
+  (a service that echoes the header it was sent), and errors are redacted
+  (kuuki.text.secrets);
 - a bad call, an unknown tool, an error, a timeout: the model gets a short note instead of
   a result, the trace gets a line, and the reply goes on.
 """
@@ -27,6 +29,7 @@ from kuuki.llm.base import ToolCall, ToolSpec
 from kuuki.llm.schema import schema_errors
 from kuuki.respond.tools.base import Tool, ToolContext, ToolError
 from kuuki.text.safety import defuse_mentions
+from kuuki.text.secrets import redact
 
 ARGUMENT_CHARS = 2000  # longer arguments are refused unread
 
@@ -94,12 +97,17 @@ class Toolbox:
             return note("timeout", f"no answer within {self.timeout_s:g} s",
                         f"error: {call.name} did not answer in time")
         except ToolError as exc:
-            return note("error", str(exc), f"error: {_short(str(exc), 200)}")
+            problem = redact(str(exc))
+            return note("error", problem, f"error: {_short(problem, 200)}")
         except Exception as exc:  # a plugin's bug must not cost the reply
-            return note("error", f"{type(exc).__name__}: {_short(str(exc), 200)}",
+            return note("error", f"{type(exc).__name__}: {_short(redact(str(exc)), 200)}",
                         f"error: {call.name} failed")
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
                                                                  default=str)
+        # A service that echoes the credentials it was sent must not hand them to the
+        # model, the prompt shown, or the reply: the secrets kuuki knows are masked (an
+        # answer's own token-shaped data is the answer, and stays).
+        text = redact(text, shapes=False)
         full = len(text)
         text = defuse_mentions(text)
         if full > self.result_chars:
