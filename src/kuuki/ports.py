@@ -240,12 +240,14 @@ class EngineControl(Protocol):
 class ReadBack(Protocol):
     """What an adapter that reads lost events back from a platform's history uses
     (kuuki.platforms.retry): `read_back_on_refusal` makes a channel whose events the store
-    refused refuse newer ones until `reopen` (so none is stored past a lost one);
-    `last_taken` is the last message of a channel taken in durably, where reading starts."""
+    refused refuse newer ones until `reopen` (so none is stored past a lost one), which
+    also queues what the store took in of them while it refused (a commit whose answer was
+    lost); `last_taken` is the last message of a channel taken in durably, where reading
+    starts."""
 
     def read_back_on_refusal(self) -> None: ...
 
-    def reopen(self, channel_ids: Iterable[str]) -> None: ...
+    async def reopen(self, channel_ids: Iterable[str]) -> None: ...
 
     def last_taken(self, channel_id: str) -> str | None: ...
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
 from kuuki.engine.intake import Intake
 from kuuki.errors import IntakeUnavailable
+from kuuki.testing.faulty_store import FlakyInbox
 
 A, B = Channel("a", "a"), Channel("b", "b")
 T0 = datetime(2026, 1, 5, 10, tzinfo=UTC)
@@ -19,23 +19,6 @@ T0 = datetime(2026, 1, 5, 10, tzinfo=UTC)
 def posted(channel: Channel, mid: str) -> ChatEvent:
     m = Message(mid, channel.id, User("u", "u"), "hi", T0)
     return ChatEvent(EventKind.POSTED, channel, mid, T0, message=m)
-
-
-class FlakyInbox:
-    def __init__(self) -> None:
-        self.down = True
-        self.stored: list[str] = []
-
-    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
-        if self.down:
-            raise ConnectionRefusedError("the store is down")
-        self.stored += [e.event_id for e in events]
-        return {e.event_id for e in events}
-
-    async def pending_events(
-        self, *, platform: str | None = None, channel_id: str | None = None
-    ) -> list[ChatEvent]:
-        return []
 
 
 async def test_once_an_event_is_refused_later_ones_of_its_channel_are_too_until_reopened(
@@ -63,8 +46,7 @@ async def test_the_submitter_resumes_first_and_finds_its_events_delivered() -> N
     # The platform is woken ahead of the channel work its events start, so the next
     # events are submitted (and committed) while the engine works; and by then what was
     # acknowledged is already queued.
-    inbox = FlakyInbox()
-    inbox.down = False
+    inbox = FlakyInbox(down=False)
     work: asyncio.Queue[ChatEvent] = asyncio.Queue()
     order: list[str] = []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -24,7 +25,9 @@ async def test_a_channel_is_read_from_the_last_message_taken_before_the_first_re
     fail = [True]
     done = asyncio.Event()
 
-    async def catch_up(ids: Sequence[str], starts: Mapping[str, str | None]) -> None:
+    async def catch_up(
+        ids: Sequence[str], starts: Mapping[str, str | None], refused: Mapping[str, str]
+    ) -> None:
         rounds.append((list(ids), dict(starts)))
         if fail[0]:
             fail[0] = False
@@ -73,3 +76,33 @@ def test_reading_back_starts_before_the_oldest_message_still_in_the_inbox() -> N
     # those said between them and the newest.
     assert start(None) == "29"
     assert retry.start_point("3", None, pending, just_before=str, order=int) is None
+
+
+async def test_a_channel_with_nothing_taken_in_is_read_from_its_first_refused_message() -> None:
+    """Its first message refused (a channel new to the store): there is no message taken
+    in to read after, so the adapter is told the first live message refused; a later one,
+    refused while the channel is owed, does not move it, and one refused while a round
+    reads (the first there) brings another round."""
+    general = Channel("1", "general", Visibility.PUBLIC, "g", "discord")
+    other = Channel("2", "other", Visibility.PUBLIC, "g", "discord")
+    rounds: list[tuple[list[str], dict[str, str | None], dict[str, str]]] = []
+    done = asyncio.Event()
+
+    async def catch_up(
+        ids: Sequence[str], starts: Mapping[str, str | None], refused: Mapping[str, str]
+    ) -> None:
+        rounds.append((list(ids), dict(starts), dict(refused)))
+        if len(rounds) == 1:
+            retrier.refused(_pending(other, 7), owed=True)  # its first: during the round
+        else:
+            done.set()
+
+    retrier = Retrier(catch_up, name="test", start_of=lambda c: None)
+    retrier.refused(_pending(general, 30))
+    retrier.refused(_pending(general, 31), owed=True)  # later, refused while owed
+    retrier.refused(replace(_pending(general, 20), backfill=True))  # history: no start
+    retrier.missed(["2"])  # a channel that lost only events that are no message
+    await asyncio.wait_for(done.wait(), 5)
+    await retrier.close()
+    assert rounds == [(["1", "2"], {}, {"1": "30"}), (["2"], {}, {"2": "7"})]
+    assert not retrier.owes("1") and not retrier.owes("2")

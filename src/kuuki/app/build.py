@@ -193,6 +193,7 @@ async def build_app(
     judge_llm: LLM | str | None = "settings",
     store_url: str | None = None,
     use_store: bool = True,
+    store: Any | None = None,
     dump: PromptDump | None = None,
     embedder: Any | None = "default",
     judge: Judge | None = None,
@@ -200,10 +201,15 @@ async def build_app(
     engine_options: Mapping[str, Any] | None = None,
 ) -> App:
     """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
-    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``)."""
+    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``). ``store``
+    is one already open to use (and close) instead of opening ``store_url``: a store
+    wrapped by a test (kuuki.testing.faulty_store)."""
     remember_secrets(settings)  # settings made in code were never loaded
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
-    store, writer = await _open_store(settings, use_store, store_url)
+    if store is not None:
+        writer = store.writer
+    else:
+        store, writer = await _open_store(settings, use_store, store_url)
     if embedder == "default":
         from kuuki.embed import default_embedder
 

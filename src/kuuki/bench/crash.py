@@ -14,6 +14,9 @@ answer the bot is stopped normally and the store is read back:
   said at all, since catching up reads back what the bot never got;
 * every addressed message got exactly one reply, and has exactly one decision;
 * no event was handled twice (one decision a message at most, nothing left pending).
+
+Each check raises `CrashCheckFailed` (an AssertionError) itself: a bare ``assert`` is gone
+under ``python -O``, and the test and ``kuuki bench crash`` would then pass anything.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +38,8 @@ from kuuki.testing.crashkit import (
     BotProcess,
     PrivateServer,
     decisions,
-    free_port,
     pending,
+    server_port,
     stored_ids,
 )
 from kuuki.testing.discord_server import DiscordServer
@@ -47,6 +51,17 @@ KILL_AT = (90, 200)  # messages said before each SIGKILL
 DOWN_FOR = 15  # messages said while the bot is down
 OUTAGE_AT = 90  # messages said before PostgreSQL is stopped (then a SIGKILL at 200)
 OUTAGE_S = 6.0
+
+
+class CrashCheckFailed(AssertionError):
+    """A check of the crash scenario did not hold (raised, never asserted: see module
+    doc). The message names the check and what it found."""
+
+
+def check(holds: bool, message: str | Callable[[], str]) -> None:
+    """Raise `CrashCheckFailed` with ``message`` unless ``holds``."""
+    if not holds:
+        raise CrashCheckFailed(message() if callable(message) else message)
 
 
 class Stream:
@@ -231,38 +246,73 @@ async def run(p: Platform, stream: Stream,
     except TimeoutError:
         missing = sorted(set(stream.addressed) - set(replies_by_tag(p.bot_texts())))
         ids = [stream.addressed[t] for t in missing]
-        raise AssertionError(f"no answer to {missing} (ids {ids}); {stream.reports}; "
-                             f"bot log {p.bot.log}") from None
+        raise CrashCheckFailed(f"no answer to {missing} (ids {ids}); {stream.reports}; "
+                               f"bot log {p.bot.log}") from None
     await p.settled()
-    assert await p.bot.stop() == 0
-    counts = await check_store(p.bot, stream, p.taken(), replies_by_tag(p.bot_texts()))
-    print(f"{p.name} crash test:", counts | p.notes(), stream.reports)
-    return counts
+    code = await p.bot.stop()
+    check(code == 0, f"the bot exited with {code} when stopped; bot log {p.bot.log}")
+    outcome = await read_outcome(p.bot, stream, p.taken(), replies_by_tag(p.bot_texts()))
+    report = verify(outcome) | p.notes() | {"interruptions": stream.reports}
+    print(f"{p.name} crash test:", report)
+    return report
 
 
 def replies_by_tag(texts: list[str]) -> Counter[str]:
     return Counter(tag for t in texts for tag in TAG.findall(t))
 
 
-async def check_store(bot: BotProcess, stream: Stream, taken: set[str],
-                      replies: Counter[str]) -> dict[str, int]:
-    stored = await stored_ids(bot.store, set(stream.said) | taken)
-    assert taken <= stored, f"taken but not stored: {sorted(taken - stored)[:10]}"
-    assert set(stream.said) <= stored, f"said, never stored: {sorted(set(stream.said) - stored)}"
-    assert {t: n for t, n in replies.items() if n != 1} == {}, "replies per tag"
-    assert set(replies) == set(stream.addressed)
+@dataclass
+class Outcome:
+    """What a run left: what was said and taken, and what the store and the platform
+    hold once the bot is stopped (`read_outcome`); `verify` checks it."""
+
+    said: list[str]
+    addressed: dict[str, str]  # tag → message id
+    taken: set[str]
+    stored: set[str]  # of said and taken
+    replies: Counter[str]  # tag → the bot's replies naming it
+    decisions: dict[str, int]  # message id (said) → its decisions
+    pending: int  # events left in the inbox, taken in and never handled
+    reports: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def read_outcome(bot: BotProcess, stream: Stream, taken: set[str],
+                       replies: Counter[str]) -> Outcome:
     found = await decisions(bot.store, stream.said)
-    twice = {mid: len(ds) for mid, ds in found.items() if len(ds) > 1}
-    assert twice == {}, "an event was decided twice"
-    undecided = [t for t, mid in stream.addressed.items() if len(found[mid]) != 1]
-    assert undecided == []
-    assert await pending(bot.store) == 0
+    return Outcome(
+        said=list(stream.said), addressed=dict(stream.addressed), taken=set(taken),
+        stored=await stored_ids(bot.store, set(stream.said) | taken), replies=replies,
+        decisions={mid: len(ds) for mid, ds in found.items()},
+        pending=await pending(bot.store), reports=list(stream.reports),
+    )
+
+
+def verify(o: Outcome) -> dict[str, int]:
+    """Every check of the module doc, each raising `CrashCheckFailed`; the counts."""
+    said = set(o.said)
+    check(o.taken <= o.stored, lambda: f"taken but not stored: {sorted(o.taken - o.stored)[:10]}")
+    check(said <= o.stored, lambda: f"said, never stored: {sorted(said - o.stored)}")
+    wrong = {t: n for t, n in o.replies.items() if n != 1}
+    check(wrong == {}, lambda: f"replies per tag: {wrong} (each mention answered once)")
+    check(set(o.replies) == set(o.addressed), lambda: (
+        f"replies to tags never said: {sorted(set(o.replies) - set(o.addressed))}; "
+        f"mentions with no reply: {sorted(set(o.addressed) - set(o.replies))}"))
+    twice = {mid: n for mid, n in o.decisions.items() if n > 1}
+    check(twice == {}, lambda: f"an event was decided twice: {twice}")
+    undecided = [t for t, mid in o.addressed.items() if o.decisions.get(mid, 0) != 1]
+    check(undecided == [], lambda: f"mentions without exactly one decision: {undecided}")
+    check(o.pending == 0, lambda: f"{o.pending} events left in the inbox, never handled")
     # The kills did hit the middle of the stream: something was in flight at one of them.
-    kills = [r for r in stream.reports if "kill at" in r]
-    assert any(r["not taken at the kill"] or r["pending in the inbox"] for r in kills), kills
-    return {"said": len(stream.said), "taken": len(taken),
-            "stored (of said)": len(stored & set(stream.said)),
-            "addressed": len(stream.addressed), "replies": sum(replies.values())}
+    kills = [r for r in o.reports if "kill at" in r]
+    check(any(r["not taken at the kill"] or r["pending in the inbox"] for r in kills),
+          lambda: f"no kill hit anything in flight: {kills}")
+    return {"said": len(o.said), "taken": len(o.taken),
+            "stored (of said)": len(o.stored & said),
+            "addressed": len(o.addressed), "replies": sum(o.replies.values()),
+            "mentions answered once": sum(1 for t in o.addressed if o.replies[t] == 1),
+            "mentions decided once": sum(1 for mid in o.addressed.values()
+                                         if o.decisions.get(mid) == 1),
+            "decided twice": len(twice), "left in the inbox": o.pending}
 
 
 PLATFORMS: dict[str, type[Discord] | type[Slack]] = {"discord": Discord, "slack": Slack}
@@ -275,20 +325,28 @@ def private_postgres() -> Iterator[PrivateServer]:
     bindir = PrivateServer.find_bindir()
     if bindir is None:
         raise RuntimeError("no PostgreSQL server binaries under /usr/lib/postgresql")
-    root = Path(tempfile.mkdtemp(prefix="kuuki-pg-outage-"))
-    pg = PrivateServer(bindir, root, free_port())
+    root = Path(tempfile.mkdtemp(prefix="kuuki-pg-outage-"))  # its data and socket dir
+    pg = PrivateServer(bindir, root, server_port())
     try:
         asyncio.run(pg.init())
-        asyncio.run(pg.start())
+        for attempt in range(3):
+            try:
+                asyncio.run(pg.start())
+                break
+            except RuntimeError:  # the port was taken since it was chosen
+                if attempt == 2:
+                    raise
+                pg.port = server_port()
         yield pg
-        asyncio.run(pg.stop())
     finally:
+        with contextlib.suppress(RuntimeError):  # not running (a case failed mid-outage)
+            asyncio.run(pg.stop())
         if not os.environ.get("KUUKI_CRASH_KEEP"):  # set it to look at the cluster after
             shutil.rmtree(root, ignore_errors=True)
 
 
 async def kill_9(platform: str, workdir: Path) -> dict[str, Any]:
-    """The kill -9 case on SQLite: its counts (raises AssertionError on a failure)."""
+    """The kill -9 case on SQLite: its report (raises `CrashCheckFailed` on a failure)."""
     p = await PLATFORMS[platform].open(workdir, f"sqlite:///{workdir}/kuuki.sqlite3")
     try:
         return await run(p, Stream(), dict.fromkeys(KILL_AT, kill_and_restart))
@@ -297,7 +355,8 @@ async def kill_9(platform: str, workdir: Path) -> dict[str, Any]:
 
 
 async def postgres_outage(platform: str, workdir: Path, pg: PrivateServer) -> dict[str, Any]:
-    """PostgreSQL stopped for OUTAGE_S seconds, then kill -9: its counts."""
+    """PostgreSQL stopped for OUTAGE_S seconds, then kill -9: its report (raises
+    `CrashCheckFailed` on a failure)."""
     store = await pg.create_database(f"crash_{platform}")
     p = await PLATFORMS[platform].open(workdir, store, outage=True)
     try:
@@ -320,9 +379,10 @@ def bench(platforms: list[str], *, postgres: bool) -> dict[str, Any]:
                 try:
                     if case == "kill -9":
                         counts = asyncio.run(kill_9(platform, work))
-                    else:
-                        assert pg is not None
+                    elif pg is not None:
                         counts = asyncio.run(postgres_outage(platform, work, pg))
+                    else:
+                        raise CrashCheckFailed("the PostgreSQL case needs its server")
                     out.append({"platform": platform, "case": case, "held": True, **counts})
                 except AssertionError as exc:
                     out.append({"platform": platform, "case": case, "held": False,

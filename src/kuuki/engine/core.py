@@ -201,9 +201,17 @@ class Engine:
         read-back (chat, replay, playground) leave it off."""
         self.intake.close_on_refusal = True
 
-    def reopen(self, channel_ids: Iterable[str]) -> None:
-        """Take these channels' events in again (their loss is being read back)."""
-        self.intake.reopen(channel_ids)
+    async def reopen(self, channel_ids: Iterable[str]) -> None:
+        """Take these channels' events in again (their loss is being read back), and queue
+        what the store's inbox holds of them taken in and not handled that this run never
+        queued: a commit whose answer the outage lost (the connection broke after COMMIT)
+        stored events the intake refused, and their redelivery or read-back is then "taken
+        in before" and dropped; without this they waited for the next start's `recover`.
+        Raises `StoreError` when the store cannot say (the caller tries again)."""
+        ids = list(channel_ids)
+        self.intake.reopen(ids)
+        for channel_id in ids:
+            await self.recover(channel_id=channel_id)
 
     async def drain_intake(self) -> None:
         """Wait until every event submitted so far is committed or has failed."""

@@ -15,7 +15,13 @@ Reading back starts where the loss started: at the first refusal for a channel, 
 (the engine's `last_taken`) tells the last message of it that was taken in, and the
 channel is read from just after that. Not from the store's last message at retry time:
 by then live messages said after the outage may be stored, and everything refused before
-them would be skipped for good.
+them would be skipped for good. When this run took nothing of the channel in (its first
+message was refused, or the start-up pass was), the adapter also reads it from just
+before the first live message refused there (`refused`), and decides what it reads back,
+as any catch-up. Before, a channel the store had never seen got a first look only: its
+newest messages, recorded as history and never judged, so a mention refused in it went
+unanswered (Slack), or was skipped with the rest when more than the newest 50 were said
+after it (Discord).
 """
 
 from __future__ import annotations
@@ -64,24 +70,31 @@ def start_point(
 
 
 class Retrier:
-    """Calls ``catch_up(channel_ids, starts)`` for the channels noted as missed until it
-    succeeds; ``starts`` maps a channel to the message to read after (channels whose start
-    is not known are left out: the adapter reads those from the store's last message)."""
+    """Calls ``catch_up(channel_ids, starts, refused)`` for the channels noted as missed
+    until it succeeds; ``starts`` maps a channel to the message to read after (channels
+    whose start is not known are left out: the adapter reads those from the store's last
+    message), ``refused`` to the first live message of it refused (`refused`): when the
+    start is not a message, the adapter reads from just before that one too. ``reopen``
+    (awaited before each round) takes the channels' events in again and queues what the
+    store took in of them while it refused (`Engine.reopen`)."""
 
     def __init__(
         self,
-        catch_up: Callable[[Sequence[str], Mapping[str, str | None]], Awaitable[object]],
+        catch_up: Callable[
+            [Sequence[str], Mapping[str, str | None], Mapping[str, str]], Awaitable[object]
+        ],
         *,
         name: str,
         start_of: Callable[[str], str | None] | None = None,
-        reopen: Callable[[Sequence[str]], None] | None = None,
+        reopen: Callable[[Sequence[str]], Awaitable[object]] | None = None,
     ) -> None:
         self.catch_up = catch_up
         self.name = name
         self.start_of = start_of
-        self.reopen = reopen  # the engine's intake takes these channels' events again
+        self.reopen = reopen
         self._missed: set[str] = set()
         self._starts: dict[str, str | None] = {}
+        self._first_refused: dict[str, str] = {}  # channel → its first live message refused
         self._owed: set[str] = set()  # missed and not yet read back successfully
         self._task: asyncio.Task[None] | None = None
         self.rounds = 0
@@ -109,6 +122,17 @@ class Retrier:
                 self._run(), name=f"kuuki-{self.name}-catch-up"
             )
 
+    def refused(self, event: ChatEvent, *, owed: bool = False) -> None:
+        """A live event the store refused (``owed``: the adapter refused it, its channel
+        still to be read back): its channel is `missed`, and a posted message is noted as
+        where reading back starts at the latest. ``owed`` notes only: the channel's round
+        is already due, and a busy channel must not keep the rounds going."""
+        msg = event.message
+        if event.kind is EventKind.POSTED and msg is not None and not event.backfill:
+            self._first_refused.setdefault(event.channel.id, msg.id)
+        if not owed:
+            self.missed([event.channel.id])
+
     def owes(self, channel_id: str) -> bool:
         """True while this channel's lost events are still to be read back."""
         return channel_id in self._owed
@@ -125,10 +149,11 @@ class Retrier:
             self._missed.clear()
             self.rounds += 1
             starts = {c: self._starts[c] for c in todo if c in self._starts}
-            if self.reopen is not None:
-                self.reopen(todo)  # the read-back's own events; live ones wait on `owes`
+            firsts = {c: self._first_refused[c] for c in todo if c in self._first_refused}
             try:
-                await self.catch_up(todo, starts)
+                if self.reopen is not None:  # the read-back's own events; live ones wait
+                    await self.reopen(todo)  # on `owes`
+                await self.catch_up(todo, starts, firsts)
             except Exception as exc:
                 self._missed.update(todo)
                 pause = min(pause * 2, MAX_PAUSE_S)
@@ -136,8 +161,11 @@ class Retrier:
                             self.name, len(todo), exc, pause)
             else:
                 for c in todo:
-                    if c not in self._missed:  # not refused again meanwhile
+                    if self._first_refused.get(c) != firsts.get(c):
+                        self._missed.add(c)  # its first refusal came during the round
+                    elif c not in self._missed:  # not refused again meanwhile
                         self._starts.pop(c, None)
+                        self._first_refused.pop(c, None)
                         self._owed.discard(c)
                 log.info("%s: caught up %d channels after an outage", self.name, len(todo))
                 pause = FIRST_PAUSE_S

@@ -168,3 +168,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def server_port() -> int:
+    """A free port for a server that is stopped and started again (the PostgreSQL outage):
+    below the kernel's ephemeral range, which `free_port` and every outgoing connection
+    draw from, so no connection takes it while the server is down; chosen at random, so
+    helpers running the cases side by side do not pick the same one."""
+    import random
+    import socket
+
+    low = 32768
+    with contextlib.suppress(OSError, ValueError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 12_000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port below {low} (the ephemeral range)")

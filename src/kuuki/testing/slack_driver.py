@@ -22,6 +22,7 @@ from kuuki.platforms.slack.mapping import message_id, ts_of
 from kuuki.platforms.slack.names import unescape
 from kuuki.platforms.slack.outbox import PART_LIMIT
 from kuuki.testing.conformance import SentMessage
+from kuuki.testing.faulty_store import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 from kuuki.testing.slack_server import SlackServer, mass_mention_possible
 
@@ -36,8 +37,12 @@ class SlackDriver:
     name = "slack"
     text_limit = PART_LIMIT  # what kuuki keeps a Slack message to (Slack itself takes 40,000)
 
-    def __init__(self, *, backfill_limit: int = 50) -> None:
+    def __init__(self, *, backfill_limit: int = 50, faulty_store: bool = False) -> None:
         self.backfill_limit = backfill_limit
+        # With ``faulty_store`` the bot's store is a `FaultyStore` (`faults`), opened anew at
+        # each start: a test stops the database and starts it again.
+        self.faulty_store = faulty_store
+        self.faults: FaultyStore | None = None
         self.server = SlackServer()
         self.llm = ScriptedLLM()
         self.outbox = SlackOutbox()
@@ -86,6 +91,7 @@ class SlackDriver:
     async def _start_bot(self) -> None:
         assert self._settings is not None
         self.outbox = SlackOutbox()
+        self.faults = await FaultyStore.open(self._store_url) if self.faulty_store else None
         self._app = await build_app(
             self._settings,
             clock=RealClock(),
@@ -93,6 +99,7 @@ class SlackDriver:
             llm=self.llm,
             judge_llm=self.llm,
             store_url=self._store_url,
+            store=self.faults,
             embedder=None,
         )
         opened = self.server.connections_opened

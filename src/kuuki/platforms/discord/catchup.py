@@ -7,7 +7,9 @@ that the store could not take in, is simply not delivered again. So whenever the
 refusing events, every channel the store knows is read back from the last message stored
 (``GET /channels/{id}/messages?after=…``, oldest first, at most `CATCH_UP_MAX`) and handed
 in as ``catch_up`` events with their live ids (a message id), so nothing is handled twice.
-Channels the store has never seen are not read: the bot was never there.
+At (re)connect, channels the store has never seen are not read: the bot was never there.
+After an outage, a channel whose events were refused is read whether the store knows it
+or not (its first message may be the one refused).
 
 What the bot already answered must not be answered again, so its own messages and
 reactions come back too: a reaction of the bot's as a reaction event, and a message of the
@@ -79,6 +81,7 @@ async def catch_up(
     channel_ids: Sequence[str] | None,
     *,
     since: Mapping[str, str | None] | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> int:
     """Read back the given channels (None: every channel the store knows on Discord);
     returns how many events were new. Raises `IntakeUnavailable` if the store refuses.
@@ -90,7 +93,10 @@ async def catch_up(
     messages stored, while the bot's answers sent before the crash but never recorded sit
     between, and reading from after the recovered messages would skip them (the owed
     answer would be sent a second time); after an outage, the last message taken in
-    before the first refusal (kuuki.platforms.retry)."""
+    before the first refusal (kuuki.platforms.retry). When that start is no message (the
+    newest `FIRST_LOOK` are read), the channel is also read from just before ``refused``'s
+    message, the first live one the store refused there: a channel new to the store whose
+    first message was refused lost everything said after it but the newest 50."""
     if channel_ids is None:  # not the channels of guilds on other processes' shards
         ids = [c.id for c in await store.channels()
                if c.platform == mapping.PLATFORM and client.owns_channel(c)]
@@ -110,6 +116,9 @@ async def catch_up(
             stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
             last = stored.id if stored is not None else None
         total += await _one(client, found, channel, last)
+        first = refused.get(channel.id) if refused is not None else None
+        if last is None and first is not None and first.isdigit():
+            total += await _one(client, found, channel, str(int(first) - 1))
     return total
 
 

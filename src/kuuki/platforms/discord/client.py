@@ -178,12 +178,15 @@ class KuukiClient(discord.AutoShardedClient):
                 self._idle.set()
 
     async def _catch_up_channels(
-        self, channel_ids: Sequence[str], starts: Mapping[str, str | None]
+        self,
+        channel_ids: Sequence[str],
+        starts: Mapping[str, str | None],
+        refused: Mapping[str, str],
     ) -> None:
         if self.store is None:  # refusals come from a store: without one there are none
             return
         async with self._in_order:
-            await catch_up(self, self.store, channel_ids, since=starts)
+            await catch_up(self, self.store, channel_ids, since=starts, refused=refused)
 
     async def close(self) -> None:
         await self.retrier.close()
@@ -206,7 +209,7 @@ class KuukiClient(discord.AutoShardedClient):
             await self._idle.wait()
 
     @contextlib.asynccontextmanager
-    async def _handling(self, kind: str) -> AsyncIterator[list[tuple[str, Awaitable[bool]]]]:
+    async def _handling(self, kind: str) -> AsyncIterator[list[tuple[ChatEvent, Awaitable[bool]]]]:
         """Hand events on one at a time, in gateway order.
 
         discord.py runs each handler as its own task; a handler that has to wait (a channel
@@ -214,23 +217,24 @@ class KuukiClient(discord.AutoShardedClient):
         they were dispatched and the lock is FIFO, so holding it while an event takes its
         place in the engine's line (`Engine.submit`) keeps the order; the wait for the
         store happens after the lock, so consecutive events share a group commit. The
-        body appends (channel id, result) pairs to the list it is given.
+        body appends (event, result) pairs to the list it is given.
         """
         self._inflight += 1
         self._idle.clear()
-        handed: list[tuple[str, Awaitable[bool]]] = []
+        handed: list[tuple[ChatEvent, Awaitable[bool]]] = []
         try:
             async with self._in_order:
                 yield handed
-            for channel_id, result in handed:
+            for event, result in handed:
                 try:
                     await result
                 except IntakeUnavailable as exc:
                     # Not stored, and Discord will not send it again: read the channel back
-                    # from its history once the store answers.
+                    # from its history once the store answers (from this message at the
+                    # latest: the channel's first message may be the one refused).
                     log.warning("a Discord %s event could not be stored (%s); the channel "
                                 "will be read back", kind, exc)
-                    self.retrier.missed([channel_id])
+                    self.retrier.refused(event)
         except Exception:
             log.exception("could not handle a Discord %s event; skipped", kind)
         finally:
@@ -255,7 +259,7 @@ class KuukiClient(discord.AutoShardedClient):
                 first = self.outbox.first_part(event.message.reply_to)
                 if first != event.message.reply_to:
                     event = _with_reply_to(event, first)
-            handed.append((channel.id, self._submit(channel.id, event)))
+            handed.append((event, self._submit(channel.id, event)))
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         async with self._handling("message edit") as handed:
@@ -267,14 +271,14 @@ class KuukiClient(discord.AutoShardedClient):
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
                 event = mapping.edited(message, channel)
-                handed.append((channel.id, self._submit(channel.id, event)))
+                handed.append((event, self._submit(channel.id, event)))
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         async with self._handling("message delete") as handed:
             channel = await self._channel(payload.channel_id, payload.guild_id)
             if channel is not None:
                 event = mapping.deleted(payload.message_id, channel)
-                handed.append((channel.id, self._submit(channel.id, event)))
+                handed.append((event, self._submit(channel.id, event)))
 
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
         async with self._handling("bulk delete") as handed:
@@ -282,7 +286,7 @@ class KuukiClient(discord.AutoShardedClient):
             if channel is not None:
                 for mid in sorted(payload.message_ids):
                     gone = mapping.deleted(mid, channel)
-                    handed.append((channel.id, self._submit(channel.id, gone)))
+                    handed.append((gone, self._submit(channel.id, gone)))
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         async with self._handling("reaction") as handed:
@@ -294,7 +298,7 @@ class KuukiClient(discord.AutoShardedClient):
             who = payload.member or self.get_user(payload.user_id)
             user = mapping.user_of(who) if who else User(str(payload.user_id), str(payload.user_id))
             reacted = mapping.reacted(payload, channel, user)
-            handed.append((channel.id, self._submit(channel.id, reacted)))
+            handed.append((reacted, self._submit(channel.id, reacted)))
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -253,9 +253,8 @@ class SlackAdapter:
             raise  # not acknowledged; Slack delivers it again once the channel is read back
         except IntakeUnavailable:
             # Not durable, so not acknowledged: bolt answers 500 and Slack redelivers; the
-            # channel is also read back once the store answers again.
-            if self._retrier is not None and (channel := _channel_of(event)):
-                self._retrier.missed([channel])
+            # channel is also read back once the store answers again (`deliver` told the
+            # retrier).
             raise
         except MalformedPayload as exc:
             self._skip(BoltResponse(status=200), exc.kind, exc.reason)
@@ -288,16 +287,30 @@ class SlackAdapter:
                 return False
             if self._retrier is not None and self._retrier.owes(mapped.channel.id):
                 # lost events here are not read back yet: this one waits with them
+                self._refused(mapped, owed=True)
                 raise _StillOwed(
                     f"channel {mapped.channel.id} is still to be read back after an outage"
                 )
             result = self.app.engine.submit(mapped)
-        queued = await result
+        try:
+            queued = await result
+        except IntakeUnavailable:
+            self._refused(mapped)
+            raise
         if key is not None:
             self._recent[key] = None
             if len(self._recent) > _RECENT:
                 self._recent.popitem(last=False)
         return queued
+
+    def _refused(self, event: ChatEvent, *, owed: bool = False) -> None:
+        """The store did not take ``event`` in: the retrier reads its channel back (from
+        the event's message at the latest), and the reader the thread it was said in."""
+        if self._retrier is None or self._history is None:
+            return
+        self._retrier.refused(event, owed=owed)
+        if event.message is not None and event.message.thread is not None:
+            self._history.owe_thread(event.channel.id, event.message.thread)
 
     def _lock(self, channel: str) -> asyncio.Lock:
         lock = self._locks.get(channel)

@@ -4,7 +4,9 @@ At start-up, for every conversation the bot is a member of:
 
 - a channel the store has never seen gets a **first look**: its last ``per_channel``
   messages are recorded (``backfill``: never judged, never answered), so the bot does not
-  start blind;
+  start blind — those said before the bot started listening (`start`); a first look
+  taken later (the store refused the start-up pass, and a retry reads the channel) hands
+  what was said since in as ``catch_up``, decided like any read-back;
 - a channel the store knows is **caught up**: everything after the last message stored
   that is not the bot's own (docs/decisions.md, "Nothing acknowledged is lost"),
   top level and thread replies (threads found in that history, and threads the store saw
@@ -12,7 +14,10 @@ At start-up, for every conversation the bot is a member of:
   bot was down, and what it received but could not store (an outage). The bot's own posts
   come back with the ``ts`` they answered (the outbox writes it in their metadata) and its
   reactions as reaction events, so the engine can tell what was already answered; then
-  `Engine.caught_up` lets it answer the rest that is still owed.
+  `Engine.caught_up` lets it answer the rest that is still owed;
+- after an outage (kuuki.platforms.retry) a channel is read from where its loss began,
+  known to the store or not (a channel whose first message was refused), with the
+  threads its refused messages were said in (`owe_thread`).
 
 Event ids are the live ones (``slack:<channel>:<ts>``), so a message that also arrives
 live (a redelivery after a restart) is handled once.
@@ -113,6 +118,16 @@ class HistoryReader:
         # where the start-up pass read each conversation from (message ids; None: from
         # the start), for the retrier when the store refused that pass
         self.start_points: dict[str, str | None] = {}
+        # when the start-up pass began: a first look records what was said before as
+        # history, and decides what was said since (None: no pass yet, all history)
+        self.listening_since: float | None = None
+        self._owed_threads: dict[str, set[str]] = {}  # channel → thread roots' message ids
+
+    def owe_thread(self, channel_id: str, root_id: str) -> None:
+        """A message said in the thread of ``root_id`` was refused: read its replies back
+        with the channel (the thread may be older than the read-back's start, and not
+        among those the store saw active)."""
+        self._owed_threads.setdefault(channel_id, set()).add(root_id)
 
     async def start(self) -> int:
         """The start-up pass over every member channel; returns messages handed in.
@@ -125,6 +140,7 @@ class HistoryReader:
             log.warning("history skipped: users.conversations failed: %s",
                         exc.response.get("error"))
             return 0
+        self.listening_since = self.engine.clock.now().timestamp()
         # Where reading back starts, taken before recovery stores anything: the recovered
         # events are handled while the history is read, and reading from after their
         # messages would skip the bot's answers sent before the crash but never recorded
@@ -148,42 +164,74 @@ class HistoryReader:
         return queued
 
     async def catch_up(
-        self, channel_ids: Sequence[str], since: Mapping[str, str | None] | None = None
+        self,
+        channel_ids: Sequence[str],
+        since: Mapping[str, str | None] | None = None,
+        refused: Mapping[str, str] | None = None,
     ) -> int:
         """Read back the given conversations: after ``since``'s message id where given
         (see `start`, and kuuki.platforms.retry after an outage), else after the last
-        message stored."""
+        message stored, else (a conversation the store has never seen) a first look. When
+        that start is no message, from just before ``refused``'s (the first live message
+        the store refused there, kuuki.platforms.retry) too: nothing said since is left to
+        a first look's newest messages."""
         known = {c.id for c in await self.store.channels()} if self.store is not None else set()
         queued = 0
         for channel_id in channel_ids:
-            if channel_id in known:
-                if since is not None and channel_id in since:
-                    last = since[channel_id]
-                else:
-                    assert self.store is not None
-                    stored = await self.store.last_message(
-                        channel_id, not_by=self.engine.bot_user_ids
-                    )
-                    last = stored.id if stored is not None else None
-                queued += await self._catch_up(channel_id, last)
-            elif self.per_channel > 0:
-                queued += await self._first_look(channel_id)
+            if since is not None and channel_id in since:
+                last = since[channel_id]
+            elif channel_id in known:
+                assert self.store is not None
+                stored = await self.store.last_message(
+                    channel_id, not_by=self.engine.bot_user_ids
+                )
+                last = stored.id if stored is not None else None
+            else:
+                last = None
+            first = refused.get(channel_id) if refused is not None else None
+            queued += await self._read_back(channel_id, last, first, known=channel_id in known)
         return queued
 
-    async def _first_look(self, channel_id: str) -> int:
-        rows = await self._history(channel_id, limit=self.per_channel, oldest=None)
+    async def _read_back(
+        self, channel_id: str, last: str | None, first: str | None, *, known: bool
+    ) -> int:
+        if last is not None:
+            return await self._catch_up(channel_id, last)
+        queued = 0
+        if known:
+            queued += await self._catch_up(channel_id, None)
+        elif self.per_channel > 0:  # up to the refused message: read below, decided
+            queued += await self._first_look(channel_id, latest=ts_of(first) if first else None)
+        if first is not None and (before := just_before(first)) is not None:
+            queued += await self._catch_up(channel_id, before)
+        return queued
+
+    async def _first_look(self, channel_id: str, *, latest: str | None = None) -> int:
+        rows = await self._history(channel_id, limit=self.per_channel, oldest=None,
+                                   latest=latest)
         rows.sort(key=lambda r: _ts_key(r.get("ts")))
         events = [e for raw in rows if (e := await self._posted(channel_id, raw)) is not None]
+        since = self.listening_since
+        old = [e for e in events if since is None or e.at.timestamp() <= since]
+        said_since = events[len(old):]
         # The engine records backfilled events without judging them; the outbox suppression
         # stays as a second guard for actions a timer might still raise about old messages.
-        self.outbox.suppress([e.message.id for e in events if e.message is not None])
-        return await self._hand_in([dataclasses.replace(e, backfill=True) for e in events])
+        self.outbox.suppress([e.message.id for e in old if e.message is not None])
+        count = await self._hand_in(
+            [dataclasses.replace(e, backfill=True) for e in old]
+            + [dataclasses.replace(e, catch_up=True) for e in said_since]
+        )
+        if said_since:  # said while the bot listened (a retry after an outage): decided
+            self.engine.caught_up(await self.mapper.directory.channel(channel_id))
+        return count
 
     async def _catch_up(self, channel_id: str, last: str | None) -> int:
         assert self.store is not None
         oldest = ts_of(last) if last is not None else None
         rows = await self._history(channel_id, limit=CATCH_UP_MAX, oldest=oldest)
-        roots = {str(r["ts"]): oldest for r in rows if _has_replies_after(r, oldest)}
+        owed = set(self._owed_threads.get(channel_id, ()))
+        roots = {ts_of(root): oldest for root in sorted(owed)}  # first: THREADS_MAX
+        roots |= {str(r["ts"]): oldest for r in rows if _has_replies_after(r, oldest)}
         now = self.engine.clock.now()
         for root, latest in await self.store.active_threads(
             channel_id, now - ACTIVE_THREADS, limit=THREADS_MAX
@@ -205,6 +253,11 @@ class HistoryReader:
         count = await self._hand_in(events)
         channel = await self.mapper.directory.channel(channel_id)
         self.engine.caught_up(channel)
+        left = self._owed_threads.get(channel_id, set()) - owed  # refused while reading
+        if left:
+            self._owed_threads[channel_id] = left
+        else:
+            self._owed_threads.pop(channel_id, None)
         return count
 
     async def _hand_in(self, events: list[ChatEvent]) -> int:
@@ -249,7 +302,7 @@ class HistoryReader:
         return out
 
     async def _history(
-        self, channel_id: str, *, limit: int, oldest: str | None
+        self, channel_id: str, *, limit: int, oldest: str | None, latest: str | None = None
     ) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         cursor: str | None = None
@@ -260,6 +313,8 @@ class HistoryReader:
             }
             if oldest is not None:
                 kwargs["oldest"] = oldest
+            if latest is not None:
+                kwargs["latest"] = latest
             if cursor:
                 kwargs["cursor"] = cursor
             try:
@@ -302,10 +357,6 @@ def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent])
     """Where reading ``channel_id`` back starts (the rule: `kuuki.platforms.retry.
     start_point`), in message ids over Slack's ``ts``."""
 
-    def just_before(mid: str) -> str | None:
-        before = _just_before(ts_of(mid))
-        return message_id(channel_id, before) if before is not None else None
-
     return retry.start_point(
         channel_id, last, pending, just_before=just_before,
         order=lambda mid: _ts_key(ts_of(mid)),
@@ -320,6 +371,14 @@ async def read_back(
     stored = await store.last_message(channel.id, not_by=reader.engine.bot_user_ids)
     since = start_point(channel.id, stored.id if stored is not None else None, pending)
     return await reader.catch_up([channel.id], since={channel.id: since})
+
+
+def just_before(mid: str) -> str | None:
+    """The message id one microsecond before ``mid``'s, in its channel (where reading
+    back starts to include ``mid``, kuuki.platforms.retry)."""
+    channel_id = mid.rpartition(":")[0]
+    before = _just_before(ts_of(mid))
+    return message_id(channel_id, before) if before is not None else None
 
 
 def _just_before(ts: str) -> str | None:

@@ -16,6 +16,7 @@ from kuuki.settings import Settings
 from kuuki.testing.conformance import SentMessage
 from kuuki.testing.discord_server.server import DiscordServer
 from kuuki.testing.discord_server.state import MANAGE_CHANNELS, MEMBER_PERMISSIONS, Payload
+from kuuki.testing.faulty_store import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 
 
@@ -26,8 +27,12 @@ class DiscordDriver:
     name = "discord"
     text_limit = 2000
 
-    def __init__(self, server: DiscordServer | None = None) -> None:
+    def __init__(self, server: DiscordServer | None = None, *, faulty_store: bool = False) -> None:
         self._given = server
+        # With ``faulty_store`` the bot's store is a `FaultyStore` (`faults`), opened anew at
+        # each start: a test stops the database and starts it again.
+        self.faulty_store = faulty_store
+        self.faults: FaultyStore | None = None
         self.server = server or DiscordServer()
         self.llm = ScriptedLLM()
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -67,6 +72,7 @@ class DiscordDriver:
     async def _start_bot(self) -> None:
         assert self._settings is not None
         self._outbox = DiscordOutbox()
+        self.faults = await FaultyStore.open(self._store_url) if self.faulty_store else None
         self._app = await build_app(
             self._settings,
             clock=RealClock(),
@@ -74,6 +80,7 @@ class DiscordDriver:
             llm=self.llm,
             judge_llm=self.llm,
             store_url=self._store_url,
+            store=self.faults,
             embedder=None,
         )
         before = self.server.identifies
