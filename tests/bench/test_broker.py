@@ -1,9 +1,10 @@
 """`kuuki bench broker` against the real brokers, with small counts.
 
-The RabbitMQ and NATS cases run when the servers answer (KUUKI_TEST_AMQP_URL and
-KUUKI_TEST_NATS_URL, else the local defaults; .ci/rabbitmq.sh and .ci/nats.sh start them) and
-skip with the bench's own reason otherwise. They assert what the bench counted (every message
-handled, in each channel's order, none lost), never its timings.
+The RabbitMQ case runs against KUUKI_TEST_AMQP_URL (.ci/rabbitmq.sh starts it; unset, it is
+a missing service: a skip that says so, a failure under CI=true); the NATS case only when
+KUUKI_TEST_NATS_URL is set (.ci/nats.sh). Once a case runs, a bench that measured nothing
+fails with the bench's own line. They assert what the bench counted (every message handled,
+in each channel's order, none lost), never its timings.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import socket
 import pytest
 
 from kuuki.bench.broker import Handled, bench_broker, plan, tally
-from kuuki.bench.broker_wire import DEFAULT_AMQP, DEFAULT_NATS, PARTITIONS, PREFETCH, event
+from kuuki.bench.broker_wire import DEFAULT_NATS, PARTITIONS, PREFETCH, event
+from kuuki.testing.services import service_missing
 
 # Read at import: the autouse fixture in tests/conftest.py clears KUUKI_* variables.
-AMQP = os.environ.get("KUUKI_TEST_AMQP_URL") or DEFAULT_AMQP
+AMQP = os.environ.get("KUUKI_TEST_AMQP_URL", "")
 # NATS is only the comparison the broker choice was made against: its case runs when
 # KUUKI_TEST_NATS_URL is set (`eval "$(bash .ci/nats.sh)"`), not in CI, where one of its
 # failover runs once waited on a stuck JetStream consumer.
@@ -62,11 +64,14 @@ async def test_an_unreachable_engine_is_one_skip_line_not_a_crash() -> None:
 async def test_bench_keeps_order_and_loses_nothing(engine: str) -> None:
     if engine == "nats" and not NATS:
         pytest.skip("KUUKI_TEST_NATS_URL is not set: the NATS comparison runs on request")
+    if engine == "rabbitmq" and not AMQP:
+        service_missing("RabbitMQ", "KUUKI_TEST_AMQP_URL is not set (start it: eval \"$(bash "
+                        ".ci/rabbitmq.sh)\")")
     out = io.StringIO()
     rows = await asyncio.wait_for(bench_broker(MESSAGES, 20, AMQP, NATS or DEFAULT_NATS, out,
                                                (engine,)), 300)
     if not rows:
-        pytest.skip(out.getvalue().splitlines()[0])
+        pytest.fail(f"the {engine} bench measured nothing: {out.getvalue().strip()}")
     by_case = {row.case: row for row in rows}
     assert list(by_case) == ["publish, confirmed", "drain, 1 consumer", "drain, 2 consumers",
                              "failover, backlog", "failover, live"], out.getvalue()

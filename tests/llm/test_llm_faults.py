@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -45,6 +44,11 @@ class Room:
     server: FaultyLLMServer
     decisions: list[Decision] = field(default_factory=list)
     n: int = 0
+    _decided: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def on_decision(self, decision: Decision) -> None:
+        self.decisions.append(decision)
+        self._decided.set()
 
     async def post(self, user: User, text: str) -> str:
         self.n += 1
@@ -61,12 +65,12 @@ class Room:
         return found[-1]
 
     async def decided(self, mid: str) -> Decision:
-        await asyncio.wait_for(self._until(lambda: any(d.message_id == mid for d in self.decisions)), 10)
+        """Once the engine has decided about ``mid`` (the HTTP calls behind it are real)."""
+        async with asyncio.timeout(10):
+            while not any(d.message_id == mid for d in self.decisions):
+                self._decided.clear()
+                await self._decided.wait()
         return self.decision(mid)
-
-    async def _until(self, predicate: Any) -> None:
-        while not predicate():
-            await asyncio.sleep(0.005)
 
 
 @pytest.fixture
@@ -88,7 +92,7 @@ async def room(tmp_path: Path) -> AsyncIterator[Room]:
         store_url=f"sqlite:///{tmp_path}/faults.sqlite3", embedder=None,
     )
     r = Room(app, clock, outbox, server)
-    app.engine.on_decision(r.decisions.append)
+    app.engine.on_decision(r.on_decision)
     try:
         yield r
     finally:

@@ -17,11 +17,16 @@ from .conftest import ALICE, BOB, GENERAL, FakeEmbedder, settings
 
 pytestmark = pytest.mark.slow
 
+# Measured (2 cores, load 0.2): the summary call 14 s, the reflection call 17 s, the whole
+# test 31 s. A call may take ten times the whole test before it counts as timed out, and a
+# time-out fails the test: a host too busy for that is a finding, not a reason to skip.
+CALL_TIMEOUT_S = 300
+
 
 async def test_summary_and_reflection_with_the_embedded_model(tmp_path: Path) -> None:
     import kuuki.llm.embedded  # noqa: F401  (registers "embedded")
 
-    llm = create("embedded", timeout_s=300)
+    llm = create("embedded", timeout_s=CALL_TIMEOUT_S)
     clock = VirtualClock()
     store = await Store.open(f"sqlite:///{tmp_path / 'e2e.sqlite3'}")
     memory = await MemoryService.open(
@@ -48,10 +53,12 @@ async def test_summary_and_reflection_with_the_embedded_model(tmp_path: Path) ->
         # The summary's grammar-constrained JSON parses. A 135M model may still ramble
         # past max_tokens (truncated JSON) or say nothing usable: then memory must be left
         # untouched and the reason recorded — checked below either way.
-        assert summary.trace is not None
-        if summary.trace.llm_calls[-1].outcome == "timeout":
-            pytest.skip("the embedded model did not finish in 300 s on this (busy) host")
-        assert summary.trace.llm_calls[-1].outcome == "ok"
+        assert summary.trace is not None and reflection.trace is not None
+        calls = [(c.purpose, c.outcome, round(c.latency_ms / 1000, 1))
+                 for job in (summary, reflection) for c in job.trace.llm_calls]
+        assert all(outcome != "timeout" for _, outcome, _ in calls), (
+            f"the embedded model took over {CALL_TIMEOUT_S} s for a call: {calls}")
+        assert summary.trace.llm_calls[-1].outcome == "ok", calls
         for job in (summary, reflection):
             assert job.ok or job.reason, job
         ctx = await store.get_memory("channel", GENERAL.id, "context")

@@ -42,7 +42,7 @@ async def test_a_mention_through_gateway_broker_and_worker_is_stored_once_and_an
                        store_url=store_url, broker_partitions=4)
     channel = discord.text_channel("general")["id"]
     llm = ScriptedLLM()
-    llm.enqueue("the broker says hi")
+    llm.enqueue("the broker says hi", "and hi again")
     worker = await started(run_worker, settings,
                            build={"llm": llm, "judge_llm": llm, "embedder": None})
     gateway = await started(run_gateway, settings)
@@ -52,19 +52,26 @@ async def test_a_mention_through_gateway_broker_and_worker_is_stored_once_and_an
         said = [await discord.post("alice", channel, "morning all"),
                 await discord.post("bob", channel, f"<@{bot}> are you there?")]
         await discord.wait_for(lambda: len(discord.bot_messages) >= 1, timeout=20)
-        await asyncio.sleep(0.5)
-        assert [m["content"] for m in discord.bot_messages] == ["the broker says hi"]
-        reply = discord.bot_messages[0]
-        assert reply["channel_id"] == channel
+        # A second mention, after the first reply: a channel's events travel and are
+        # handled in order, so once it is answered, a second answer to the first mention
+        # (a duplicate delivery, say) would already have been posted before it.
+        said.append(await discord.post("carol", channel, f"<@{bot}> and once more?"))
+        await discord.wait_for(lambda: len(discord.bot_messages) >= 2, timeout=20)
+        assert [m["content"] for m in discord.bot_messages] == ["the broker says hi",
+                                                                "and hi again"]
+        replies = [m["id"] for m in discord.bot_messages]
+        assert {m["channel_id"] for m in discord.bot_messages} == {channel}
     finally:
         await stop(gateway)
         await stop(worker)
     store = await Store.open(store_url)
     try:
-        stored = await store.messages_by_ids([m["id"] for m in said] + [reply["id"]])
-        assert sorted(m.id for m in stored) == sorted([m["id"] for m in said] + [reply["id"]])
+        ids = [m["id"] for m in said] + replies
+        stored = await store.messages_by_ids(ids)
+        assert sorted(m.id for m in stored) == sorted(ids)
         assert await store.pending_events() == []
-        decision = await store.decision_for(said[1]["id"])
-        assert decision is not None and decision["action"] == "reply"
+        for mention in (said[1], said[2]):
+            decision = await store.decision_for(mention["id"])
+            assert decision is not None and decision["action"] == "reply"
     finally:
         await store.close()

@@ -20,6 +20,9 @@ from kuuki.testing.discord_server import DiscordServer
 pytestmark = pytest.mark.postgres
 
 
+def logins(discord: DiscordServer) -> int:
+    """How often a client logged in to the local Discord's REST API."""
+    return sum(1 for r in discord.requests if (r.method, r.path) == ("GET", "/users/@me"))
 
 
 def workers_running(api: str) -> list[str]:
@@ -66,12 +69,12 @@ async def test_workers_are_started_again_when_they_die_and_stop_with_the_gateway
         assert len(workers_running(api)) == 2
 
         before = set(workers_running(api))
+        logged_in = logins(discord)
         subprocess.run(["pkill", "-9", "-f", f"scale_process worker --index 0 .*{api}"])
-        for _ in range(150):  # started again about a second after it died
-            await asyncio.sleep(0.1)
-            now = set(workers_running(api))
-            if len(now) == 2 and now != before:
-                break
+        # Started again about a second after it died: a worker logs in to Discord's REST
+        # API (GET /users/@me) as it starts.
+        await discord.wait_for(lambda: logins(discord) > logged_in, timeout=60)
+        now = set(workers_running(api))
         assert len(now) == 2 and len(now & before) == 1, "the dead worker was started again"
         await discord.post("bob", channel, f"<@{bot}> second question #two")
         await discord.wait_for(lambda: len(discord.bot_messages) >= 2, timeout=60)

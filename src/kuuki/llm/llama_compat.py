@@ -7,16 +7,36 @@ with it (seen on a Firecracker VM with a default, ``GGML_NATIVE`` build). The Py
 binding exposes no switch for llama.cpp's ``use_extra_bufts`` model parameter, so
 `no_extra_buffer_types` sets it by wrapping the function that makes the default
 parameters, only while a model is being constructed.
+
+Importing llama-cpp-python opens ``os.devnull`` twice (``llama_cpp._utils``, where its quiet
+model loads point stdout and stderr) and never closes either: every process that imported
+it ended with "ResourceWarning: unclosed file ... /dev/null". `_close_null_files`, run at
+exit, closes them.
 """
 
 from __future__ import annotations
 
+import atexit
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 _patch_lock = threading.Lock()
+
+
+def _close_null_files() -> None:
+    """Close llama_cpp's two /dev/null files, if it was imported (only model loads use
+    them, and none runs after exit has begun)."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        file = getattr(utils, name, None)
+        if file is not None:
+            file.close()
+
+
+atexit.register(_close_null_files)
 
 
 @contextmanager

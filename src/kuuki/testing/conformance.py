@@ -116,8 +116,10 @@ class PlatformDriver(Protocol):
         """Run `/kuuki <command> <args>` as `user`; returns the reply text."""
 
     async def send_malformed(self) -> None:
-        """Deliver payloads the client cannot map (missing fields, unknown types, a huge
-        message); the adapter must log and skip them and keep running."""
+        """Deliver payloads the client cannot map (missing fields, unknown types, a text
+        over the platform's own limit where it has one); the adapter must log and skip
+        them and keep running. (A text within the platform's limit but longer than the
+        engine keeps is no malformed payload: the engine cuts it.)"""
 
     async def drop_connection(self) -> None:
         """Close the realtime connection from the server side (see module doc)."""

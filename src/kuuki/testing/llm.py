@@ -239,8 +239,9 @@ class ScriptedLocalLLM(ScriptedLLM):
 
     It is `Warmable`, so the app treats it as a local model (loaded at start-up, one call
     at a time); that is a matter of type, hence a class of its own. `warm` counts how often
-    it was asked to load and returns once ``loaded`` (a threading Event) is set: set from
-    the start, or by the test when made with ``loaded=False``. Like llama.cpp, it writes
+    it was asked to load, sets ``warming`` (a threading Event: the load has begun) and
+    returns once ``loaded`` (a threading Event) is set: set from the start, or by the test
+    when made with ``loaded=False``. Like llama.cpp, it writes
     nothing before its load has finished: a call during the load waits for it, a call
     before any load fails the test.
     """
@@ -252,10 +253,12 @@ class ScriptedLocalLLM(ScriptedLLM):
         if loaded:
             self.loaded.set()
         self.warms = 0
+        self.warming = threading.Event()
         self._load_done: asyncio.Event | None = None  # made on the app's own loop
 
     async def warm(self) -> None:
         self.warms += 1
+        self.warming.set()
         if self._load_done is None:
             self._load_done = asyncio.Event()
         if not self.loaded.is_set():

@@ -9,6 +9,8 @@ _MASS = re.compile(r"@(everyone|here|channel)\b", re.IGNORECASE)
 _DISCORD_ROLE = re.compile(r"<@&\d+>")
 _SLACK_SPECIAL = re.compile(r"<!(everyone|here|channel|subteam\^[A-Z0-9]+)(\|[^>]*)?>")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+INCOMING_LIMIT = 20_000  # characters of an incoming text the engine keeps
+CUT_MARK = " […]"  # what follows a text cut at INCOMING_LIMIT
 
 
 def defuse_mentions(text: str) -> str:
@@ -18,13 +20,13 @@ def defuse_mentions(text: str) -> str:
     return _MASS.sub(lambda m: "@" + _ZWSP + m.group(1), text)
 
 
-def clean_incoming(text: str, limit: int = 20_000) -> str:
+def clean_incoming(text: str, limit: int = INCOMING_LIMIT) -> str:
     """What the engine keeps of an incoming text: valid UTF-8, no control characters,
     bounded length (a 100,000-character paste is cut, with a marker, not refused)."""
     text = text.encode("utf-8", "replace").decode("utf-8")
     text = _CONTROL.sub("", text)
     if len(text) > limit:
-        text = text[:limit] + " […]"
+        text = text[:limit] + CUT_MARK
     return text
 
 

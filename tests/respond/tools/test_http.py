@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,13 @@ TOKEN = "s3cret-token-123"
 
 
 @pytest.fixture
-async def api() -> AsyncIterator[str]:
+def slow_reached() -> asyncio.Event:
+    """Set once a request has reached the API's /slow endpoint (which then never answers)."""
+    return asyncio.Event()
+
+
+@pytest.fixture
+async def api(slow_reached: asyncio.Event) -> AsyncIterator[str]:
     hang = asyncio.Event()
 
     async def maintenance(request: web.Request) -> web.Response:
@@ -51,6 +58,7 @@ async def api() -> AsyncIterator[str]:
         return web.json_response({"blob": "x" * 1_100_000})
 
     async def slow(request: web.Request) -> web.Response:
+        slow_reached.set()
         await hang.wait()
         return web.json_response({})
 
@@ -72,11 +80,11 @@ async def api() -> AsyncIterator[str]:
     await runner.cleanup()
 
 
-def _tool(base: str, path: str, **extra: Any) -> HttpJsonTool:
+def _tool(base: str, path: str, *, timeout_s: float = 5.0, **extra: Any) -> HttpJsonTool:
     table = {"name": "maintenance", "description": "next maintenance", "url": base + path,
              "params": {"region": "the region"}, **extra}
     [spec] = http_tools("tools.http", [table])
-    return HttpJsonTool(spec)
+    return HttpJsonTool(spec, timeout_s=timeout_s)
 
 
 def _ctx(clock: VirtualClock) -> ToolContext:
@@ -128,23 +136,31 @@ async def test_a_service_that_echoes_the_secret_header_hands_over_no_secret(api:
     assert outcome.record.outcome == "ok"
 
 
-async def test_a_slow_api_times_out(api: str) -> None:
+async def test_a_slow_api_times_out(api: str, slow_reached: asyncio.Event) -> None:
     clock = VirtualClock()
-    box = Toolbox([_tool(api, "/slow")], clock=clock, timeout_s=3)
+    # The client's own (real-time) limit is an hour: only the toolbox's, on the clock, ends it.
+    box = Toolbox([_tool(api, "/slow", timeout_s=3600)], clock=clock, timeout_s=3)
     task = asyncio.ensure_future(
         box.run(ToolCall("c", "maintenance", '{"region": "eu"}'), _ctx(clock)))
-    for _ in range(20):  # let the request reach the server
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(slow_reached.wait(), 10)  # the request waits at the server
+    assert not task.done()
     await clock.advance(3)
-    outcome = await task
+    outcome = await asyncio.wait_for(task, 10)  # due now: 10 s only stops a hang
+    assert outcome.text == "error: maintenance did not answer in time"
     assert outcome.record.outcome == "timeout"
 
 
-async def test_unreachable_api_is_a_note(api: str) -> None:
-    clock = VirtualClock()
-    box = Toolbox([_tool("http://127.0.0.1:9", "/x")], clock=clock)
-    outcome = await box.run(ToolCall("c", "maintenance", '{"region": "eu"}'), _ctx(clock))
-    assert outcome.text.startswith("error: could not reach the service")
+async def test_unreachable_api_is_a_note() -> None:
+    # A port bound but not listening, held for the whole call: a connection to it is
+    # refused, and no other process can start listening there meanwhile.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        clock = VirtualClock()
+        box = Toolbox([_tool(f"http://127.0.0.1:{port}", "/x")], clock=clock)
+        outcome = await box.run(ToolCall("c", "maintenance", '{"region": "eu"}'), _ctx(clock))
+    assert outcome.text == "error: could not reach the service (ClientConnectorError)"
+    assert outcome.record.outcome == "error"
 
 
 @pytest.mark.parametrize(("table", "key", "problem"), [

@@ -25,7 +25,11 @@ SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalPropert
 class Slow:
     name, description, parameters = "slow", "never answers", SCHEMA
 
+    def __init__(self) -> None:
+        self.called = asyncio.Event()
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        self.called.set()
         await asyncio.Event().wait()
 
 
@@ -57,12 +61,14 @@ def _ctx(clock: VirtualClock) -> ToolContext:
 
 async def test_a_tool_that_hangs_times_out_on_the_clock() -> None:
     clock = VirtualClock()
-    box = Toolbox([Slow()], clock=clock, timeout_s=5)
+    slow = Slow()
+    box = Toolbox([slow], clock=clock, timeout_s=5)
     task = asyncio.ensure_future(box.run(ToolCall("c1", "slow", "{}"), _ctx(clock)))
-    await asyncio.sleep(0)
-    assert not task.done()
-    await clock.advance(5)
-    outcome = await task
+    await asyncio.wait_for(slow.called.wait(), 10)  # the tool is running, its time-out set
+    await clock.advance(4.9)
+    assert not task.done() and clock.pending() == 1, "4.9 s on the clock: still waiting"
+    await clock.advance(0.1)
+    outcome = await asyncio.wait_for(task, 10)  # due now: 10 s only stops a hang
     assert outcome.text == "error: slow did not answer in time"
     assert (outcome.record.outcome, outcome.record.result_chars) == ("timeout", 0)
 
