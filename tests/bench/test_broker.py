@@ -2,7 +2,7 @@
 
 The RabbitMQ case runs against KUUKI_TEST_AMQP_URL (.ci/rabbitmq.sh starts it; unset, it is
 a missing service: a skip that says so, a failure under CI=true); the NATS case only when
-KUUKI_TEST_NATS_URL is set (.ci/nats.sh). Once a case runs, a bench that measured nothing
+KUUKI_TEST_NATS_URL is set (.ci/nats.sh; .ci/run starts it, so under CI=true it must run). Once a case runs, a bench that measured nothing
 fails with the bench's own line. They assert what the bench counted (every message handled,
 in each channel's order, none lost), never its timings.
 """
@@ -63,7 +63,8 @@ async def test_an_unreachable_engine_is_one_skip_line_not_a_crash() -> None:
 @pytest.mark.parametrize("engine", ["rabbitmq", "nats"])
 async def test_bench_keeps_order_and_loses_nothing(engine: str) -> None:
     if engine == "nats" and not NATS:
-        pytest.skip("KUUKI_TEST_NATS_URL is not set: the NATS comparison runs on request")
+        service_missing("NATS", "KUUKI_TEST_NATS_URL is not set (start it: eval \"$(bash "
+                        ".ci/nats.sh)\")")
     if engine == "rabbitmq" and not AMQP:
         service_missing("RabbitMQ", "KUUKI_TEST_AMQP_URL is not set (start it: eval \"$(bash "
                         ".ci/rabbitmq.sh)\")")
