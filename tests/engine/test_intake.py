@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
-import pytest
-
+from kuuki.clock import VirtualClock
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
 from kuuki.engine.intake import Intake
 from kuuki.errors import IntakeUnavailable
+from kuuki.testing.faults import FlakyInbox
 
 A, B = Channel("a", "a"), Channel("b", "b")
 T0 = datetime(2026, 1, 5, 10, tzinfo=UTC)
@@ -21,42 +20,33 @@ def posted(channel: Channel, mid: str) -> ChatEvent:
     return ChatEvent(EventKind.POSTED, channel, mid, T0, message=m)
 
 
-class FlakyInbox:
-    def __init__(self) -> None:
-        self.down = True
-        self.stored: list[str] = []
-
-    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
-        if self.down:
-            raise ConnectionRefusedError("the store is down")
-        self.stored += [e.event_id for e in events]
-        return {e.event_id for e in events}
-
-    async def pending_events(
-        self, *, platform: str | None = None, channel_id: str | None = None
-    ) -> list[ChatEvent]:
-        return []
-
-
 async def test_once_an_event_is_refused_later_ones_of_its_channel_are_too_until_reopened(
 ) -> None:
+    # The patience runs on a virtual clock: each retry happens when the test moves it.
+    clock = VirtualClock()
     inbox = FlakyInbox()
-    intake = Intake(inbox, lambda events: None, patience_s=0.05)
+    inbox.admits.fail()  # the store is down
+    intake = Intake(inbox, lambda events: None, patience_s=0.04, clock=clock)
     intake.close_on_refusal = True
     old = intake.submit(posted(A, "a1"))
-    await asyncio.sleep(0.06)  # a1's patience runs out while the store is down
+    await inbox.admits.wait(failed=1)  # tried at once, retried 0.05 s later
+    await clock.advance(0.03)
     young_a, young_b = intake.submit(posted(A, "a2")), intake.submit(posted(B, "b1"))
-    with pytest.raises(IntakeUnavailable):
-        await old
-    with pytest.raises(IntakeUnavailable):
-        await young_a  # refused with a1, though its own patience had not run out
-    with pytest.raises(IntakeUnavailable):
-        await intake.submit(posted(A, "a3"))  # the channel stays closed
-    inbox.down = False
-    assert await young_b is True  # another channel is not held
+    await clock.advance(0.02)  # the retry fails: a1's patience has run out, not a2's
+    assert inbox.admits.failed == 2
+    assert isinstance(old.exception(), IntakeUnavailable)
+    # refused with a1, though its own patience had not run out
+    assert isinstance(young_a.exception(), IntakeUnavailable)
+    a3 = intake.submit(posted(A, "a3"))
+    assert isinstance(a3.exception(), IntakeUnavailable)  # at once: the channel is closed
+    assert not young_b.done()  # another channel is not held: b1 waits for the next try
+    inbox.admits.heal()
+    await clock.advance(0.1)  # the backoff doubled
+    assert young_b.result() is True
     intake.reopen(["a"])  # the adapter reads the channel back
     assert await intake.submit(posted(A, "a4")) is True
     assert inbox.stored == ["b1", "a4"]
+    assert inbox.admits.failed == 2
 
 
 async def test_the_submitter_resumes_first_and_finds_its_events_delivered() -> None:
@@ -64,7 +54,6 @@ async def test_the_submitter_resumes_first_and_finds_its_events_delivered() -> N
     # events are submitted (and committed) while the engine works; and by then what was
     # acknowledged is already queued.
     inbox = FlakyInbox()
-    inbox.down = False
     work: asyncio.Queue[ChatEvent] = asyncio.Queue()
     order: list[str] = []
 
