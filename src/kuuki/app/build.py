@@ -33,6 +33,7 @@ from kuuki.settings import LLMSettings, Persona, Settings
 
 if TYPE_CHECKING:
     from kuuki.memory.service import MemoryService
+    from kuuki.store import Store
 
 __all__ = ["App", "PromptDumper", "build_app", "engine_config", "make_engine", "make_llm"]
 
@@ -193,6 +194,7 @@ async def build_app(
     judge_llm: LLM | str | None = "settings",
     store_url: str | None = None,
     use_store: bool = True,
+    store: Store | None = None,
     dump: PromptDump | None = None,
     embedder: Any | None = "default",
     judge: Judge | None = None,
@@ -200,9 +202,13 @@ async def build_app(
     engine_options: Mapping[str, Any] | None = None,
 ) -> App:
     """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
-    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``)."""
+    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``). ``store``:
+    an open store to use (the app closes it) instead of opening ``store_url``."""
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
-    store, writer = await _open_store(settings, use_store, store_url)
+    if store is None:
+        store, writer = await _open_store(settings, use_store, store_url)
+    else:
+        writer = store.writer
     if embedder == "default":
         from kuuki.embed import default_embedder
 
