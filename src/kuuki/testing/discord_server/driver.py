@@ -44,6 +44,11 @@ class DiscordDriver:
         return self._app
 
     @property
+    def store_url(self) -> str:
+        """The bot's store, for a test that opens it as another process would."""
+        return self._store_url
+
+    @property
     def client(self) -> KuukiClient:
         assert self._outbox is not None
         client = self._outbox.client
