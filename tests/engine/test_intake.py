@@ -61,12 +61,15 @@ async def test_the_submitter_resumes_first_and_finds_its_events_delivered() -> N
         for e in events:
             work.put_nowait(e)
 
+    waiting = asyncio.Event()
+
     async def channel() -> None:
+        waiting.set()
         await work.get()
         order.append("channel")
 
     worker = asyncio.create_task(channel())
-    await asyncio.sleep(0)  # the channel waits on its queue, as the engine's do
+    await waiting.wait()  # the channel waits on its queue, as the engine's do
     intake = Intake(inbox, deliver)
     assert await intake.submit(posted(A, "a1")) is True
     order.append("platform")
