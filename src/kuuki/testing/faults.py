@@ -33,7 +33,7 @@ class Fault:
         self.failed = 0  # calls that raised
         self.passed = 0  # calls that went through
         self._left: int | None = 0  # failures still to come; None: until `heal`
-        self._error: Exception = ConnectionRefusedError(f"{what}: the database is down")
+        self._error: Exception = self._down()
         self._changed = asyncio.Event()
 
     @property
@@ -46,8 +46,10 @@ class Fault:
         if times is not None and times < 1:
             raise ValueError(f"times must be at least 1 (or None: until heal), not {times}")
         self._left = times
-        if error is not None:
-            self._error = error
+        self._error = error if error is not None else self._down()
+
+    def _down(self) -> Exception:
+        return ConnectionRefusedError(f"{self.what}: the database is down")
 
     def heal(self) -> None:
         """Calls go through again."""
