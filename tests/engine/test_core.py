@@ -27,6 +27,7 @@ from kuuki.domain import (
 from kuuki.errors import LLMBadOutput, LLMTimeout
 from kuuki.settings import LLMSettings, Settings
 from kuuki.testing import RecordingOutbox
+from kuuki.testing.faults import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 
 GENERAL = Channel("general", "general")
@@ -73,6 +74,7 @@ async def make(
     judge: Any = None,
     name: str = "store.sqlite3",
     clock: VirtualClock | None = None,
+    store: FaultyStore | None = None,
 ) -> Harness:
     clock = clock or VirtualClock()
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
@@ -83,6 +85,7 @@ async def make(
         llm=llm,
         judge_llm=None,
         store_url=f"sqlite:///{tmp_path / name}",
+        store=store,
         judge=judge or AddressedOnlyJudge(),
     )
     h = Harness(app, clock, outbox, llm)
@@ -477,28 +480,29 @@ async def test_an_owed_catch_up_answer_stays_in_the_inbox_until_it_is_decided(
         await h.app.close()
 
 
-async def test_an_event_the_store_failed_under_stays_in_the_inbox(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_an_event_the_store_failed_under_stays_in_the_inbox(tmp_path: Path) -> None:
     """A store outage in the middle of handling: the event is not marked handled, so the
     next start handles it again (a crash test found such events marked handled, never
-    answered)."""
-    from kuuki.errors import StoreError
-
-    h = await make(tmp_path, llm=ScriptedLLM("hi!"))
+    answered). Here the outage meets an edit, which commits what is queued before it
+    changes the stored message."""
+    store = await FaultyStore.open(f"sqlite:///{tmp_path / 'faulty.sqlite3'}")
+    h = await make(tmp_path, llm=ScriptedLLM("hi!"), store=store)
     try:
-        writer = h.app.writer
-        real = writer.add_message
-
-        async def down(*args: Any, **kw: Any) -> None:
-            raise StoreError("batched write failed: ConnectionRefusedError")
-
-        monkeypatch.setattr(writer, "add_message", down)
-        await h.say(ALICE, "Kuu, still there?", mid="q1")
-        monkeypatch.setattr(writer, "add_message", real)
+        mid = await h.say(ALICE, "Kuu, still there?", mid="q1")
+        store.writes.fail()  # the database refuses every commit from now on
+        at = h.clock.now()
+        assert await h.app.engine.handle(
+            ChatEvent(EventKind.EDITED, GENERAL, "e1", at, target_id=mid, text="Kuu, there?")
+        )
+        await h.app.engine.idle()
+        assert store.writes.failed >= 1  # the edit's commit was refused
+        store.writes.heal()
         await h.say(BOB, "hello", mid="b1")
-        await writer.flush()
-        assert [e.event_id for e in await h.app.store.pending_events()] == ["q1"]
+        await h.app.writer.flush()
+        assert [e.event_id for e in await store.pending_events()] == ["e1"]
+        edited = await store.get_message(mid)
+        assert edited is not None and edited.text == "Kuu, still there?"
+        assert sorted(m.id for m in await store.messages_by_ids(["q1", "b1"])) == ["b1", "q1"]
     finally:
         await h.app.close()
 
@@ -520,15 +524,19 @@ async def test_past_its_backlog_the_engine_takes_no_more_in_until_it_catches_up(
         return ChatEvent(EventKind.POSTED, GENERAL, msg.id, msg.ts, message=msg)
 
     first = [engine.submit(event(i)) for i in range(8)]
-    assert all([await f for f in first])  # one commit, taken in while there was room
-    later = [asyncio.ensure_future(engine.submit(event(i))) for i in range(8, 12)]
-    for _ in range(200):
-        await asyncio.sleep(0)
-    assert not any(f.done() for f in later)  # held at the platform, not acknowledged
-    assert {e.event_id for e in await h.app.store.pending_events()} == {
-        f"b{i}" for i in range(8)
-    }
-    gate.set()
+    try:
+        assert all([await f for f in first])  # one commit, taken in while there was room
+        later = [asyncio.ensure_future(engine.submit(event(i))) for i in range(8, 12)]
+        # the intake stops at the door, before its commit (broken, it acknowledges them)
+        holding = asyncio.ensure_future(engine.backlog.holding.wait())
+        done, _ = await asyncio.wait([holding, *later], return_when=asyncio.FIRST_COMPLETED)
+        assert done == {holding}
+        assert not any(f.done() for f in later)  # held at the platform, not acknowledged
+        assert {e.event_id for e in await h.app.store.pending_events()} == {
+            f"b{i}" for i in range(8)
+        }
+    finally:
+        gate.set()  # the channel goes on (and the harness can close)
     assert all([await f for f in later])
     await engine.idle()
     assert [d.message_id for d in h.decisions] == [f"b{i}" for i in range(12)]

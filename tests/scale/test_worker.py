@@ -3,7 +3,6 @@ fields aio-pika gives (body, redelivered, ack), the App is real (SQLite store, e
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,12 +44,6 @@ async def app_for(tmp_path: Path, llm: ScriptedLLM) -> tuple[App, RecordingOutbo
     return app, outbox
 
 
-async def settle(app: App, worker: Worker) -> None:
-    await app.engine.idle()
-    await app.writer.flush()
-    await asyncio.sleep(0.05)  # the acks are tasks
-
-
 async def test_a_marker_waits_for_the_events_delivered_before_it(tmp_path: Path) -> None:
     llm = ScriptedLLM()
     llm.enqueue("caught up, here I am")
@@ -62,7 +55,7 @@ async def test_a_marker_waits_for_the_events_delivered_before_it(tmp_path: Path)
         marker = Delivery(encode(Envelope(CHANNEL)))
         worker.deliver(event)
         worker.deliver(marker)  # at once: the event is still waiting for the inbox commit
-        await settle(app, worker)
+        await worker.drain()  # handled, committed, acknowledged
         replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
         assert [a.text for a in replies] == ["caught up, here I am"]
         assert await app.store.pending_events() == []
@@ -81,11 +74,11 @@ async def test_a_redelivered_event_taken_in_before_is_acked_not_handled_again(
         worker = Worker(app)
         first = Delivery(encode(Envelope(CHANNEL, posted(1, "Kuu, hello"))))
         worker.deliver(first)
-        await settle(app, worker)
+        await worker.drain()
         assert first.acked == 1, "acknowledged once its handling was committed"
         again = Delivery(first.body, redelivered=True)
         worker.deliver(again)
-        await settle(app, worker)
+        await worker.drain()
         assert again.acked == 1
         assert [a.text for _, a in outbox.sent if a.kind is ActionKind.REPLY] == ["hello alice"]
     finally:
@@ -106,14 +99,15 @@ async def test_a_takeover_answers_what_the_dead_worker_took_in_but_never_handled
         later = Delivery(encode(Envelope(CHANNEL, posted(2, "anyway, lunch?"))))
         worker.deliver(redelivery)
         worker.deliver(later)  # waits behind the takeover
-        await asyncio.sleep(0.2)
-        await settle(app, worker)
+        await worker.drain()  # the takeover, then what waited behind it
         assert worker.takeovers == 1
         replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
         assert [(a.text, a.reply_to) for a in replies] == [("sorry for the wait", "m1")]
         assert await app.store.pending_events() == []
         assert (redelivery.acked, later.acked) == (1, 1)
-        assert [m.id for m in await app.store.messages_by_ids(["m1", "m2"])] != []
+        assert sorted(m.id for m in await app.store.messages_by_ids(["m1", "m2"])) == [
+            "m1", "m2"
+        ]
     finally:
         await app.close()
 

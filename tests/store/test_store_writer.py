@@ -1,17 +1,21 @@
-"""The write-behind batcher: flushing, read-your-writes, triggers, failures, close."""
+"""The write-behind batcher: flushing, read-your-writes, triggers, failures, close.
+
+The writer's delay runs on a virtual clock (nothing is flushed by time unless the test
+moves it) and its commits fail on command (kuuki.testing.faults.FaultyStore)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 from storekit import GENERAL, T0, decision, msg
 
+from kuuki.clock import VirtualClock
 from kuuki.errors import StoreError
 from kuuki.store import Store
 from kuuki.store.schema import DecisionRow, MessageRow, ProcessedEventRow
+from kuuki.testing.faults import FaultyStore
 
 
 async def count(store: Store, model: Any) -> int:
@@ -19,17 +23,12 @@ async def count(store: Store, model: Any) -> int:
         return int(await conn.scalar(select(func.count()).select_from(model)) or 0)
 
 
-async def wait_for_count(store: Store, model: Any, n: int, timeout: float = 3.0) -> int:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while (c := await count(store, model)) != n and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.01)
-    return c
-
-
 @pytest.fixture
 async def slow_store(store_url: str) -> Any:
-    """A store whose writer only flushes when asked (or when 10 items queue up)."""
-    s = await Store.open(store_url, batch_size=10, batch_delay=60)
+    """A store whose writer only flushes when asked (or when 10 items queue up): its
+    delay is on a clock that never moves."""
+    s = await FaultyStore.open(store_url, batch_size=10, batch_delay=0.05,
+                               clock=VirtualClock())
     try:
         yield s
     finally:
@@ -82,10 +81,13 @@ async def test_reads_see_pending_writes(slow_store: Store) -> None:
     assert edited is not None and edited.edited and edited.text == "edited"
 
 
-async def test_full_batch_flushes_without_being_asked(slow_store: Store) -> None:
-    for i in range(10):
+async def test_full_batch_flushes_without_being_asked(slow_store: FaultyStore) -> None:
+    for i in range(9):
         await slow_store.writer.add_message(msg(f"m{i}", minutes=i))
-    assert await wait_for_count(slow_store, MessageRow, 10) == 10
+    assert slow_store.writes.passed == 0  # not full yet
+    await slow_store.writer.add_message(msg("m9", minutes=9))
+    await slow_store.writes.wait(passed=1)  # the tenth started a commit in the background
+    assert await count(slow_store, MessageRow) == 10
     for i in range(10, 50):  # a burst: producers wait once 4 batches are queued
         await slow_store.writer.add_message(msg(f"m{i}", minutes=i))
     await slow_store.writer.flush()
@@ -93,10 +95,14 @@ async def test_full_batch_flushes_without_being_asked(slow_store: Store) -> None
 
 
 async def test_timer_flushes_after_the_delay(store_url: str) -> None:
-    s = await Store.open(store_url, batch_size=1000, batch_delay=0.05)
+    clock = VirtualClock()
+    s = await Store.open(store_url, batch_size=1000, batch_delay=0.05, clock=clock)
     try:
         await s.writer.add_message(msg("m1"))
-        assert await wait_for_count(s, MessageRow, 1) == 1
+        await clock.advance(0.04)
+        assert await count(s, MessageRow) == 0 and len(s.writer) == 1
+        await clock.advance(0.01)  # the delay has passed: written (the clock waits for it)
+        assert await count(s, MessageRow) == 1 and len(s.writer) == 0
     finally:
         await s.close()
 
@@ -120,20 +126,8 @@ async def test_close_flushes_and_then_refuses(store_url: str) -> None:
         _ = s3.writer
 
 
-async def test_failed_batch_is_kept_and_retried(
-    slow_store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real = slow_store._write_batch
-    calls = 0
-
-    async def flaky(*args: Any) -> int:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            raise RuntimeError("disk on fire")
-        return await real(*args)
-
-    monkeypatch.setattr(slow_store, "_write_batch", flaky)
+async def test_failed_batch_is_kept_and_retried(slow_store: FaultyStore) -> None:
+    slow_store.writes.fail(times=1, error=RuntimeError("disk on fire"))
     await slow_store.writer.add_message(msg("m1"))
     with pytest.raises(StoreError, match="disk on fire"):
         await slow_store.writer.flush()
@@ -141,27 +135,25 @@ async def test_failed_batch_is_kept_and_retried(
     assert await slow_store.get_message("m1") == msg("m1")  # still visible while queued
     await slow_store.writer.add_message(msg("m2", minutes=1))
     assert await slow_store.writer.flush() == 2
+    assert (slow_store.writes.failed, slow_store.writes.passed) == (1, 1)
     assert [m.id for m in await slow_store.recent_messages(GENERAL.id)] == ["m1", "m2"]
 
 
 async def test_timed_flush_failure_retries_in_background(
-    store_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    s = await Store.open(store_url, batch_size=1000, batch_delay=0.02)
+    clock = VirtualClock()
+    s = await FaultyStore.open(store_url, batch_size=1000, batch_delay=0.02, clock=clock)
     try:
-        real = s._write_batch
-        calls = 0
-
-        async def flaky(*args: Any) -> int:
-            nonlocal calls
-            calls += 1
-            if calls == 1:
-                raise RuntimeError("transient")
-            return await real(*args)
-
-        monkeypatch.setattr(s, "_write_batch", flaky)
+        s.writes.fail(times=1, error=RuntimeError("transient"))
         await s.writer.add_message(msg("m1"))
-        assert await wait_for_count(s, MessageRow, 1) == 1
+        await clock.advance(0.02)  # the timed flush fails: logged, retried after 0.04 s
         assert s.writer.stats.failures == 1 and "transient" in caplog.text
+        assert await count(s, MessageRow) == 0 and len(s.writer) == 1
+        await clock.advance(0.03)
+        assert await count(s, MessageRow) == 0
+        await clock.advance(0.01)
+        assert await count(s, MessageRow) == 1 and len(s.writer) == 0
+        assert (s.writes.failed, s.writes.passed) == (1, 1)
     finally:
         await s.close()

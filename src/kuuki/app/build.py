@@ -33,6 +33,7 @@ from kuuki.settings import LLMSettings, Persona, Settings, remember_secrets
 
 if TYPE_CHECKING:
     from kuuki.memory.service import MemoryService
+    from kuuki.store import Store
 
 __all__ = ["App", "PromptDumper", "build_app", "engine_config", "make_engine", "make_llm"]
 
@@ -193,7 +194,7 @@ async def build_app(
     judge_llm: LLM | str | None = "settings",
     store_url: str | None = None,
     use_store: bool = True,
-    store: Any | None = None,
+    store: Store | None = None,
     dump: PromptDump | None = None,
     embedder: Any | None = "default",
     judge: Judge | None = None,
@@ -201,15 +202,14 @@ async def build_app(
     engine_options: Mapping[str, Any] | None = None,
 ) -> App:
     """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
-    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``). ``store``
-    is one already open to use (and close) instead of opening ``store_url``: a store
-    wrapped by a test (kuuki.testing.faulty_store)."""
+    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``). ``store``:
+    an open store to use (the app closes it) instead of opening ``store_url``."""
     remember_secrets(settings)  # settings made in code were never loaded
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
-    if store is not None:
-        writer = store.writer
-    else:
+    if store is None:
         store, writer = await _open_store(settings, use_store, store_url)
+    else:
+        writer = store.writer
     if embedder == "default":
         from kuuki.embed import default_embedder
 

@@ -233,6 +233,8 @@ class Backlog:
         self._idle.set()
         self._room = asyncio.Event()
         self._room.set()
+        # set while someone (the intake) waits in `room`: what it holds is not taken in
+        self.holding = asyncio.Event()
 
     def put(self, state: ChannelState, item: QueueItem) -> None:
         state.busy += 1
@@ -253,7 +255,13 @@ class Backlog:
             self._room.set()
 
     async def room(self) -> None:
-        await self._room.wait()
+        if self._room.is_set():
+            return
+        self.holding.set()
+        try:
+            await self._room.wait()
+        finally:
+            self.holding.clear()
 
     async def idle(self) -> None:
         while self.inflight:

@@ -13,11 +13,13 @@ the batches grow by themselves, so throughput follows the database's commit rate
 the batch size rather than its latency.
 
 A store that fails (an outage, a lock held too long) is retried with backoff, real time
-(this is I/O patience, not behaviour), for at most ``patience_s`` per event: long enough
-to ride out a hiccup, short enough for Slack's 3-second acknowledgement deadline. Then the
-waiting events fail with `IntakeUnavailable` and nothing about them is remembered: the
-adapter does not acknowledge them (Slack delivers them again) or, on Discord, which has no
-acknowledgement, reads them back from the channel's history once the store answers.
+(this is I/O patience, not behaviour: the engine's clock may be virtual, so the intake
+keeps its own, a `RealClock` unless a test hands it a virtual one), for at most
+``patience_s`` per event: long enough to ride out a hiccup, short enough for Slack's
+3-second acknowledgement deadline. Then the waiting events fail with `IntakeUnavailable`
+and nothing about them is remembered: the adapter does not acknowledge them (Slack
+delivers them again) or, on Discord, which has no acknowledgement, reads them back from
+the channel's history once the store answers.
 
 `Door` is the engine's side of it: an event id is taken in once however often it is
 delivered (`Seen`; a second delivery while the first is being committed shares its fate),
@@ -35,6 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from kuuki.clock import Clock, RealClock
 from kuuki.domain import Channel, ChatEvent, EventKind
 from kuuki.errors import IntakeUnavailable
 
@@ -118,9 +121,11 @@ class Intake:
         max_batch: int = MAX_BATCH,
         patience_s: float = PATIENCE_S,
         room: Callable[[], Awaitable[object]] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.inbox = inbox
         self.deliver = deliver
+        self.clock: Clock = clock or RealClock()  # the patience's and the backoff's
         # awaited before each commit: the receiver has room for more (the engine's bound
         # on what it holds; past it, events wait here, unacknowledged, at the platform)
         self.room = room
@@ -147,7 +152,7 @@ class Intake:
                 f"channel {event.channel.id} lost events to the store; it is read back first"
             ))
             return future
-        self._waiting.append(_Waiting(event, future, loop.time()))
+        self._waiting.append(_Waiting(event, future, self.clock.monotonic()))
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run(), name="kuuki-intake")
         return future
@@ -202,7 +207,7 @@ class Intake:
 
     async def _failed(self, exc: Exception, backoff: float) -> float:
         """Fail the events whose patience ran out; the rest are retried after a pause."""
-        now = asyncio.get_running_loop().time()
+        now = self.clock.monotonic()
         keep: list[_Waiting] = []
         # A channel's events are taken in without gaps: once one is refused, so is every
         # later one of that channel already waiting. Otherwise a later one could be stored
@@ -227,7 +232,7 @@ class Intake:
             type(exc).__name__, exc, given_up, len(keep), backoff,
         )
         if keep:
-            await asyncio.sleep(backoff)
+            await self.clock.sleep(backoff)
         return min(backoff * 2, _MAX_BACKOFF_S)
 
 

@@ -200,17 +200,21 @@ class Worker:
 
     async def drain(self) -> None:
         """Stop taking deliveries, finish what was taken, commit it and acknowledge it
-        (a clean stop: nothing is handed to another worker that was handled here)."""
+        (a clean stop: nothing is handed to another worker that was handled here). A
+        takeover still running hands its held deliveries to the engine when it ends:
+        those are finished too."""
         for queue, tag in self.consumers:
             try:
                 await queue.cancel(tag)
             except Exception as exc:
                 log.debug("cancelling a consumer: %s", exc)
         self.consumers.clear()
-        await self.engine.idle()
         assert self.app.writer is not None
-        await self.app.writer.flush()
-        while self._tasks:
+        while True:
+            await self.engine.idle()
+            await self.app.writer.flush()  # the acknowledgements of what it committed
+            if not self._tasks:
+                return
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     # -- plumbing -----------------------------------------------------------------------------

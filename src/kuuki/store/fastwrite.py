@@ -173,12 +173,13 @@ async def driver(conn: AsyncConnection) -> Any:
 
 
 def admit(
-    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]], key: str, at: int
+    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]], key: str, at: int,
+    *, returning: bool = _RETURNING,
 ) -> set[Any]:
     """:func:`insert_new` in a transaction of its own: the intake's commit as one job."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        out = insert_new(db, sql, params, key, at)
+        out = insert_new(db, sql, params, key, at, returning=returning)
     except BaseException:
         db.execute("ROLLBACK")
         raise
@@ -208,12 +209,14 @@ def write_batch(
 
 
 def insert_new(
-    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]], key: str, at: int
+    db: sqlite3.Connection, sql: str, params: Sequence[tuple[Any, ...]], key: str, at: int,
+    *, returning: bool = _RETURNING,
 ) -> set[Any]:
     """Run an ``INSERT … ON CONFLICT DO NOTHING`` for every parameter tuple; the values of
     column ``key`` (parameter ``at`` of each tuple) that went in. Runs on aiosqlite's
-    thread, inside a transaction."""
-    if _RETURNING and " VALUES (" in sql:
+    thread, inside a transaction. With ``returning`` (the library has RETURNING) in
+    multi-row statements, else row by row."""
+    if returning and " VALUES (" in sql:
         went: set[Any] = set()
         for stmt, flat in multirow(sql, params, suffix=f" RETURNING {key}"):
             went.update(r[0] for r in db.execute(stmt, flat).fetchall())

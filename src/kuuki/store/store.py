@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from kuuki.clock import Clock
 from kuuki.domain import Channel, Decision, Message, User
 from kuuki.errors import StoreError
 from kuuki.settings.urls import display_url, normalise_url
@@ -67,6 +68,7 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
         event_cache_size: int = 10_000,
         batch_size: int = 500,
         batch_delay: float = 0.05,
+        clock: Clock | None = None,
     ) -> None:
         self._engine = engine
         self.url = url
@@ -82,6 +84,7 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
         self._events_complete = True
         self._event_cache_size = event_cache_size
         self._batch = (batch_size, batch_delay)
+        self._clock = clock  # the writer's (None: real time)
         self._plan: dict[str, fastwrite.Prepared] | None = None
         self._unkept: OrderedDict[str, None] = OrderedDict()  # see ForgetMixin
         self._closed = False
@@ -96,11 +99,13 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
         event_cache_size: int = 10_000,
         batch_size: int = 500,
         batch_delay: float = 0.05,
-    ) -> Store:
+        clock: Clock | None = None,
+    ) -> Self:
         """Open (creating if needed) and migrate the database at ``url``.
 
         ``None`` means the default SQLite file; see :mod:`kuuki.settings.urls` for the rest.
-        ``batch_size`` and ``batch_delay`` (seconds) configure :attr:`writer`.
+        ``batch_size`` and ``batch_delay`` (seconds, of ``clock``: real time unless a test
+        gives one) configure :attr:`writer`.
         """
         parsed = normalise_url(url)
         engine = create_engine(parsed)
@@ -110,6 +115,7 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
             event_cache_size=event_cache_size,
             batch_size=batch_size,
             batch_delay=batch_delay,
+            clock=clock,
         )
         try:
             await store.migrate()
@@ -170,7 +176,8 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
         if self._writer is None:
             if self._closed:
                 raise StoreError("store is closed")
-            self._writer = BatchedWriter(self, max_items=self._batch[0], max_delay=self._batch[1])
+            self._writer = BatchedWriter(self, max_items=self._batch[0],
+                                         max_delay=self._batch[1], clock=self._clock)
         return self._writer
 
     # --- channels and users -----------------------------------------------------------------

@@ -4,7 +4,8 @@ Committing one SQLite transaction per message costs a WAL append and an fsync-or
 commit each time, which caps ingest at a few hundred messages per second. The
 :class:`BatchedWriter` queues messages, decisions and processed-event marks in memory and
 writes them in one transaction every ``max_items`` items or ``max_delay`` seconds,
-whichever comes first.
+whichever comes first (real seconds: I/O batching, not behaviour; a test hands the writer
+a virtual clock to say when they have passed).
 
 Read-your-writes: :meth:`Store.get_message` and :meth:`Store.recent_messages` consult the
 queue (including a batch that is being written) so callers see their own pending
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from kuuki.clock import Clock, RealClock, TimerHandle
 from kuuki.domain import Decision, Message
 from kuuki.errors import StoreError
 from kuuki.store.records import decision_row, message_row
@@ -97,16 +99,24 @@ class BatchedWriter:
     instance's queue, and closing the store flushes it.
     """
 
-    def __init__(self, store: Target, *, max_items: int = 500, max_delay: float = 0.05) -> None:
+    def __init__(
+        self,
+        store: Target,
+        *,
+        max_items: int = 500,
+        max_delay: float = 0.05,
+        clock: Clock | None = None,
+    ) -> None:
         if max_items < 1 or max_delay <= 0:
             raise ValueError("max_items must be >= 1 and max_delay > 0")
         self._store = store
+        self._clock: Clock = clock or RealClock()  # the timed flush's
         self.max_items = max_items
         self.max_delay = max_delay
         self._queued = _empty()
         self._inflight = _empty()
         self._lock = asyncio.Lock()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._delay = max_delay
         self._closed = False
@@ -245,17 +255,18 @@ class BatchedWriter:
 
     def _schedule(self) -> None:
         if self._timer is None and not self._closed:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self._delay, self._on_timer)
+            self._timer = self._clock.call_later(self._delay, self._on_timer)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _on_timer(self) -> None:
+    async def _on_timer(self) -> None:
         self._timer = None
         self._start_background_flush()
+        if self._task is not None:  # done when the flush is (a virtual clock waits for it)
+            await asyncio.shield(self._task)
 
     def _start_background_flush(self) -> None:
         if self._task is None or self._task.done():

@@ -22,7 +22,7 @@ from kuuki.platforms.slack.mapping import message_id, ts_of
 from kuuki.platforms.slack.names import unescape
 from kuuki.platforms.slack.outbox import PART_LIMIT
 from kuuki.testing.conformance import SentMessage
-from kuuki.testing.faulty_store import FaultyStore
+from kuuki.testing.faults import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 from kuuki.testing.slack_server import SlackServer, mass_mention_possible
 

@@ -120,7 +120,7 @@ async def test_an_event_taken_in_but_not_handled_is_handled_after_a_restart(
         from kuuki.store import Store
 
         msg = await server.post("erin", general, f"<@{server.bot_user['id']}> you there?")
-        store = await Store.open(driver._store_url)
+        store = await Store.open(driver.store_url)
         try:
             channel = (await store.get_channel(general))
             assert channel is not None
@@ -189,7 +189,7 @@ async def test_an_answer_recorded_nowhere_before_later_stored_messages_is_read_b
         answer = server.message_payload(general, server.bot_user, "pong!", reference=asked["id"])
         server.messages[answer["id"]] = answer
         later = await server.post("carol", general, "lunch at noon")
-        store = await Store.open(driver._store_url)
+        store = await Store.open(driver.store_url)
         try:
             channel = await store.get_channel(general)
             assert channel is not None

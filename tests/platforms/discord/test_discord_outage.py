@@ -14,7 +14,7 @@ import pytest
 from kuuki.platforms import retry
 from kuuki.settings import Settings
 from kuuki.testing.discord_server import DiscordDriver, DiscordServer
-from kuuki.testing.faulty_store import FaultyStore
+from kuuki.testing.faults import FaultyStore
 
 CHATTER = 60  # more than a first look's newest 50
 

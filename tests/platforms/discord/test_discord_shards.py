@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -52,13 +52,29 @@ async def start_bot(
         app, server.token, outbox, guild_ready_timeout=0.05,
         shard_count=settings.discord_shard_count, shard_ids=list(settings.discord_shard_ids),
     ))
-    for _ in range(200):
-        if outbox.client is not None and outbox.client.caught_up.is_set():
-            return Bot(app, outbox, llm, task)
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.05)
-    raise TimeoutError(f"the bot on shard {shard} did not connect")
+    bot = Bot(app, outbox, llm, task)
+    try:
+        await unless_it_ends(task, outbox.bound.wait(), f"the bot on shard {shard} connects")
+        await unless_it_ends(task, bot.client.caught_up.wait(),
+                             f"the bot on shard {shard} catches up")
+    except BaseException:
+        await stop_bot(bot)
+        raise
+    return bot
+
+
+async def unless_it_ends(task: asyncio.Task[None], until: Awaitable[object], what: str) -> None:
+    """Wait for ``until``; the bot's task ending first (it failed) raises its error. The
+    deadline only turns a hang into a failure that says what did not happen."""
+    waiting = asyncio.ensure_future(until)
+    done, _ = await asyncio.wait({task, waiting}, timeout=60,
+                                 return_when=asyncio.FIRST_COMPLETED)
+    if waiting in done:
+        return
+    waiting.cancel()
+    if task in done:
+        task.result()
+    raise AssertionError(f"{what}: did not happen")
 
 
 async def stop_bot(bot: Bot) -> None:

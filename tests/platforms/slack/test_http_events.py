@@ -24,6 +24,7 @@ from kuuki.domain import Decision
 from kuuki.platforms.slack import SlackOutbox, run_slack_http
 from kuuki.platforms.slack.mapping import message_id
 from kuuki.settings import Settings
+from kuuki.testing.faults import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 from kuuki.testing.slack_server import SlackServer
 
@@ -54,6 +55,7 @@ class Endpoint:
     alice: str
     decisions: list[Decision]
     db: Path
+    store: FaultyStore  # the app's: its inbox commits fail on command
 
     def inbox(self, ts: str) -> list[str]:
         """The event ids the store's inbox holds for message `ts`, read from the database
@@ -82,8 +84,9 @@ async def endpoint(tmp_path: Path) -> AsyncIterator[Endpoint]:
     llm = ScriptedLLM()
     outbox = SlackOutbox()
     db = tmp_path / "slack.sqlite3"
+    store = await FaultyStore.open(f"sqlite:///{db}")
     app = await build_app(Settings(), clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
-                          store_url=f"sqlite:///{db}", embedder=None)
+                          store=store, embedder=None)
     decisions: list[Decision] = []
     app.engine.on_decision(decisions.append)
     bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -99,7 +102,7 @@ async def endpoint(tmp_path: Path) -> AsyncIterator[Endpoint]:
     async with httpx.AsyncClient(timeout=15) as http:
         try:
             yield Endpoint(server, app, llm, http, f"http://127.0.0.1:{port}/slack/events",
-                           channel, alice, decisions, db)
+                           channel, alice, decisions, db, store)
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -160,12 +163,7 @@ async def test_a_retry_of_the_same_event_is_handled_once(endpoint: Endpoint) -> 
     assert [d.message_id for d in endpoint.decisions] == [mid]
 
 
-async def test_a_store_outage_is_not_acknowledged_so_slack_retries(
-    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async def down(events: object) -> set[str]:  # the database, unreachable
-        raise ConnectionError("database is down")
-
+async def test_a_store_outage_is_not_acknowledged_so_slack_retries(endpoint: Endpoint) -> None:
     endpoint.llm.enqueue("answered after the outage")
     endpoint.app.engine.intake.patience_s = 0.1
     # the channel is known to the store (one whose first message the outage refused:
@@ -177,18 +175,16 @@ async def test_a_store_outage_is_not_acknowledged_so_slack_retries(
     await endpoint.app.engine.idle()
     endpoint.decisions.clear()
     payload = endpoint.mention("during the outage")
-    with monkeypatch.context() as m:
-        m.setattr(endpoint.app.store, "admit_events", down)
-        refused = await endpoint.post(payload)
-    assert refused.status_code >= 500
+    endpoint.store.admits.fail()  # the database, unreachable
+    refused = await endpoint.post(payload)
+    endpoint.store.admits.heal()
+    assert refused.status_code >= 500 and endpoint.store.admits.failed >= 1
     ts = payload["event"]["ts"]
     assert endpoint.inbox(ts) == [] and endpoint.decisions == []
     # Once the store answers, the channel is read back from its history (the retrier)
     # and Slack's later retry of the same event is acknowledged, handled once.
-    for _ in range(300):
-        if endpoint.inbox(ts):
-            break
-        await asyncio.sleep(0.05)
+    await endpoint.store.admits.wait(passed=endpoint.store.admits.passed + 1)
+    assert len(endpoint.inbox(ts)) == 1  # what the retrier took in: the refused message
     retried = await endpoint.post(payload, retry=1)
     assert retried.status_code == 200
     assert len(endpoint.inbox(ts)) == 1

@@ -13,7 +13,7 @@ import pytest
 from kuuki.platforms import retry
 from kuuki.platforms.slack.mapping import ts_of
 from kuuki.settings import Settings
-from kuuki.testing.faulty_store import FaultyStore
+from kuuki.testing.faults import FaultyStore
 from kuuki.testing.slack_driver import SlackDriver
 
 

@@ -13,6 +13,7 @@ message ping everyone, here or roles.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
@@ -35,12 +36,14 @@ class DiscordOutbox:
     def __init__(self, *, text_limit: int = TEXT_LIMIT) -> None:
         self.text_limit = text_limit
         self.client: discord.Client | None = None
+        self.bound = asyncio.Event()  # set once `client` is (run_discord made and bound it)
         self._latest: OrderedDict[str, str] = OrderedDict()  # channel id → last message id
         self._part_of: OrderedDict[str, str] = OrderedDict()  # later part id → first part id
 
     def bind(self, client: discord.Client) -> None:
         """The connected client (kuuki.platforms.discord.client) the outbox posts through."""
         self.client = client
+        self.bound.set()
 
     # -- what the client tells the outbox ----------------------------------------------------
 

@@ -16,7 +16,7 @@ from kuuki.settings import Settings
 from kuuki.testing.conformance import SentMessage
 from kuuki.testing.discord_server.server import DiscordServer
 from kuuki.testing.discord_server.state import MANAGE_CHANNELS, MEMBER_PERMISSIONS, Payload
-from kuuki.testing.faulty_store import FaultyStore
+from kuuki.testing.faults import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 
 
@@ -47,6 +47,11 @@ class DiscordDriver:
     def app(self) -> App:
         assert self._app is not None, "start() first"
         return self._app
+
+    @property
+    def store_url(self) -> str:
+        """The bot's store, for a test that opens it as another process would."""
+        return self._store_url
 
     @property
     def client(self) -> KuukiClient:

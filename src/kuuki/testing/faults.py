@@ -1,0 +1,198 @@
+"""Stores that fail on command, for the tests of what the engine, the writer and the
+adapters do in an outage: no product internals patched, the fakes go in through the
+public seams (`Store.open`'s subclass, `build_app(store=...)`, `Intake(inbox)`).
+
+- `Fault`: one kind of call that fails on command; it counts the calls that failed and
+  passed, and a test waits on those counts (`await fault.wait(failed=1)`) instead of
+  sleeping.
+- `FaultyStore`: a real `Store` (open it with ``await FaultyStore.open(url)``) whose batch
+  writes (`writes`: every commit of its writer), inbox commits (`admits`) and the reads a
+  platform's read-back makes (`reads`) fail on command. For a whole bot
+  (`build_app(store=...)`; the Slack and Discord drivers' ``faulty_store``) two switches
+  say it in one word: ``down`` (the database is unreachable: taking events in and the
+  read-back's reads fail with `StoreError`) and ``ambiguous`` (the next commits of the
+  inbox succeed and still fail, as a connection lost after COMMIT does: the events are in
+  the store, and the bot was told they are not).
+- `FlakyInbox`: an in-memory inbox (`kuuki.engine.intake.Inbox`) for the intake alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from kuuki.domain import Channel, ChatEvent, Message
+from kuuki.errors import StoreError
+from kuuki.store import Store
+
+__all__ = ["Fault", "FaultyStore", "FlakyInbox"]
+
+
+class Fault:
+    """A kind of call that fails on command (module doc). Nothing fails until `fail`."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.failed = 0  # calls that raised
+        self.passed = 0  # calls that went through
+        self._left: int | None = 0  # failures still to come; None: until `heal`
+        self._error: Exception = self._down()
+        self._changed = asyncio.Event()
+
+    @property
+    def failing(self) -> bool:
+        return self._left != 0
+
+    def fail(self, times: int | None = None, error: Exception | None = None) -> None:
+        """The next ``times`` calls fail (every one until `heal` when None), raising a copy
+        of ``error`` (default: ConnectionRefusedError, an unreachable database)."""
+        if times is not None and times < 1:
+            raise ValueError(f"times must be at least 1 (or None: until heal), not {times}")
+        self._left = times
+        self._error = error if error is not None else self._down()
+
+    def _down(self) -> Exception:
+        return ConnectionRefusedError(f"{self.what}: the database is down")
+
+    def heal(self) -> None:
+        """Calls go through again."""
+        self._left = 0
+
+    def check(self) -> None:
+        """Called before the real call: raises while failing (and counts it)."""
+        if self._left == 0:
+            return
+        if self._left is not None:
+            self._left -= 1
+        self.failed += 1
+        self._notify()
+        raise copy.copy(self._error)
+
+    def went_through(self) -> None:
+        """Called after the real call succeeded."""
+        self.passed += 1
+        self._notify()
+
+    async def wait(self, *, failed: int = 0, passed: int = 0, give_up_s: float = 60) -> None:
+        """Until at least ``failed`` calls have failed and ``passed`` have gone through,
+        counted since this fault was made. ``give_up_s`` only turns a hang (the calls never
+        come) into a failure that says so; it is not a measure of speed."""
+        try:
+            async with asyncio.timeout(give_up_s):
+                while self.failed < failed or self.passed < passed:
+                    await self._changed.wait()
+        except TimeoutError:
+            raise AssertionError(
+                f"{self.what}: waited for {failed} failed and {passed} passed calls, "
+                f"saw {self.failed} and {self.passed}"
+            ) from None
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+
+class FaultyStore(Store):
+    """A real store whose writer's commits (`writes`), inbox commits (`admits`) and
+    read-back reads (`reads`) fail on command; what does go through is the real store's
+    doing (module doc)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writes = Fault("batch write")
+        self.admits = Fault("inbox commit")
+        self.reads = Fault("read-back read")
+        self.ambiguous = 0  # inbox commits still to succeed and be reported failed
+
+    @property
+    def down(self) -> bool:
+        return self.admits.failing
+
+    @down.setter
+    def down(self, down: bool) -> None:
+        """Down: every inbox commit and read-back read fails until set back to False."""
+        for fault, what in ((self.admits, "take events in"), (self.reads, "read")):
+            if down:
+                fault.fail(error=StoreError(f"cannot {what}: the database is unreachable "
+                                            "(a test outage)"))
+            else:
+                fault.heal()
+
+    @property
+    def refused(self) -> int:
+        """Inbox commits refused (down) or lost (ambiguous) so far."""
+        return self.admits.failed
+
+    async def wait_refused(self, n: int = 1) -> None:
+        """Until ``n`` inbox commits have been refused or lost (an event, not a sleep)."""
+        await self.admits.wait(failed=n)
+
+    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
+        self.admits.check()
+        new = await super().admit_events(events)
+        if self.ambiguous > 0:
+            self.ambiguous -= 1
+            self.admits.fail(times=1, error=StoreError(
+                "cannot take events in: the connection was lost after COMMIT (a test outage)"))
+            self.admits.check()
+        self.admits.went_through()
+        return new
+
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]:
+        self.reads.check()
+        return await super().pending_events(platform=platform, channel_id=channel_id)
+
+    async def channels(self) -> list[Channel]:
+        self.reads.check()
+        return await super().channels()
+
+    async def last_message(
+        self, channel_id: str, *, not_by: Collection[str] = ()
+    ) -> Message | None:
+        self.reads.check()
+        return await super().last_message(channel_id, not_by=not_by)
+
+    async def active_threads(
+        self, channel_id: str, since: datetime, *, limit: int = 20
+    ) -> list[tuple[str, datetime]]:
+        self.reads.check()
+        return await super().active_threads(channel_id, since, limit=limit)
+
+    async def _write_batch(
+        self,
+        messages: list[dict[str, Any]],
+        decisions: list[dict[str, Any]],
+        events: dict[str, datetime],
+        handled: Sequence[str] = (),
+    ) -> int:
+        # The writer's one way to the database (kuuki.store.writer.Target): its commits.
+        self.writes.check()
+        inserted = await super()._write_batch(messages, decisions, events, handled)
+        self.writes.went_through()
+        return inserted
+
+
+class FlakyInbox:
+    """An inbox in memory: `admits` fail on command; `stored` lists the event ids taken
+    in, in order (an id taken in before is not new, as in the store)."""
+
+    def __init__(self) -> None:
+        self.admits = Fault("inbox commit")
+        self.stored: list[str] = []
+
+    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
+        self.admits.check()
+        new = [e.event_id for e in events if e.event_id not in self.stored]
+        self.stored += list(dict.fromkeys(new))
+        self.admits.went_through()
+        return set(new)
+
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]:
+        return []
