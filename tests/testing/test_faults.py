@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
+from kuuki.errors import StoreError
 from kuuki.testing.faults import Fault, FaultyStore, FlakyInbox
 
 GENERAL = Channel("general", "general")
@@ -84,3 +85,36 @@ async def test_a_flaky_inbox_takes_an_id_in_once() -> None:
         await inbox.admit_events([posted("c")])
     assert await inbox.admit_events([posted("b"), posted("c")]) == {"c"}
     assert inbox.stored == ["a", "b", "c"]
+
+
+async def test_the_engines_adds_fail_as_a_full_backlogs_flush_does(tmp_path: Path) -> None:
+    """A failed add raises StoreError and keeps its row queued; the marker's reads fail on
+    their own fault and with ``down``; `wait_handled` ends once the inbox is handled."""
+    store = await FaultyStore.open(f"sqlite:///{tmp_path / 'k.sqlite3'}")
+    try:
+        event = posted("m1")
+        assert event.message is not None
+        store.message_adds.fail(times=1)
+        with pytest.raises(StoreError, match="batched write failed: ConnectionRefusedError"):
+            await store.writer.add_message(event.message)
+        assert len(store.writer) == 1  # queued all the same
+        await store.writer.add_message(event.message)
+        assert (store.message_adds.failed, store.message_adds.passed) == (1, 1)
+        assert store.decision_adds.failed == 0
+        store.marker_reads.fail(times=1)
+        with pytest.raises(ConnectionRefusedError):
+            await store.decided(["m1"])
+        assert await store.decided(["m1"]) == set()
+        store.down = True
+        with pytest.raises(StoreError, match="the database is unreachable"):
+            await store.answered(["m1"], ["bot"])
+        store.down = False
+        assert await store.admit_events([event]) == {"m1"}
+        with pytest.raises(AssertionError, match=r"not handled: \['m1'\]"):
+            await store.wait_handled(give_up_s=0)
+        handling = asyncio.ensure_future(store.wait_handled())
+        await store.writer.handled("m1")
+        await store.writer.flush()
+        await handling
+    finally:
+        await store.close()

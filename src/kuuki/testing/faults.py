@@ -6,13 +6,17 @@ public seams (`Store.open`'s subclass, `build_app(store=...)`, `Intake(inbox)`).
   passed, and a test waits on those counts (`await fault.wait(failed=1)`) instead of
   sleeping.
 - `FaultyStore`: a real `Store` (open it with ``await FaultyStore.open(url)``) whose batch
-  writes (`writes`: every commit of its writer), inbox commits (`admits`) and the reads a
-  platform's read-back makes (`reads`) fail on command. For a whole bot
+  writes (`writes`: every commit of its writer), inbox commits (`admits`), the reads a
+  platform's read-back makes (`reads`) and those of the caught-up marker (`marker_reads`)
+  fail on command; so do the engine's adds to its writer (`message_adds`,
+  `decision_adds`), as the real ones do when the flush a full backlog makes them wait for
+  fails: in the middle of handling an event. For a whole bot
   (`build_app(store=...)`; the Slack and Discord drivers' ``faulty_store``) two switches
   say it in one word: ``down`` (the database is unreachable: taking events in and the
-  read-back's reads fail with `StoreError`) and ``ambiguous`` (the next commits of the
-  inbox succeed and still fail, as a connection lost after COMMIT does: the events are in
-  the store, and the bot was told they are not).
+  read-back's and the marker's reads fail with `StoreError`) and ``ambiguous`` (the next
+  commits of the inbox succeed and still fail, as a connection lost after COMMIT does:
+  the events are in the store, and the bot was told they are not). `wait_handled` waits
+  until the inbox holds nothing left to handle.
 - `FlakyInbox`: an in-memory inbox (`kuuki.engine.intake.Inbox`) for the intake alone.
 """
 
@@ -20,13 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from kuuki.domain import Channel, ChatEvent, Message
+from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.errors import StoreError
 from kuuki.store import Store
+from kuuki.store.writer import BatchedWriter
 
 __all__ = ["Fault", "FaultyStore", "FlakyInbox"]
 
@@ -96,16 +101,28 @@ class Fault:
 
 
 class FaultyStore(Store):
-    """A real store whose writer's commits (`writes`), inbox commits (`admits`) and
-    read-back reads (`reads`) fail on command; what does go through is the real store's
-    doing (module doc)."""
+    """A real store whose writer's commits (`writes`), inbox commits (`admits`), read-back
+    reads (`reads`), caught-up marker reads (`marker_reads`) and the engine's adds to the
+    writer (`message_adds`, `decision_adds`) fail on command; what does go through is the
+    real store's doing (module doc)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.writes = Fault("batch write")
         self.admits = Fault("inbox commit")
         self.reads = Fault("read-back read")
+        self.marker_reads = Fault("caught-up marker read")
+        self.message_adds = Fault("message add")
+        self.decision_adds = Fault("decision add")
         self.ambiguous = 0  # inbox commits still to succeed and be reported failed
+
+    @property
+    def writer(self) -> BatchedWriter:
+        """The store's writer, whose adds fail on command (`_Writer`)."""
+        if self._writer is None and not self._closed:
+            self._writer = _Writer(self, max_items=self._batch[0], max_delay=self._batch[1],
+                                   clock=self._clock)
+        return super().writer
 
     @property
     def down(self) -> bool:
@@ -113,8 +130,11 @@ class FaultyStore(Store):
 
     @down.setter
     def down(self, down: bool) -> None:
-        """Down: every inbox commit and read-back read fails until set back to False."""
-        for fault, what in ((self.admits, "take events in"), (self.reads, "read")):
+        """Down: every inbox commit, read-back read and caught-up marker read fails until
+        set back to False."""
+        faults = ((self.admits, "take events in"), (self.reads, "read"),
+                  (self.marker_reads, "read"))
+        for fault, what in faults:
             if down:
                 fault.fail(error=StoreError(f"cannot {what}: the database is unreachable "
                                             "(a test outage)"))
@@ -141,11 +161,41 @@ class FaultyStore(Store):
         self.admits.went_through()
         return new
 
+    async def wait_handled(self, *, give_up_s: float = 60) -> None:
+        """Until the inbox holds no event taken in and not handled (asked of the store
+        itself, whatever is failing), looking again after each commit of the writer that
+        marks events handled: an event, not a sleep. ``give_up_s`` only turns a hang (they
+        are never handled) into a failure that says which."""
+        committed = asyncio.Event()
+
+        def told(_: list[str]) -> None:
+            committed.set()
+
+        self.writer.committed.append(told)
+        try:
+            async with asyncio.timeout(give_up_s):
+                while await super().pending_events():
+                    await committed.wait()
+                    committed.clear()
+        except TimeoutError:
+            left = [e.event_id for e in await super().pending_events()]
+            raise AssertionError(f"the inbox still holds events not handled: {left}") from None
+        finally:
+            self.writer.committed.remove(told)
+
     async def pending_events(
         self, *, platform: str | None = None, channel_id: str | None = None
     ) -> list[ChatEvent]:
         self.reads.check()
         return await super().pending_events(platform=platform, channel_id=channel_id)
+
+    async def decided(self, message_ids: Sequence[str]) -> set[str]:
+        self.marker_reads.check()
+        return await super().decided(message_ids)
+
+    async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]:
+        self.marker_reads.check()
+        return await super().answered(message_ids, bot_ids)
 
     async def channels(self) -> list[Channel]:
         self.reads.check()
@@ -175,6 +225,34 @@ class FaultyStore(Store):
         inserted = await super()._write_batch(messages, decisions, events, handled)
         self.writes.went_through()
         return inserted
+
+
+class _Writer(BatchedWriter):
+    """A `FaultyStore`'s writer: an add fails on command (its fault) as the real writer's
+    does when the flush a full backlog makes it wait for fails: what it was given stays
+    queued (written once commits go through), and the caller gets `StoreError`."""
+
+    def __init__(self, store: FaultyStore, **options: Any) -> None:
+        super().__init__(store, **options)
+        self.faulty = store
+
+    async def add_message(self, m: Message, *, conversation_id: str | None = None) -> None:
+        await super().add_message(m, conversation_id=conversation_id)
+        _waited(self.faulty.message_adds)
+
+    async def add_decision(self, d: Decision) -> None:
+        await super().add_decision(d)
+        _waited(self.faulty.decision_adds)
+
+
+def _waited(fault: Fault) -> None:
+    try:
+        fault.check()
+    except StoreError:
+        raise
+    except Exception as exc:  # as the writer words a failed flush
+        raise StoreError(f"batched write failed: {type(exc).__name__}: {exc}") from exc
+    fault.went_through()
 
 
 class FlakyInbox:
