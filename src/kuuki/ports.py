@@ -242,10 +242,12 @@ class ReadBack(Protocol):
     (kuuki.platforms.retry): `read_back_on_refusal` makes a channel whose events the store
     refused refuse newer ones until `reopen` (so none is stored past a lost one), which
     also queues what the store took in of them while it refused (a commit whose answer was
-    lost); `last_taken` is the last message of a channel taken in durably, where reading
-    starts."""
+    lost, an event whose handling the store failed under); its ``left`` is told a channel
+    whose work the store failed under (an event, the caught-up marker), to reopen and read
+    back once the store answers; `last_taken` is the last message of a channel taken in
+    durably, where reading starts."""
 
-    def read_back_on_refusal(self) -> None: ...
+    def read_back_on_refusal(self, left: Callable[[str], object] | None = None) -> None: ...
 
     async def reopen(self, channel_ids: Iterable[str]) -> None: ...
 

@@ -106,3 +106,33 @@ async def test_a_channel_with_nothing_taken_in_is_read_from_its_first_refused_me
     await retrier.close()
     assert rounds == [(["1", "2"], {}, {"1": "30"}), (["2"], {}, {"2": "7"})]
     assert not retrier.owes("1") and not retrier.owes("2")
+
+
+async def test_a_channel_whose_work_the_store_failed_under_gets_a_round_and_owes_nothing() -> None:
+    """The store failed while a channel's event (or caught-up marker) was handled: nothing
+    was lost, so its live events are still taken in, and a round reopens it (the inbox
+    queued again) and reads it back, tried again until the store answers."""
+    calls: list[tuple[str, list[str]]] = []
+    done = asyncio.Event()
+
+    async def reopen(ids: Sequence[str]) -> None:
+        calls.append(("reopen", list(ids)))
+        if len(calls) == 1:
+            raise ConnectionRefusedError("the store is down")
+
+    async def catch_up(
+        ids: Sequence[str], starts: Mapping[str, str | None], refused: Mapping[str, str]
+    ) -> None:
+        calls.append(("catch_up", list(ids)))
+        assert starts == {} and refused == {}  # from the store's last message
+        done.set()
+
+    retrier = Retrier(catch_up, name="test", start_of=lambda c: "m5", reopen=reopen)
+    retrier.left("general")
+    assert not retrier.owes("general")
+    assert retrier.pending == frozenset({"general"})
+    await asyncio.wait_for(done.wait(), 5)
+    await retrier.close()
+    assert calls == [("reopen", ["general"]), ("reopen", ["general"]),
+                     ("catch_up", ["general"])]
+    assert retrier.pending == frozenset()

@@ -40,7 +40,14 @@ from kuuki.clock import Clock
 from kuuki.decide.types import Decider as Pipeline
 from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.engine.act import Actor, DecisionListener
-from kuuki.engine.channels import Backlog, CaughtUp, ChannelState, ChannelTable, stop
+from kuuki.engine.channels import (
+    Backlog,
+    CaughtUp,
+    ChannelState,
+    ChannelTable,
+    QueueItem,
+    stop,
+)
 from kuuki.engine.config import EngineConfig
 from kuuki.engine.deciding import Decider
 from kuuki.engine.filter import MessageFilter
@@ -69,6 +76,8 @@ SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the s
 
 
 class Engine:
+    _read_back: Callable[[str], object] | None = None  # see `read_back_on_refusal`
+
     def __init__(
         self,
         config: EngineConfig,
@@ -195,11 +204,28 @@ class Engine:
         it lost comes after this message: an adapter reads the channel back from here."""
         return self.door.last_taken(channel_id)
 
-    def read_back_on_refusal(self) -> None:
+    def read_back_on_refusal(self, left: Callable[[str], object] | None = None) -> None:
         """An adapter reads lost events back (kuuki.platforms.retry): a channel whose
-        events the store refused refuses newer ones until `reopen`. Front ends with no
-        read-back (chat, replay, playground) leave it off."""
+        events the store refused refuses newer ones until `reopen`. ``left`` is told a
+        channel whose work the store failed under (`_left`): the adapter reopens it and
+        reads it back once the store answers. Front ends with no read-back (chat, replay,
+        playground) leave it off."""
         self.intake.close_on_refusal = True
+        self._read_back = left
+        self.worker.left = self._left
+
+    def _left(self, state: ChannelState, item: QueueItem) -> None:
+        """The store failed under ``item`` (the worker left it for later). An event stays
+        in the inbox, not handled: `reopen` is to queue it again (it was seen). The
+        caught-up marker kept its owed answers: they wait for another marker. Both come,
+        in this run, when the adapter told (``left``) reopens the channel and reads it
+        back once the store answers; without one, at the next start (`recover`)."""
+        if isinstance(item, ChatEvent):
+            self.door.seen.forget(item.event_id)
+        elif not isinstance(item, CaughtUp):
+            return  # a timer or a proposal: nothing left in the inbox or owed
+        if self._read_back is not None:
+            self._read_back(state.channel.id)
 
     async def reopen(self, channel_ids: Iterable[str]) -> None:
         """Take these channels' events in again (their loss is being read back), and queue
@@ -207,7 +233,8 @@ class Engine:
         queued: a commit whose answer the outage lost (the connection broke after COMMIT)
         stored events the intake refused, and their redelivery or read-back is then "taken
         in before" and dropped; without this they waited for the next start's `recover`.
-        Raises `StoreError` when the store cannot say (the caller tries again)."""
+        So are events whose handling the store failed under (`_left`). Raises `StoreError`
+        when the store cannot say (the caller tries again)."""
         ids = list(channel_ids)
         self.intake.reopen(ids)
         for channel_id in ids:

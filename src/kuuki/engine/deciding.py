@@ -32,7 +32,9 @@ from kuuki.engine.channels import (
     Timer,
 )
 from kuuki.engine.filter import Admitted, MessageFilter
+from kuuki.errors import StoreError
 from kuuki.ports import MessageStore
+from kuuki.text.secrets import redact
 
 # Re-checks of decisions older than this are not rebuilt on a takeover (one is due at most
 # RECHECK_S = 180 s after its decision; kuuki.decide.local).
@@ -274,9 +276,11 @@ class Decider:
 
     async def answer_missed(self, state: ChannelState) -> None:
         """At a `caught_up` marker: answer the addressed messages missed while away that
-        are still owed an answer (no decision yet, not answered before, recent enough)."""
+        are still owed an answer (no decision yet, not answered before, recent enough).
+        When the store fails under it (`StoreError`), what it did not decide stays owed,
+        its events not marked handled, for the next marker (kuuki.engine.core `_left`)."""
         missed, state.missed = state.missed, []
-        events, state.missed_events = state.missed_events, []
+        events, state.missed_events = state.missed_events, []  # one per missed message
         if not missed:
             return
         ids = [m.id for m in missed]
@@ -286,37 +290,46 @@ class Decider:
             try:
                 decided = await self.store.decided(ids)
                 answered = await self.store.answered(ids, self.filter.bot_user_ids)
-            except Exception:
-                # the store is down: still owed, at the next marker (the retrier's round)
+            except Exception as exc:
                 state.missed[:0], state.missed_events[:0] = missed, events
-                raise
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(f"cannot tell what was answered: {type(exc).__name__}: "
+                                 f"{redact(str(exc))}") from exc
+        done = 0
         try:
-            await self._answer_owed(state, missed, decided, answered)
+            for msg in missed:
+                await self._answer_owed(state, msg, decided, answered)
+                done += 1
+        except StoreError:
+            # The rest are not decided (the one it failed under may be: the next marker
+            # reads its decision or its answer back), so not handled: still owed.
+            state.missed[:0], state.missed_events[:0] = missed[done:], events[done:]
+            events = events[:done]
+            raise
         finally:
             for event_id in events:  # with the decisions, in the writer's order
                 await self.mark_handled(event_id)
 
     async def _answer_owed(
-        self, state: ChannelState, missed: list[Message], decided: set[str], answered: set[str]
+        self, state: ChannelState, msg: Message, decided: set[str], answered: set[str]
     ) -> None:
+        if msg.id in decided:
+            return  # decided before the restart; the decision stands
+        case = self._case(state, msg, Pass.CAUGHT_UP)
+        case.trace.step("missed while the bot was away (restart or outage); caught up")
+        age = self.clock.now() - msg.ts
         window = timedelta(minutes=self.catch_up_minutes)
-        for msg in missed:
-            if msg.id in decided:
-                continue  # decided before the restart; the decision stands
-            case = self._case(state, msg, Pass.CAUGHT_UP)
-            case.trace.step("missed while the bot was away (restart or outage); caught up")
-            age = self.clock.now() - msg.ts
-            if msg.id in answered:
-                reason = "addressed; answered before the restart"
-            elif age > window:
-                reason = (
-                    f"addressed {age.total_seconds() / 60:.0f} min ago while the bot was "
-                    f"away: too late to answer (catch-up answers within "
-                    f"{self.catch_up_minutes:g} min)"
-                )
-            else:
-                await self._carry_out(state, case, await self.pipeline.decide(case))
-                continue
-            verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
-            await self.actor.conclude(state, case, verdict, None)
-
+        if msg.id in answered:
+            reason = "addressed; answered before the restart"
+        elif age > window:
+            reason = (
+                f"addressed {age.total_seconds() / 60:.0f} min ago while the bot was "
+                f"away: too late to answer (catch-up answers within "
+                f"{self.catch_up_minutes:g} min)"
+            )
+        else:
+            await self._carry_out(state, case, await self.pipeline.decide(case))
+            return
+        verdict = Verdict(ActionKind.NONE, Stage.ADDRESSED, 100, reason)
+        await self.actor.conclude(state, case, verdict, None)

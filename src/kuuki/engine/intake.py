@@ -88,6 +88,11 @@ class Seen:
         if len(self._ids) > self.capacity:
             self._ids.popitem(last=False)
 
+    def forget(self, key: str) -> None:
+        """``key`` is to be taken in again (an event the store failed under, left in the
+        inbox: `Door.recover` queues it again)."""
+        self._ids.pop(key, None)
+
     @staticmethod
     def message_key(channel_id: str, message_id: str) -> str:
         return f"msg:{channel_id}:{message_id}"

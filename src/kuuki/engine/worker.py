@@ -6,7 +6,8 @@ message, to the decider (step 5, kuuki.engine.deciding), which hands a verdict t
 (steps 6-7); a timer, a proposal or the caught-up marker goes to the decider. What is
 waiting is taken as a batch so per-message preparation (embeddings) runs once for the lot;
 the items are still handled one by one, in order. A failure inside one item never stops
-the queue; an event whose store failed stays in the inbox, handled again at the next start.
+the queue; an event whose store failed stays in the inbox, handled again at the next start
+or, with an adapter that reads back, once the store answers (`left`, kuuki.engine.core).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class Worker:
         self.bot_user_ids = bot_user_ids
         self.prepare = prepare
         self.stopping: set[asyncio.Task[Any]] = set()  # workers of evicted channels
+        # told of an item the store failed under (left for later: not handled)
+        self.left: Callable[[ChannelState, QueueItem], None] | None = None
 
     def enqueue(self, event: ChatEvent) -> None:
         """Queue a durable event on its channel (opened if need be)."""
@@ -112,11 +115,13 @@ class Worker:
             await self._forward(state, item)
         except StoreError as exc:
             # The store failed under it (an outage): not handled, so it stays in the
-            # inbox and is handled again at the next start (`recover`), where an answer
-            # it may already have got is read back from the platform.
+            # inbox and is handled again (`left`: once the store answers, or at the next
+            # start, `recover`), where an answer it may already have got is known.
             done = False
             log.warning("%s in channel %s left for later: the store failed: %s",
                         _what(item), state.channel.id, exc)
+            if self.left is not None:
+                self.left(state, item)
         except Exception:  # the queue must survive anything one item does
             log.exception("%s in channel %s failed", _what(item), state.channel.id)
         finally:

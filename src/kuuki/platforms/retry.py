@@ -22,6 +22,12 @@ as any catch-up. Before, a channel the store had never seen got a first look onl
 newest messages, recorded as history and never judged, so a mention refused in it went
 unanswered (Slack), or was skipped with the rest when more than the newest 50 were said
 after it (Discord).
+
+The store can also fail in the middle of handling what it took in (`left`, told by the
+engine): an event stays in the inbox, or the caught-up marker leaves its owed answers
+undecided. Nothing was lost then, so the channel keeps taking events in; it gets a round
+all the same, which queues the inbox again (`reopen`) and ends in a caught-up marker, once
+the store answers, in this run: not at the next start.
 """
 
 from __future__ import annotations
@@ -117,6 +123,16 @@ class Retrier:
                 self._starts[c] = start
             elif starts is not None and c in starts:
                 self._starts[c] = starts[c]
+        self._start()
+
+    def left(self, channel_id: str) -> None:
+        """The store failed while this channel's work was handled (kuuki.engine.core
+        `_left`): a round reopens it and reads it back once the store answers (module
+        doc). Its live events are still taken in: it `owes` nothing."""
+        self._missed.add(channel_id)
+        self._start()
+
+    def _start(self) -> None:
         if self._missed and (self._task is None or self._task.done()):
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name=f"kuuki-{self.name}-catch-up"

@@ -1,7 +1,8 @@
 """A store outage on Discord: Discord never delivers an event again, so what the store
 refused is read back from the channel's history once it answers; every message read back
 that was never decided is decided — a mention is answered once, the channel's first
-message included (kuuki.platforms.retry, issue 24)."""
+message included; what the store failed under mid-way (an event taken in, the caught-up
+marker) is handled once it answers, without a restart (kuuki.platforms.retry, issue 24)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from kuuki.platforms import retry
 from kuuki.settings import Settings
 from kuuki.testing.discord_server import DiscordDriver, DiscordServer
-from kuuki.testing.faults import FaultyStore
+from kuuki.testing.faults import Fault, FaultyStore
 
 CHATTER = 60  # more than a first look's newest 50
 
@@ -50,6 +51,7 @@ def faults(driver: DiscordDriver) -> FaultyStore:
 async def answered_once(driver: DiscordDriver, asked: str, text: str) -> None:
     """``asked`` got exactly one reply, ``text``, is stored and has one decision."""
     await driver.wait_bot_messages(1)
+    await faults(driver).wait_handled()  # nothing left in the inbox: it was all decided
     await driver.settle()
     assert [m.text for m in driver.bot_messages] == [text]
     [reply] = driver.server.bot_messages
@@ -59,6 +61,25 @@ async def answered_once(driver: DiscordDriver, asked: str, text: str) -> None:
     [decision] = await store.decisions_for(asked)
     assert decision["action"] == "reply"
     assert await store.pending_events() == []
+
+
+def fails_once(fault: Fault) -> int:
+    """``fault``'s next call fails; returns the count of failures that makes."""
+    fault.fail(times=1)
+    return fault.failed + 1
+
+
+async def goes_away_at(driver: DiscordDriver, fault: Fault, failed: int) -> None:
+    """The database goes away at the call ``fault`` fails (its ``failed``-th failure) and
+    stays away until a read-back round has found it down, then answers again."""
+    store = faults(driver)
+    await fault.wait(failed=failed)
+    rounds = store.reads.failed
+    store.down = True
+    # a read-back round finds it down (with none, what it failed under waits for the
+    # next start: the wait gives up, and says so)
+    await store.reads.wait(failed=rounds + 1, give_up_s=20)
+    store.down = False
 
 
 async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
@@ -96,3 +117,78 @@ async def test_a_mention_whose_commit_was_lost_is_answered_without_a_restart(
     asked = await driver.say("alice", "is the build green?", mention_bot=True)
     await faults(driver).wait_refused()
     await answered_once(driver, asked, "Yes, the build is green.")
+
+
+@pytest.mark.parametrize("adds", ["message_adds", "decision_adds"])
+async def test_a_mention_whose_handling_the_store_failed_under_is_answered_once_it_is_back(
+    driver: DiscordDriver, adds: str
+) -> None:
+    """The mention was taken in, and the database went away while it was handled: as it
+    was recorded (``message_adds``: not yet decided) or once the answer was sent
+    (``decision_adds``). It stayed in the inbox until the next start; now it is handled
+    again once the store answers, answered once, and a restart answers nothing again."""
+    await driver.say("carol", "morning")
+    await driver.settle()
+    driver.llm.enqueue("Yes, the build is green.", purpose="reply")
+    fault: Fault = getattr(faults(driver), adds)
+    failed = fails_once(fault)
+    asked = await driver.say("alice", "is the build green?", mention_bot=True)
+    await goes_away_at(driver, fault, failed)
+    await answered_once(driver, asked, "Yes, the build is green.")
+    await driver.restart()
+    await driver.settle()
+    assert [m.text for m in driver.bot_messages] == ["Yes, the build is green."]
+    assert len(await driver.app.store.decisions_for(asked)) == 1
+    assert await driver.app.store.pending_events() == []
+
+
+async def test_owed_answers_are_given_when_the_caught_up_marker_met_the_store_down(
+    driver: DiscordDriver,
+) -> None:
+    """A mention refused by an outage is read back once the store answers, and the store
+    goes away again just as the caught-up marker asks what was already decided: the owed
+    answer waited for another marker, which came only with another outage or a restart."""
+    await driver.say("carol", "morning")
+    await driver.settle()
+    driver.llm.enqueue("Here now, sorry for the wait.", purpose="reply")
+    faults(driver).down = True
+    asked = await driver.say("alice", "anyone there?", mention_bot=True)
+    await faults(driver).wait_refused()
+    store = faults(driver)
+    store.down = False
+    await goes_away_at(driver, store.marker_reads, fails_once(store.marker_reads))
+    await answered_once(driver, asked, "Here now, sorry for the wait.")
+
+
+async def test_what_a_caught_up_marker_left_undecided_when_the_store_went_away_stays_owed(
+    driver: DiscordDriver,
+) -> None:
+    """Two mentions refused by an outage are read back; the store goes away again as the
+    caught-up marker stores the first one's decision (its answer sent). The second was
+    then marked handled undecided, as plain history, and never answered: now it stays
+    owed and is answered once the store is back, and the first is not answered again."""
+    await driver.say("carol", "morning")
+    await driver.settle()
+    driver.llm.enqueue("Yes, the build is green.", purpose="reply")
+    driver.llm.enqueue("On Friday.", purpose="reply")
+    faults(driver).down = True
+    first = await driver.say("alice", "is the build green?", mention_bot=True)
+    second = await driver.say("bob", "when is the release?", mention_bot=True)
+    await faults(driver).wait_refused()
+    await driver.server.sync()
+    await driver.client.idle()  # both refused, none stored
+    store = driver.app.store
+    assert await store.messages_by_ids([first, second]) == []
+    faulty = faults(driver)
+    faulty.down = False
+    await goes_away_at(driver, faulty.decision_adds, fails_once(faulty.decision_adds))
+    await driver.wait_bot_messages(2)
+    await faults(driver).wait_handled()
+    await driver.settle()
+    assert [m.text for m in driver.bot_messages] == ["Yes, the build is green.", "On Friday."]
+    replies = [(m.get("message_reference") or {}).get("message_id")
+               for m in driver.server.bot_messages]
+    assert replies[0] == first and replies[1] in (None, second)
+    for asked in (first, second):
+        [decision] = await store.decisions_for(asked)
+        assert decision["action"] == "reply"

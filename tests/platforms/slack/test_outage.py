@@ -1,6 +1,8 @@
 """A store outage on Slack: what the store refused is read back once it answers, and every
 message read back that was never decided is decided — a mention is answered once, the
-channel's first message included (kuuki.platforms.retry, issue 24)."""
+channel's first message included; what the store failed under mid-way (an event taken in,
+the caught-up marker) is handled once it answers, without a restart (kuuki.platforms.retry,
+issue 24)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 from kuuki.platforms import retry
 from kuuki.platforms.slack.mapping import ts_of
 from kuuki.settings import Settings
-from kuuki.testing.faults import FaultyStore
+from kuuki.testing.faults import Fault, FaultyStore
 from kuuki.testing.slack_driver import SlackDriver
 
 
@@ -41,18 +43,43 @@ def faults(driver: SlackDriver) -> FaultyStore:
     return driver.faults
 
 
-async def outlast_slacks_retries(driver: SlackDriver, envelopes: int) -> None:
-    """The store stays down until Slack has given up on the ``envelopes`` refused: only
-    reading the channel back can bring them in now."""
+async def slack_gave_up(driver: SlackDriver, envelopes: int) -> None:
+    """Wait until the store refused and Slack has given up on the ``envelopes`` refused:
+    only reading the channel back can bring them in now."""
     await faults(driver).wait_refused()
     server = driver.server
     await server.wait_for(lambda: len(server.given_up) >= envelopes)
+
+
+async def outlast_slacks_retries(driver: SlackDriver, envelopes: int) -> None:
+    """The store stays down until Slack has given up on the ``envelopes`` refused."""
+    await slack_gave_up(driver, envelopes)
     faults(driver).down = False
+
+
+def fails_once(fault: Fault) -> int:
+    """``fault``'s next call fails; returns the count of failures that makes."""
+    fault.fail(times=1)
+    return fault.failed + 1
+
+
+async def goes_away_at(driver: SlackDriver, fault: Fault, failed: int) -> None:
+    """The database goes away at the call ``fault`` fails (its ``failed``-th failure) and
+    stays away until a read-back round has found it down, then answers again."""
+    store = faults(driver)
+    await fault.wait(failed=failed)
+    rounds = store.reads.failed
+    store.down = True
+    # a read-back round finds it down (with none, what it failed under waits for the
+    # next start: the wait gives up, and says so)
+    await store.reads.wait(failed=rounds + 1, give_up_s=20)
+    store.down = False
 
 
 async def answered_once(driver: SlackDriver, asked: str, text: str) -> None:
     """``asked`` got exactly one reply, ``text``, is stored and has one decision."""
     [answer] = await driver.wait_bot_messages(1)
+    await faults(driver).wait_handled()  # nothing left in the inbox: it was all decided
     await driver.settle()
     assert [m.text for m in driver.bot_messages] == [text]
     assert answer.raw["metadata"]["event_payload"]["reply_to"] == ts_of(asked)
@@ -108,3 +135,44 @@ async def test_a_mention_whose_commit_was_lost_is_answered_without_a_restart(
     asked = await driver.say("alice", "is the build green?", mention_bot=True)
     await faults(driver).wait_refused()
     await answered_once(driver, asked, "Yes, the build is green.")
+
+
+@pytest.mark.parametrize("adds", ["message_adds", "decision_adds"])
+async def test_a_mention_whose_handling_the_store_failed_under_is_answered_once_it_is_back(
+    driver: SlackDriver, adds: str
+) -> None:
+    """The mention was taken in, and the database went away while it was handled: as it
+    was recorded (``message_adds``: not yet decided) or once the answer was sent
+    (``decision_adds``). It stayed in the inbox until the next start; now it is handled
+    again once the store answers, answered once, and a restart answers nothing again."""
+    await driver.say("carol", "morning")
+    await driver.settle()
+    driver.llm.enqueue("Yes, the build is green.", purpose="reply")
+    fault: Fault = getattr(faults(driver), adds)
+    failed = fails_once(fault)
+    asked = await driver.say("alice", "is the build green?", mention_bot=True)
+    await goes_away_at(driver, fault, failed)
+    await answered_once(driver, asked, "Yes, the build is green.")
+    await driver.restart()
+    await driver.settle()
+    assert [m.text for m in driver.bot_messages] == ["Yes, the build is green."]
+    assert len(await driver.app.store.decisions_for(asked)) == 1
+    assert await driver.app.store.pending_events() == []
+
+
+async def test_owed_answers_are_given_when_the_caught_up_marker_met_the_store_down(
+    driver: SlackDriver,
+) -> None:
+    """A mention refused by an outage is read back once the store answers, and the store
+    goes away again just as the caught-up marker asks what was already decided: the owed
+    answer waited for another marker, which came only with another outage or a restart."""
+    await driver.say("carol", "morning")
+    await driver.settle()
+    driver.llm.enqueue("Here now, sorry for the wait.", purpose="reply")
+    faults(driver).down = True
+    asked = await driver.say("alice", "anyone there?", mention_bot=True)
+    await slack_gave_up(driver, 2)
+    store = faults(driver)
+    store.down = False
+    await goes_away_at(driver, store.marker_reads, fails_once(store.marker_reads))
+    await answered_once(driver, asked, "Here now, sorry for the wait.")

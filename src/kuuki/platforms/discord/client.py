@@ -117,7 +117,8 @@ class KuukiClient(discord.AutoShardedClient):
         self.store = store  # where reading back starts (None: no store, nothing to read)
         self.retrier = Retrier(self._catch_up_channels, name="discord",
                                start_of=engine.last_taken, reopen=engine.reopen)
-        engine.read_back_on_refusal()  # lost events are read back (the retrier)
+        # lost events are read back (the retrier), and so is work the store failed under
+        engine.read_back_on_refusal(self.retrier.left)
         self.caught_up_rounds = 0
         self.caught_up = asyncio.Event()  # set after each start-up catch-up round
         parsers: dict[str, Callable[[Any], None]] = self._connection.parsers

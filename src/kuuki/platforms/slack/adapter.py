@@ -177,7 +177,8 @@ class SlackAdapter:
         self._retrier = Retrier(self._history.catch_up, name="slack",
                                 start_of=self.app.engine.last_taken,
                                 reopen=self.app.engine.reopen)
-        self.app.engine.read_back_on_refusal()  # lost events are read back
+        # lost events are read back, and so is work the store failed under
+        self.app.engine.read_back_on_refusal(self._retrier.left)
         return client
 
     async def read_back(self, channel: Channel, pending: Sequence[ChatEvent]) -> int:
