@@ -136,3 +136,29 @@ async def test_a_channel_whose_work_the_store_failed_under_gets_a_round_and_owes
     assert calls == [("reopen", ["general"]), ("reopen", ["general"]),
                      ("catch_up", ["general"])]
     assert retrier.pending == frozenset()
+
+
+async def test_a_channel_due_again_after_every_round_waits_longer_each_time() -> None:
+    """One event the store keeps failing under while its reads answer: each round ends
+    with the channel due again, so the waits double (up to the cap) instead of reading
+    the platform's history every second; a round that ends with nothing due resets them."""
+    pauses: list[float] = []
+    done, fifth = asyncio.Event(), asyncio.Event()
+
+    async def catch_up(
+        ids: Sequence[str], starts: Mapping[str, str | None], refused: Mapping[str, str]
+    ) -> None:
+        pauses.append(retrier.pause)
+        if len(pauses) < 4:
+            retrier.left("general")  # its work failed once more
+        if len(pauses) >= 4:
+            (done if len(pauses) == 4 else fifth).set()
+
+    retrier = Retrier(catch_up, name="test", start_of=lambda c: None)
+    retrier.left("general")
+    await asyncio.wait_for(done.wait(), 5)
+    assert pauses == [0.01, 0.02, 0.04, 0.08]
+    retrier.left("general")  # later, after a round that left nothing due
+    await asyncio.wait_for(fifth.wait(), 5)
+    await retrier.close()
+    assert pauses[4] == 0.01

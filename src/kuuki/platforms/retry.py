@@ -104,6 +104,7 @@ class Retrier:
         self._owed: set[str] = set()  # missed and not yet read back successfully
         self._task: asyncio.Task[None] | None = None
         self.rounds = 0
+        self.pause = FIRST_PAUSE_S  # the wait before the latest round (it grows, see _run)
 
     def missed(
         self, channel_ids: Iterable[str], *, starts: Mapping[str, str | None] | None = None
@@ -160,6 +161,7 @@ class Retrier:
     async def _run(self) -> None:
         pause = FIRST_PAUSE_S
         while self._missed:
+            self.pause = pause  # the wait before this round (tests read it)
             await asyncio.sleep(pause)
             todo = sorted(self._missed)
             self._missed.clear()
@@ -184,7 +186,11 @@ class Retrier:
                         self._first_refused.pop(c, None)
                         self._owed.discard(c)
                 log.info("%s: caught up %d channels after an outage", self.name, len(todo))
-                pause = FIRST_PAUSE_S
+                # A channel due again at once (its work failed once more while the store
+                # answers reads: one event the store keeps refusing) waits longer each
+                # time, so it cannot read the platform's history every second for ever.
+                again = any(c in self._missed for c in todo)
+                pause = min(pause * 2, MAX_PAUSE_S) if again else FIRST_PAUSE_S
 
     async def close(self) -> None:
         if self._task is not None:
