@@ -59,6 +59,11 @@ class Fault:
         self._left = times
         self._error = error if error is not None else self._down()
 
+    def fail_once(self) -> int:
+        """The next call fails; returns the count of failures that makes (to `wait` on)."""
+        self.fail(times=1)
+        return self.failed + 1
+
     def _down(self) -> Exception:
         return ConnectionRefusedError(f"{self.what}: the database is down")
 
@@ -145,6 +150,17 @@ class FaultyStore(Store):
     def refused(self) -> int:
         """Inbox commits refused (down) or lost (ambiguous) so far."""
         return self.admits.failed
+
+    async def goes_away_at(self, fault: Fault, failed: int, *, give_up_s: float = 20) -> None:
+        """The database goes away at the call ``fault`` fails (its ``failed``-th failure,
+        see `Fault.fail_once`) and stays away until a read-back round has found it down,
+        then answers again. With no such round (what the store failed under waits for the
+        next start) the wait gives up, and says so."""
+        await fault.wait(failed=failed)
+        rounds = self.reads.failed
+        self.down = True
+        await self.reads.wait(failed=rounds + 1, give_up_s=give_up_s)
+        self.down = False
 
     async def wait_refused(self, n: int = 1) -> None:
         """Until ``n`` inbox commits have been refused or lost (an event, not a sleep)."""

@@ -63,23 +63,6 @@ async def answered_once(driver: DiscordDriver, asked: str, text: str) -> None:
     assert await store.pending_events() == []
 
 
-def fails_once(fault: Fault) -> int:
-    """``fault``'s next call fails; returns the count of failures that makes."""
-    fault.fail(times=1)
-    return fault.failed + 1
-
-
-async def goes_away_at(driver: DiscordDriver, fault: Fault, failed: int) -> None:
-    """The database goes away at the call ``fault`` fails (its ``failed``-th failure) and
-    stays away until a read-back round has found it down, then answers again."""
-    store = faults(driver)
-    await fault.wait(failed=failed)
-    rounds = store.reads.failed
-    store.down = True
-    # a read-back round finds it down (with none, what it failed under waits for the
-    # next start: the wait gives up, and says so)
-    await store.reads.wait(failed=rounds + 1, give_up_s=20)
-    store.down = False
 
 
 async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
@@ -131,9 +114,9 @@ async def test_a_mention_whose_handling_the_store_failed_under_is_answered_once_
     await driver.settle()
     driver.llm.enqueue("Yes, the build is green.", purpose="reply")
     fault: Fault = getattr(faults(driver), adds)
-    failed = fails_once(fault)
+    failed = fault.fail_once()
     asked = await driver.say("alice", "is the build green?", mention_bot=True)
-    await goes_away_at(driver, fault, failed)
+    await faults(driver).goes_away_at(fault, failed)
     await answered_once(driver, asked, "Yes, the build is green.")
     await driver.restart()
     await driver.settle()
@@ -156,7 +139,7 @@ async def test_owed_answers_are_given_when_the_caught_up_marker_met_the_store_do
     await faults(driver).wait_refused()
     store = faults(driver)
     store.down = False
-    await goes_away_at(driver, store.marker_reads, fails_once(store.marker_reads))
+    await faults(driver).goes_away_at(store.marker_reads, store.marker_reads.fail_once())
     await answered_once(driver, asked, "Here now, sorry for the wait.")
 
 
@@ -181,7 +164,7 @@ async def test_what_a_caught_up_marker_left_undecided_when_the_store_went_away_s
     assert await store.messages_by_ids([first, second]) == []
     faulty = faults(driver)
     faulty.down = False
-    await goes_away_at(driver, faulty.decision_adds, fails_once(faulty.decision_adds))
+    await faults(driver).goes_away_at(faulty.decision_adds, faulty.decision_adds.fail_once())
     await driver.wait_bot_messages(2)
     await faults(driver).wait_handled()
     await driver.settle()

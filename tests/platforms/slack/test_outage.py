@@ -57,23 +57,6 @@ async def outlast_slacks_retries(driver: SlackDriver, envelopes: int) -> None:
     faults(driver).down = False
 
 
-def fails_once(fault: Fault) -> int:
-    """``fault``'s next call fails; returns the count of failures that makes."""
-    fault.fail(times=1)
-    return fault.failed + 1
-
-
-async def goes_away_at(driver: SlackDriver, fault: Fault, failed: int) -> None:
-    """The database goes away at the call ``fault`` fails (its ``failed``-th failure) and
-    stays away until a read-back round has found it down, then answers again."""
-    store = faults(driver)
-    await fault.wait(failed=failed)
-    rounds = store.reads.failed
-    store.down = True
-    # a read-back round finds it down (with none, what it failed under waits for the
-    # next start: the wait gives up, and says so)
-    await store.reads.wait(failed=rounds + 1, give_up_s=20)
-    store.down = False
 
 
 async def answered_once(driver: SlackDriver, asked: str, text: str) -> None:
@@ -149,9 +132,9 @@ async def test_a_mention_whose_handling_the_store_failed_under_is_answered_once_
     await driver.settle()
     driver.llm.enqueue("Yes, the build is green.", purpose="reply")
     fault: Fault = getattr(faults(driver), adds)
-    failed = fails_once(fault)
+    failed = fault.fail_once()
     asked = await driver.say("alice", "is the build green?", mention_bot=True)
-    await goes_away_at(driver, fault, failed)
+    await faults(driver).goes_away_at(fault, failed)
     await answered_once(driver, asked, "Yes, the build is green.")
     await driver.restart()
     await driver.settle()
@@ -174,5 +157,5 @@ async def test_owed_answers_are_given_when_the_caught_up_marker_met_the_store_do
     await slack_gave_up(driver, 2)
     store = faults(driver)
     store.down = False
-    await goes_away_at(driver, store.marker_reads, fails_once(store.marker_reads))
+    await faults(driver).goes_away_at(store.marker_reads, store.marker_reads.fail_once())
     await answered_once(driver, asked, "Here now, sorry for the wait.")
