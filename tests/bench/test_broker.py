@@ -1,9 +1,9 @@
 """`kuuki bench broker` against the real brokers, with small counts.
 
-The RabbitMQ case runs against KUUKI_TEST_AMQP_URL (.ci/rabbitmq.sh starts it; unset, it is
-a missing service: a skip that says so, a failure under CI=true); the NATS case only when
-KUUKI_TEST_NATS_URL is set (.ci/nats.sh; .ci/run starts it, so under CI=true it must run). Once a case runs, a bench that measured nothing
-fails with the bench's own line. They assert what the bench counted (every message handled,
+The RabbitMQ case runs against KUUKI_TEST_AMQP_URL (.ci/rabbitmq.sh starts it), the NATS
+case against KUUKI_TEST_NATS_URL (.ci/nats.sh); unset, each is a missing service: a skip
+that says so, a failure under CI=true (.ci/run starts both). Once a case runs, a bench
+that measured nothing fails with the bench's own line. They assert what the bench counted (every message handled,
 in each channel's order, none lost), never its timings.
 """
 
