@@ -33,10 +33,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kuuki.clock import RealClock
+from kuuki.testing.faults import FaultyStore
+
 if TYPE_CHECKING:
     from kuuki.app import App
+    from kuuki.ports import Outbox
     from kuuki.settings import Settings
     from kuuki.testing.llm import ScriptedLLM
+
+
+async def driver_app(
+    settings: Settings, store_url: str, outbox: Outbox, llm: ScriptedLLM, *, faulty: bool
+) -> tuple[App, FaultyStore | None]:
+    """The app a driver runs its bot with: real time, ``llm`` for replies and judging, no
+    embedder; with ``faulty`` its store is a `FaultyStore` (returned too, to fail on
+    command), else one opened at ``store_url``."""
+    from kuuki.app import build_app
+
+    faults = await FaultyStore.open(store_url) if faulty else None
+    app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
+                          store_url=store_url, store=faults, embedder=None)
+    return app, faults
 
 
 @dataclass(slots=True)

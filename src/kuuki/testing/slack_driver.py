@@ -14,14 +14,13 @@ import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kuuki.app import App, build_app
-from kuuki.clock import RealClock
+from kuuki.app import App
 from kuuki.platforms.slack import SlackOutbox, run_slack
 from kuuki.platforms.slack.emoji import from_slack_name, to_slack_name
 from kuuki.platforms.slack.mapping import message_id, ts_of
 from kuuki.platforms.slack.names import unescape
 from kuuki.platforms.slack.outbox import PART_LIMIT
-from kuuki.testing.conformance import SentMessage
+from kuuki.testing.conformance import SentMessage, driver_app
 from kuuki.testing.faults import FaultyStore
 from kuuki.testing.llm import ScriptedLLM
 from kuuki.testing.slack_server import SlackServer, mass_mention_possible
@@ -91,16 +90,8 @@ class SlackDriver:
     async def _start_bot(self) -> None:
         assert self._settings is not None
         self.outbox = SlackOutbox()
-        self.faults = await FaultyStore.open(self._store_url) if self.faulty_store else None
-        self._app = await build_app(
-            self._settings,
-            clock=RealClock(),
-            outbox=self.outbox,
-            llm=self.llm,
-            judge_llm=self.llm,
-            store_url=self._store_url,
-            store=self.faults,
-            embedder=None,
+        self._app, self.faults = await driver_app(
+            self._settings, self._store_url, self.outbox, self.llm, faulty=self.faulty_store
         )
         opened = self.server.connections_opened
         self._task = asyncio.create_task(

@@ -9,11 +9,10 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from kuuki.app import App, build_app
-from kuuki.clock import RealClock
+from kuuki.app import App
 from kuuki.platforms.discord import DiscordOutbox, KuukiClient, run_discord
 from kuuki.settings import Settings
-from kuuki.testing.conformance import SentMessage
+from kuuki.testing.conformance import SentMessage, driver_app
 from kuuki.testing.discord_server.server import DiscordServer
 from kuuki.testing.discord_server.state import MANAGE_CHANNELS, MEMBER_PERMISSIONS, Payload
 from kuuki.testing.faults import FaultyStore
@@ -77,16 +76,8 @@ class DiscordDriver:
     async def _start_bot(self) -> None:
         assert self._settings is not None
         self._outbox = DiscordOutbox()
-        self.faults = await FaultyStore.open(self._store_url) if self.faulty_store else None
-        self._app = await build_app(
-            self._settings,
-            clock=RealClock(),
-            outbox=self._outbox,
-            llm=self.llm,
-            judge_llm=self.llm,
-            store_url=self._store_url,
-            store=self.faults,
-            embedder=None,
+        self._app, self.faults = await driver_app(
+            self._settings, self._store_url, self._outbox, self.llm, faulty=self.faulty_store
         )
         before = self.server.identifies
         # guild_ready_timeout: discord.py waits that long for more guilds before on_ready
