@@ -118,6 +118,13 @@ def _scale(args: argparse.Namespace) -> int:
     return 0
 
 
+def _secrets(args: argparse.Namespace) -> int:
+    from kuuki.bench.secrets import print_report as print_secrets
+    from kuuki.bench.secrets import probe
+
+    return print_secrets(asyncio.run(probe(args.store)), sys.stdout, as_json=args.json)
+
+
 _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "ingest": _ingest,
     "soak": _soak,
@@ -130,4 +137,5 @@ _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "broker": _broker,
     "scenarios": _scenarios,
     "scale": _scale,
+    "secrets": _secrets,
 }

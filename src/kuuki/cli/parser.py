@@ -112,6 +112,7 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
     _add_bench_crash(bsub)
     _add_bench_disentangle(bsub)
     _add_bench_broker(bsub)
+    _add_bench_secrets(bsub)
     return bsub
 
 
@@ -195,6 +196,20 @@ def _add_bench_broker(bsub: Subparsers) -> None:
     brk.add_argument("--rabbit-queue", choices=("quorum", "classic"), default="quorum",
                      help="RabbitMQ queue type behind the exchange (default quorum)")
     brk.set_defaults(fn=cmd_bench)
+
+
+def _add_bench_secrets(bsub: Subparsers) -> None:
+    sec = bsub.add_parser(
+        "secrets", help="where each configured secret was found after a chat against "
+        "servers that echo credentials (exit 1 if anywhere)",
+        description="Run the bot in the playground against local servers that echo every "
+        "credential they get, then count each configured secret in every log record, every "
+        "row of every table, `kuuki why` and the playground's screens.",
+    )
+    sec.add_argument("--store", metavar="URL", help="an empty store (default: a temporary "
+                     "SQLite file); every row of every table in it is read")
+    sec.add_argument("--json", action="store_true", help="print one JSON object")
+    sec.set_defaults(fn=cmd_bench)
 
 
 def _add_bench_quality(bsub: Subparsers) -> None:
