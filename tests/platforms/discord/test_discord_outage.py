@@ -15,7 +15,7 @@ import pytest
 from kuuki.platforms import retry
 from kuuki.settings import Settings
 from kuuki.testing.discord_server import DiscordDriver, DiscordServer
-from kuuki.testing.faults import Fault, FaultyStore
+from kuuki.testing.outage import answered_once, faults_of
 
 CHATTER = 60  # more than a first look's newest 50
 
@@ -43,28 +43,6 @@ async def driver(server: DiscordServer, tmp_path: Path) -> AsyncIterator[Discord
         await d.stop()
 
 
-def faults(driver: DiscordDriver) -> FaultyStore:
-    assert driver.faults is not None
-    return driver.faults
-
-
-async def answered_once(driver: DiscordDriver, asked: str, text: str) -> None:
-    """``asked`` got exactly one reply, ``text``, is stored and has one decision."""
-    await driver.wait_bot_messages(1)
-    await faults(driver).wait_handled()  # nothing left in the inbox: it was all decided
-    await driver.settle()
-    assert [m.text for m in driver.bot_messages] == [text]
-    [reply] = driver.server.bot_messages
-    assert (reply.get("message_reference") or {}).get("message_id") in (None, asked)
-    store = driver.app.store
-    assert await store.get_message(asked) is not None
-    [decision] = await store.decisions_for(asked)
-    assert decision["action"] == "reply"
-    assert await store.pending_events() == []
-
-
-
-
 async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
     driver: DiscordDriver,
 ) -> None:
@@ -74,73 +52,17 @@ async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
     store = driver.app.store
     assert await store.channels() == []
     driver.llm.enqueue("Here now, sorry for the wait.", purpose="reply")
-    faults(driver).down = True
+    faults_of(driver).down = True
     asked = await driver.say("alice", "anyone there?", mention_bot=True)
-    await faults(driver).wait_refused()
+    await faults_of(driver).wait_refused()
     chatter = [await driver.say("bob", f"chatter {i} meanwhile") for i in range(CHATTER)]
     await driver.server.sync()
     await driver.client.idle()  # every one of them refused, none stored
     assert await store.get_message(chatter[-1]) is None
-    faults(driver).down = False
+    faults_of(driver).down = False
     await answered_once(driver, asked, "Here now, sorry for the wait.")
     stored = await store.messages_by_ids([asked, *chatter])
     assert len(stored) == 1 + CHATTER  # said during the outage, each stored once
-
-
-async def test_a_mention_whose_commit_was_lost_is_answered_without_a_restart(
-    driver: DiscordDriver,
-) -> None:
-    """The connection broke after COMMIT: the mention is in the store's inbox, and the bot
-    was told it was refused. Reading it back then finds it "taken in before"; it waited
-    for the next start."""
-    await driver.say("carol", "morning")
-    await driver.settle()
-    driver.llm.enqueue("Yes, the build is green.", purpose="reply")
-    faults(driver).ambiguous = 1
-    asked = await driver.say("alice", "is the build green?", mention_bot=True)
-    await faults(driver).wait_refused()
-    await answered_once(driver, asked, "Yes, the build is green.")
-
-
-@pytest.mark.parametrize("adds", ["message_adds", "decision_adds"])
-async def test_a_mention_whose_handling_the_store_failed_under_is_answered_once_it_is_back(
-    driver: DiscordDriver, adds: str
-) -> None:
-    """The mention was taken in, and the database went away while it was handled: as it
-    was recorded (``message_adds``: not yet decided) or once the answer was sent
-    (``decision_adds``). It stayed in the inbox until the next start; now it is handled
-    again once the store answers, answered once, and a restart answers nothing again."""
-    await driver.say("carol", "morning")
-    await driver.settle()
-    driver.llm.enqueue("Yes, the build is green.", purpose="reply")
-    fault: Fault = getattr(faults(driver), adds)
-    failed = fault.fail_once()
-    asked = await driver.say("alice", "is the build green?", mention_bot=True)
-    await faults(driver).goes_away_at(fault, failed)
-    await answered_once(driver, asked, "Yes, the build is green.")
-    await driver.restart()
-    await driver.settle()
-    assert [m.text for m in driver.bot_messages] == ["Yes, the build is green."]
-    assert len(await driver.app.store.decisions_for(asked)) == 1
-    assert await driver.app.store.pending_events() == []
-
-
-async def test_owed_answers_are_given_when_the_caught_up_marker_met_the_store_down(
-    driver: DiscordDriver,
-) -> None:
-    """A mention refused by an outage is read back once the store answers, and the store
-    goes away again just as the caught-up marker asks what was already decided: the owed
-    answer waited for another marker, which came only with another outage or a restart."""
-    await driver.say("carol", "morning")
-    await driver.settle()
-    driver.llm.enqueue("Here now, sorry for the wait.", purpose="reply")
-    faults(driver).down = True
-    asked = await driver.say("alice", "anyone there?", mention_bot=True)
-    await faults(driver).wait_refused()
-    store = faults(driver)
-    store.down = False
-    await faults(driver).goes_away_at(store.marker_reads, store.marker_reads.fail_once())
-    await answered_once(driver, asked, "Here now, sorry for the wait.")
 
 
 async def test_what_a_caught_up_marker_left_undecided_when_the_store_went_away_stays_owed(
@@ -154,19 +76,19 @@ async def test_what_a_caught_up_marker_left_undecided_when_the_store_went_away_s
     await driver.settle()
     driver.llm.enqueue("Yes, the build is green.", purpose="reply")
     driver.llm.enqueue("On Friday.", purpose="reply")
-    faults(driver).down = True
+    faults_of(driver).down = True
     first = await driver.say("alice", "is the build green?", mention_bot=True)
     second = await driver.say("bob", "when is the release?", mention_bot=True)
-    await faults(driver).wait_refused()
+    await faults_of(driver).wait_refused()
     await driver.server.sync()
     await driver.client.idle()  # both refused, none stored
     store = driver.app.store
     assert await store.messages_by_ids([first, second]) == []
-    faulty = faults(driver)
+    faulty = faults_of(driver)
     faulty.down = False
-    await faults(driver).goes_away_at(faulty.decision_adds, faulty.decision_adds.fail_once())
+    await faults_of(driver).goes_away_at(faulty.decision_adds, faulty.decision_adds.fail_once())
     await driver.wait_bot_messages(2)
-    await faults(driver).wait_handled()
+    await faults_of(driver).wait_handled()
     await driver.settle()
     assert [m.text for m in driver.bot_messages] == ["Yes, the build is green.", "On Friday."]
     replies = [(m.get("message_reference") or {}).get("message_id")

@@ -167,7 +167,7 @@ async def test_a_store_outage_is_not_acknowledged_so_slack_retries(endpoint: End
     endpoint.llm.enqueue("answered after the outage")
     endpoint.app.engine.intake.patience_s = 0.1
     # the channel is known to the store (one whose first message the outage refused:
-    # tests/platforms/slack/test_outage.py)
+    # tests/platforms/slack/test_slack_outage.py)
     said = endpoint.server.user_message(endpoint.alice, endpoint.channel, "morning all")
     before = endpoint.server.event_envelope(
         endpoint.server.message_event(endpoint.channel, said)).payload
