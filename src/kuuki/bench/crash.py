@@ -29,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -358,7 +359,8 @@ async def kill_9(platform: str, workdir: Path) -> dict[str, Any]:
 async def postgres_outage(platform: str, workdir: Path, pg: PrivateServer) -> dict[str, Any]:
     """PostgreSQL stopped for OUTAGE_S seconds, then kill -9: its report (raises
     `CrashCheckFailed` on a failure)."""
-    store = await pg.create_database(f"crash_{platform}")
+    # a database of its own each time: `kuuki bench crash --runs N` runs it N times on one server
+    store = await pg.create_database(f"crash_{platform}_{uuid.uuid4().hex[:12]}")
     p = await PLATFORMS[platform].open(workdir, store, outage=True)
     try:
         return await run(p, Stream(), {OUTAGE_AT: outage(pg), 200: kill_and_restart})
