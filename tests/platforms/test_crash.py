@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from kuuki.bench.crash import (
     postgres_outage,
     private_postgres,
 )
-from kuuki.testing.crashkit import PrivateServer
+from kuuki.testing.crashkit import PrivateServer, cpu_hogs
 from kuuki.testing.services import service_missing
 
 PG_ENV = "KUUKI_TEST_POSTGRES_URL"  # the test server (.ci/postgres.sh); the case runs its own
@@ -44,14 +43,9 @@ HOGS = _hogs(os.environ.get(HOGS_ENV, ""))  # read at import: tests/conftest.py 
 
 
 @pytest.fixture(scope="module", autouse=True)
-def cpu_hogs() -> Iterator[list[subprocess.Popen[bytes]]]:
-    procs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(HOGS)]
-    try:
+def competition() -> Iterator[list[subprocess.Popen[bytes]]]:
+    with cpu_hogs(HOGS) as procs:  # the same harness as `kuuki bench crash --cpu-hogs`
         yield procs
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 def assert_nothing_lost(report: dict[str, Any]) -> None:

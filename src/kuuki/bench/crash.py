@@ -1,6 +1,6 @@
 """kill -9 and a stopped database in the middle of a stream, through each platform's local
 server (issue 11): the scenario behind tests/platforms/test_crash.py and `kuuki bench
-crash`, which prints its counts.
+crash` (kuuki.bench.crash_runs), which prints its counts.
 
 The bot runs as its own OS process (kuuki.testing.bot_process: the real discord.py or
 slack-bolt client, the real store) while people keep talking in three channels, every
@@ -26,8 +26,10 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -253,7 +255,7 @@ async def run(p: Platform, stream: Stream,
     check(code == 0, f"the bot exited with {code} when stopped; bot log {p.bot.log}")
     outcome = await read_outcome(p.bot, stream, p.taken(), replies_by_tag(p.bot_texts()))
     report = verify(outcome) | p.notes() | {"interruptions": stream.reports}
-    print(f"{p.name} crash test:", report)
+    print(f"{p.name} crash test:", report, file=sys.stderr)  # stdout: the bench's JSON
     return report
 
 
@@ -357,35 +359,10 @@ async def kill_9(platform: str, workdir: Path) -> dict[str, Any]:
 async def postgres_outage(platform: str, workdir: Path, pg: PrivateServer) -> dict[str, Any]:
     """PostgreSQL stopped for OUTAGE_S seconds, then kill -9: its report (raises
     `CrashCheckFailed` on a failure)."""
-    store = await pg.create_database(f"crash_{platform}")
+    # a database of its own each time: `kuuki bench crash --runs N` runs it N times on one server
+    store = await pg.create_database(f"crash_{platform}_{uuid.uuid4().hex[:12]}")
     p = await PLATFORMS[platform].open(workdir, store, outage=True)
     try:
         return await run(p, Stream(), {OUTAGE_AT: outage(pg), 200: kill_and_restart})
     finally:
         await p.close()
-
-
-def bench(platforms: list[str], *, postgres: bool) -> dict[str, Any]:
-    """`kuuki bench crash`: each case once, its counts and whether every check held."""
-    cases: list[tuple[str, str]] = [(pl, "kill -9") for pl in platforms]
-    if postgres:
-        cases += [(pl, "postgres stopped, then kill -9") for pl in platforms]
-    out: list[dict[str, Any]] = []
-    pg_cm = private_postgres() if postgres else contextlib.nullcontext()
-    with pg_cm as pg:
-        for platform, case in cases:
-            with tempfile.TemporaryDirectory(prefix="kuuki-crash-") as tmp:
-                work = Path(tmp)
-                try:
-                    if case == "kill -9":
-                        counts = asyncio.run(kill_9(platform, work))
-                    elif pg is not None:
-                        counts = asyncio.run(postgres_outage(platform, work, pg))
-                    else:
-                        raise CrashCheckFailed("the PostgreSQL case needs its server")
-                    out.append({"platform": platform, "case": case, "held": True, **counts})
-                except AssertionError as exc:
-                    out.append({"platform": platform, "case": case, "held": False,
-                                "failure": str(exc)[:500]})
-    return {"benchmark": "crash", "messages": MESSAGES, "kills_at": list(KILL_AT),
-            "cases": out}

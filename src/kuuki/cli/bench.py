@@ -39,12 +39,11 @@ def _soak(args: argparse.Namespace) -> int:
 
 
 def _crash(args: argparse.Namespace) -> int:
-    from kuuki.bench.crash import bench as crash_bench
+    from kuuki.bench.crash_runs import bench_runs
 
     platforms = ["discord", "slack"] if args.platform == "both" else [args.platform]
-    result = crash_bench(platforms, postgres=args.postgres)
-    print(json.dumps(result, ensure_ascii=False))
-    return 0 if all(c["held"] for c in result["cases"]) else 1
+    return bench_runs(platforms, postgres=args.postgres, runs=args.runs, hogs=args.cpu_hogs,
+                      out=sys.stdout, err=sys.stderr)
 
 
 def _disentangle(args: argparse.Namespace) -> int:

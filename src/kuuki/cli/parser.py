@@ -5,7 +5,7 @@ lists them; each command's function lives with its group (run, inspect, bench, t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kuuki.cli.bench import cmd_bench
@@ -168,7 +168,26 @@ def _add_bench_crash(bsub: Subparsers) -> None:
     crash.add_argument("--postgres", action="store_true",
                        help="also stop a private PostgreSQL cluster for 6 s mid-stream (needs "
                        "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
+    crash.add_argument("--runs", type=_at_least(1), default=1, metavar="N",
+                       help="run all the selected cases N times in a row (default 1)")
+    crash.add_argument("--cpu-hogs", type=_at_least(0), default=0, metavar="N",
+                       help="N CPU-bound processes beside the cases, from before the first to "
+                       "after the last: a slower machine (default 0)")
     crash.set_defaults(fn=cmd_bench)
+
+
+def _at_least(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number, ``least`` or more (argparse names the option)."""
+    def parse(raw: str) -> int:
+        try:
+            n = int(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be {least} or more, not {n}")
+        return n
+
+    return parse
 
 
 def _add_bench_disentangle(bsub: Subparsers) -> None:

@@ -8,8 +8,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kuuki.store import Store
@@ -191,3 +192,23 @@ def server_port() -> int:
                 continue
         return port
     raise RuntimeError(f"no free port below {low} (the ephemeral range)")
+
+
+@contextlib.contextmanager
+def cpu_hogs(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """N CPU-bound processes (``while 1: pass``) for as long as the block runs: a slower
+    machine, where issue 24 found mentions lost. Each is killed and waited for on the way
+    out, however the block ends (a failure, Ctrl-C), so none is left running."""
+    if n < 0:
+        raise ValueError(f"cpu_hogs needs a number of processes, 0 or more, not {n}")
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(n):
+            procs.append(subprocess.Popen([sys.executable, "-c", "while 1: pass"],
+                                          stdin=subprocess.DEVNULL))
+        yield procs
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
