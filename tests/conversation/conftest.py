@@ -10,11 +10,12 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from kuuki.testing.services import service_missing
+
 REPO = Path(__file__).resolve().parents[2]
-IRC_DATA = (
-    Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
-    / "irc-disentanglement"
-)
+SHARED_DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
+IRC_DATA = SHARED_DATA / "irc-disentanglement"
+MRMP_DATA = SHARED_DATA / "mrmp"
 
 
 class BigramEmbedder:
@@ -50,5 +51,12 @@ def embedder() -> BigramEmbedder:
 @pytest.fixture
 def irc_data() -> Path:
     if not (IRC_DATA / "train").is_dir():
-        pytest.skip("IRC disentanglement data not available")
+        service_missing("the IRC disentanglement data", f"{IRC_DATA} has no train split")
     return IRC_DATA
+
+
+@pytest.fixture
+def mrmp_data() -> Path:
+    if not (MRMP_DATA / "dialogues" / "dev").is_dir():
+        service_missing("the MRMP corpus", f"{MRMP_DATA} has no dev split")
+    return MRMP_DATA
