@@ -93,3 +93,80 @@ def test_why_shows_the_posted_text_and_every_decision(
     assert main(["why", "m1", "--json", "--store", str(tmp_path / "s.db")]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["action"] for r in rows] == ["none", "reply"]
+
+
+ADDRESSEE = {
+    "to": "alice", "p": 0.83, "bot": 0.12,
+    "candidates": {"alice": 0.83, "Kuu": 0.12, "room": 0.05},
+    "top": [["name at the start", 2.1], ["answers alice's question", 0.9]],
+    "threshold": 0.6,
+}
+SEAT = {"p": 0.62, "short": 0.3, "score": 62.0,
+        "top": [["p(to the seat)", 1.8], ["turns since the seat spoke", -0.4]]}
+
+
+def why_lines(tmp_path: Path, features: dict[str, object],
+              capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """`kuuki why m1`'s lines for one stored decision whose trace has these features."""
+    t0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+    trace = DecisionTrace("m1", "c1", t0)
+    trace.features.update(features)
+    decision = Decision("m1", "c1", Action(ActionKind.NONE, "c1"), Stage.LOCAL, 20.0,
+                        "for someone else", t0, trace)
+
+    async def fill() -> None:
+        store = await Store.open(f"sqlite:///{tmp_path}/s.db")
+        try:
+            await store.upsert_channel(Channel("c1", "general"))
+            await store.add_message(Message("m1", "c1", User("u2", "bob"), "alice, ready?", t0))
+            await store.save_decisions([decision])
+        finally:
+            await store.close()
+
+    asyncio.run(fill())
+    assert main(["why", "m1", "--store", str(tmp_path / "s.db")]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_why_tells_who_the_message_is_for_and_whether_its_seat_would_speak(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = why_lines(
+        tmp_path, {"language": "en", "addressee": ADDRESSEE, "seat": SEAT}, capsys)
+    start = lines.index("decision at 10:00:00: none (stage local, score 20.0) — for someone else")
+    assert lines[start + 1:] == [
+        "  · who it is for: alice 83 % · Kuu (the bot) 12 % · the room 5 %"
+        " — counts as addressed at ≥ 60 %",
+        "      to alice because: name at the start +2.1, answers alice's question +0.9",
+        "  · would a member in its seat speak: 62 % (short remark 30 %)",
+        "      because: p(to the seat) +1.8, turns since the seat spoke -0.4",
+        "  · language: English (en)",
+    ]
+
+
+def test_an_old_trace_without_the_models_tells_nothing_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = why_lines(tmp_path, {"language": "en"}, capsys)
+    assert lines[-1] == "  · language: English (en)"
+    assert not [line for line in lines if "who it is for" in line or "seat" in line]
+
+
+def test_the_bot_among_many_candidates_is_found_by_its_probability(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A persona the settings do not name (そら) is the candidate whose p is `bot`; past
+    five candidates the rest are counted; a room-bound message says so; a broken entry is
+    shown under its key rather than dropped."""
+    candidates = {"room": 0.4, "そら": 0.25, "dave": 0.15, "erin": 0.1, "fay": 0.05,
+                  "gus": 0.03, "hal": 0.02}
+    addressee = {"to": "room", "p": 0.4, "bot": 0.25, "candidates": candidates,
+                 "top": [["greeting", 1.2]], "threshold": 0.5}
+    lines = why_lines(tmp_path, {"addressee": addressee, "seat": ["not", "a", "mapping"]},
+                      capsys)
+    assert lines[-3:] == [
+        "  · who it is for: the room 40 % · そら (the bot) 25 % · dave 15 % · erin 10 %"
+        " · fay 5 % · 2 more — counts as addressed at ≥ 50 %",
+        "      to the room because: greeting +1.2",
+        "  · seat (unreadable): ['not', 'a', 'mapping']",
+    ]

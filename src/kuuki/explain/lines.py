@@ -10,13 +10,14 @@ trace stays available to developers beside it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from kuuki.domain import ActionKind, Decision, GuardRecord, LLMCallRecord, ToolCallRecord
 from kuuki.engine.channels import ChannelState
+from kuuki.explain import models
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 GENERATION = ("reply", "ack", "proactive")  # call purposes whose text would be posted
@@ -195,8 +196,9 @@ def _judgment(v: Mapping[str, Any]) -> str:
 
 
 def feature_line(key: str, value: Any) -> str | None:
-    """A feature the judge saw, as a sentence; None for what the card shows elsewhere."""
-    if key == "conversation":
+    """A feature the judge saw, as a sentence; None for what the card shows elsewhere (the
+    conversation; the learned models, told by `kuuki.explain.models`)."""
+    if key == "conversation" or key in models.KEYS:
         return None
     if key == "language" and isinstance(value, str):
         return f"language: {language_name(value)}"
@@ -240,7 +242,7 @@ class Explanation:
     headline: str
     fallback: bool
     rules: list[str]
-    features: list[str]
+    features: list[str]  # the learned models' lines first (kuuki.explain.models), then the rest
     calls: list[str]
     tools: list[str]
     guard: list[str]
@@ -248,13 +250,14 @@ class Explanation:
     errors: list[str]
 
 
-def explain(d: Decision) -> Explanation:
+def explain(d: Decision, bot_names: Collection[str] = ()) -> Explanation:
     t = d.trace
+    told = [line for lines in models.model_lines(t.features, bot_names) for line in lines]
     return Explanation(
         headline=d.reason,
         fallback=fell_back(d),
         rules=[rule_line(c.rule, c.points, c.detail) for c in t.contributions],
-        features=feature_lines(t.features),
+        features=told + feature_lines(t.features),
         calls=[call_line(c) for c in t.llm_calls],
         tools=[tool_line(c) for c in t.tool_calls],
         guard=guard_lines(d),

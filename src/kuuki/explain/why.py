@@ -9,21 +9,28 @@ keep theirs, since both use a temporary store by default.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any, TextIO
 
 from kuuki.domain import GuardRecord, Message
 from kuuki.errors import KuukiError
 from kuuki.explain.lines import feature_line, guard_line, tool_line, tool_record
+from kuuki.explain.models import model_lines
 from kuuki.settings import Settings
 from kuuki.settings.urls import display_url, normalise_url, sqlite_file
 
 
-def trace_lines(trace: dict[str, Any]) -> list[str]:
-    """A stored trace as indented lines: rule points, features, steps, LLM calls, errors."""
+def trace_lines(trace: dict[str, Any], bot_names: Collection[str] = ()) -> list[str]:
+    """A stored trace as indented lines: rule points, the learned models (the features
+    that weighed most one level in), features, steps, LLM calls, errors. ``bot_names``
+    picks the bot among the addressee's candidates."""
     lines: list[str] = []
     for c in trace.get("contributions", []):
         detail = f"  ({c['detail']})" if c.get("detail") else ""
         lines.append(f"  {c['points']:+6.0f}  {c['rule']}{detail}")
+    for summary, *because in model_lines(trace.get("features", {}), bot_names):
+        lines.append(f"  · {summary}")
+        lines.extend(f"      {line}" for line in because)
     for k, v in trace.get("features", {}).items():
         line = feature_line(k, v)
         if line is not None:
@@ -63,13 +70,16 @@ def decision_headline(row: dict[str, Any]) -> str:
     )
 
 
-def format_decision_row(row: dict[str, Any]) -> str:
+def format_decision_row(row: dict[str, Any], bot_names: Collection[str] = ()) -> str:
     """One decision row in a few lines: what was decided, then the trace."""
     head = f"message {row.get('message_id')} in #{row.get('channel_id')}: "
-    return "\n".join([head + decision_headline(row), *trace_lines(row.get("trace") or {})])
+    trace = trace_lines(row.get("trace") or {}, bot_names)
+    return "\n".join([head + decision_headline(row), *trace])
 
 
-def format_why(message: Message | None, rows: list[dict[str, Any]]) -> str:
+def format_why(
+    message: Message | None, rows: list[dict[str, Any]], bot_names: Collection[str] = ()
+) -> str:
     """The message, each decision about it with the posted text, and the traces."""
     first = rows[0]
     if message is not None:
@@ -89,7 +99,7 @@ def format_why(message: Message | None, rows: list[dict[str, Any]]) -> str:
         if row.get("action") in ("reply", "ack"):
             text = row.get("action_text")
             lines.append(f"  posted: {text!r}" if text else "  posted no text (generation off)")
-        lines.extend(trace_lines(row.get("trace") or {}))
+        lines.extend(trace_lines(row.get("trace") or {}, bot_names))
     return "\n".join(lines)
 
 
@@ -151,5 +161,6 @@ async def run_why(
     if as_json:
         out.write(json.dumps(rows, ensure_ascii=False, default=str, indent=2) + "\n")
     else:
-        out.write(format_why(message, rows) + "\n")
+        persona = settings.persona
+        out.write(format_why(message, rows, (persona.name, *persona.aliases)) + "\n")
     return 0
