@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kuuki.domain import Channel, User
+from kuuki.explain.models import model_lines
 from kuuki.ports import EngineCommands
 
 COMMANDS = ("status", "why", "quiet", "memory", "forget-me", "remember-me")
@@ -88,9 +89,11 @@ async def _why(engine: EngineCommands, channel: Channel) -> CommandReply:
         return CommandReply("I have not decided anything in this channel yet.")
     parts = [f"Last decision: {row['action']} (stage {row['stage']}, score {row['score']})"]
     parts.append(f"Reason: {row['reason']}")
-    contributions = (row.get("trace") or {}).get("contributions", [])
-    top = sorted(contributions, key=lambda c: -abs(c["points"]))[:5]
+    trace = row.get("trace") or {}
+    top = sorted(trace.get("contributions", []), key=lambda c: -abs(c["points"]))[:5]
     parts += [f"{c['points']:+.0f} {c['rule']}" for c in top]
+    for summary, *because in model_lines(trace.get("features", {})):
+        parts += [summary, *(f"  {line}" for line in because)]
     return CommandReply("\n".join(parts))
 
 
