@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from kuuki.decide.base import Judge
-from kuuki.domain import Visibility
+from kuuki.decide.base import Judge, Situation, Verdict
+from kuuki.domain import DecisionTrace, Visibility
 from kuuki.errors import LLMTimeout
 from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.memory.channel_context import ChannelContext
@@ -32,12 +32,34 @@ from kuuki.settings import Settings
 from kuuki.testing.llm import ScriptedLocalLLM
 from kuuki.testing.services import service_missing
 
-from .conftest import loading_llm
+from .conftest import QuestionJudge, loading_llm
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 TIMEOUT_MS = 15_000
 
+
+
+class LearnedModelsJudge(QuestionJudge):
+    """The QuestionJudge, with what the learned addressee and seat models write into the
+    trace of a message addressed to the bot (issue 25), for the card to show."""
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        if situation.addressing:
+            other = "bob" if situation.message.user.name == "alice" else "alice"
+            trace.features["addressee"] = {
+                "to": "Kuu", "p": 0.91, "bot": 0.91,
+                "candidates": {"Kuu": 0.91, other: 0.06, "room": 0.03},
+                "top": [["@mention", 3.2], ["a question", 0.7]], "threshold": 0.6}
+            trace.features["seat"] = {
+                "p": 0.88, "short": 0.1, "score": 88.0,
+                "top": [["p(to the seat)", 2.4], ["turns since the seat spoke", -0.2]]}
+        return await super().judge(situation, trace)
+
+
+@pytest.fixture
+def judge() -> Judge:
+    return LearnedModelsJudge()
 
 
 @pytest.fixture(autouse=True)
@@ -114,6 +136,8 @@ async def test_a_person_tries_kuuki_in_the_browser(
     first_card = page.get_by_test_id("decision").first
     await expect(first_card.get_by_test_id("decision-action")).to_have_text("none")
     await expect(first_card.get_by_test_id("decision-reason")).to_have_text("nothing to add")
+    await expect(first_card.get_by_test_id("card-addressee")).to_have_count(0)  # no models
+    await expect(first_card.get_by_test_id("card-seat")).to_have_count(0)
 
     await page.locator('[data-speaker="bob"]').click()
     await expect(page.locator('[data-speaker="bob"]')).to_have_attribute("aria-checked", "true")
@@ -131,6 +155,23 @@ async def test_a_person_tries_kuuki_in_the_browser(
         "language: English (en)")
     await expect(reply_card.get_by_test_id("card-guard")).to_have_text("reply passed the guard")
     await expect(reply_card.get_by_test_id("card-state")).to_contain_text("last replied")
+    # The learned models: who the message is for, a bar each, and whether its seat speaks.
+    addressee = reply_card.get_by_test_id("card-addressee")
+    await expect(addressee.get_by_test_id("addressee-candidate")).to_have_text(
+        ["Kuu (the bot)", "alice", "the room"])
+    await expect(addressee.locator(".pts")).to_have_text(["91 %", "6 %", "3 %"])
+    await expect(addressee.locator(".bar span").first).to_have_attribute(
+        "style", re.compile(r"width: 91(\.\d+)?%"))
+    await expect(addressee.locator(".model-notes")).to_have_text(
+        "counts as addressed at ≥ 60 %to Kuu (the bot) because: @mention +3.2, a question +0.7")
+    seat = reply_card.get_by_test_id("card-seat")
+    await expect(seat.get_by_test_id("seat-p")).to_have_text("speaks now")
+    await expect(seat.locator(".pts")).to_have_text("88 %")
+    await expect(seat.locator(".model-notes")).to_have_text(
+        "short remark 10 %because: p(to the seat) +2.4, turns since the seat spoke -0.2")
+    judged = await reply_card.get_by_test_id("card-features").inner_text()
+    assert "addressee" not in judged and "seat" not in judged, judged  # told once, above
+    await reply_card.screenshot(path=str(screenshots / "playground-card-models.png"))
 
     # A third person joins and asks an open question nobody answers …
     await page.get_by_test_id("add-participant").locator("input").fill("carol")

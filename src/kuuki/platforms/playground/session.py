@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 from kuuki.clock import VirtualClock
 from kuuki.decide.base import Judge
 from kuuki.domain import Decision
-from kuuki.explain.lines import clock_time, duration, explain, plural, state_lines
+from kuuki.explain.lines import (
+    clock_time,
+    duration,
+    explain,
+    feature_lines,
+    plural,
+    state_lines,
+)
+from kuuki.explain.models import card_parts
 from kuuki.llm.base import LLM
 from kuuki.platforms.playground.model_status import ModelLoader, ModelStatus
 from kuuki.replay.runner import decision_line
@@ -219,14 +227,19 @@ class Playground:
         """The decision as the page shows it: headline first, every part in sentences."""
         e = explain(d)
         state = self.engine_app.engine.state(d.channel_id)
-        language = d.trace.features.get("language")
+        features = d.trace.features
+        language = features.get("language")
+        persona = self.settings.persona
+        models, unreadable = card_parts(features, (persona.name, *persona.aliases))
         return {
             "headline": e.headline,
             "fallback": e.fallback,
             "time": clock_time(d.decided_at),
             "language": language if isinstance(language, str) else None,
             "rules": e.rules,
-            "features": e.features,
+            # The learned models get bars of their own; the list is the rest.
+            **models,
+            "features": unreadable + feature_lines(features),
             "state": state_lines(state, self.clock.now()) if state is not None else [],
             "calls": e.calls,
             "tools": e.tools,

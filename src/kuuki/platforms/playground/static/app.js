@@ -353,6 +353,8 @@ function cardEl(d, open) {
   ),
   h("div", { class: "card-body" },
     rulesEl(t.contributions),
+    addresseeEl(c.addressee),
+    seatEl(c.seat),
     linesEl("What the judge saw", c.features, "features"),
     linesEl("The channel right after", c.state, "state"),
     callsEl(d),
@@ -401,6 +403,31 @@ function rulesEl(contributions) {
         h("div", { class: "bar" }, h("span", { class: c.points >= 0 ? "pos" : "neg", style: `width:${w}` })),
       ];
     })));
+}
+// The learned models (kuuki.explain.models words them): a bar per candidate addressee, one
+// for the seat, and the features that weighed most below.
+function shareRow(label, p, percent, cls, testid) {
+  return [
+    h("div", { class: `rule ${cls}`, "data-testid": testid }, label),
+    h("div", { class: "pts" }, percent),
+    h("div", { class: "bar" }, h("span", { class: "share", style: `width:${Math.max(0, Math.min(1, p)) * 100}%` })),
+  ];
+}
+function modelNotes(notes) {
+  return notes.length ? h("div", { class: "model-notes" }, notes.map((n) => h("div", {}, n))) : null;
+}
+function addresseeEl(a) {
+  if (!a) return null;
+  return h("section", { "data-testid": "card-addressee" }, h("h3", {}, "Who it is for"),
+    h("div", { class: "rules" }, a.candidates.flatMap((x) => shareRow(
+      x.label, x.p, x.percent, x.chosen ? "chosen" : "", "addressee-candidate"))),
+    modelNotes([...a.notes, a.because].filter(Boolean)));
+}
+function seatEl(s) {
+  if (!s) return null;
+  return h("section", { "data-testid": "card-seat" }, h("h3", {}, "Would a member in its seat speak"),
+    h("div", { class: "rules" }, shareRow("speaks now", s.p, s.percent, "", "seat-p")),
+    modelNotes([s.short ? `short remark ${s.short}` : "", s.because].filter(Boolean)));
 }
 function callsEl(d) {
   const lines = d.card.calls;
