@@ -34,6 +34,9 @@ class Verdict:
     # Another prompt than reply/ack (``"proactive"``, with ``topic``).
     task: str | None = None
     topic: str | None = None
+    # Asked to stay out of the channel (kuuki.decide.requests): the engine sets the
+    # channel's quiet_until this many seconds from now, as `/kuuki quiet` does.
+    quiet_s: float | None = None
     # False: no decision is stored (the bot's own message).
     log: bool = True
 

@@ -145,11 +145,21 @@ class Decider:
     async def _carry_out(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
         if not verdict.log:
             return
+        if verdict.quiet_s is not None:
+            self._quiet(state, case, verdict.quiet_s)
         if verdict.defer_s is not None and verdict.defer_s > 0:
             await self._defer(state, case, verdict)
         else:
             await self.actor.act(state, case, verdict)
         self._schedule_recheck(state, case.message, verdict)
+
+    def _quiet(self, state: ChannelState, case: Case, seconds: float) -> None:
+        """A stage was asked to keep the bot quiet here: as `Engine.quiet` does, before
+        the verdict is carried out, so the stored trace says until when."""
+        until = self.clock.now() + timedelta(seconds=seconds)
+        state.bot.quiet_until = until
+        case.trace.features["quiet_until"] = until.isoformat()
+        case.trace.step(f"quiet in this channel until {until.isoformat()} unless addressed")
 
     async def _defer(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
         """Judge ``case`` again after ``defer_s`` unless a newer deferral with the same key
