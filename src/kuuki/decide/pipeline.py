@@ -2,8 +2,8 @@
 
 `build_pipeline` composes the list (see docs/architecture.md for one line per stage):
 
-    own → filter → quiet request → quiet → ping burst → answered → recheck → local score
-    → rate limit → addressed → debounce → thresholds → intervention policy → llm judge
+    own → filter → sent twice → quiet request → quiet → ping burst → answered → recheck
+    → local score → rate limit → addressed → debounce → thresholds → intervention policy → llm judge
     → proactive → form
 
 `Pipeline.decide(case)` runs the stages whose ``passes`` include the case's pass, in order,
@@ -28,6 +28,7 @@ from kuuki.decide.history import TriggerLedger
 from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
 from kuuki.decide.llm_stage import LLMStage
 from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
+from kuuki.decide.repeats import SentTwice
 from kuuki.decide.requests import QuietRequest
 from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
 from kuuki.domain import ActionKind, Decision, DecisionTrace, Stage
@@ -137,7 +138,7 @@ def build_pipeline(
     detector = AddressDetector(settings.persona.names)
     persona = settings.persona
     asked = QuietRequest(detector, persona.names, persona.emoji)
-    gates: list[DecideStage] = [OwnMessage(), Filter(settings), asked, Quiet()]
+    gates: list[DecideStage] = [OwnMessage(), Filter(settings), SentTwice(), asked, Quiet()]
     stage = llm_stage if settings.judge_mode != "rules" else None
     policy = Policy(settings, with_llm=stage is not None)
     if judge is not None:

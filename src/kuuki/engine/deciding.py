@@ -102,10 +102,13 @@ class Decider:
             return
         if not msg.user.is_bot:
             state.last_human = msg
-        await self._supersede(
-            state, "channel", "superseded by a newer message before the burst settled"
-        )
         verdict = await self.pipeline.decide(case)  # 5 decide
+        # A newer message supersedes a settling burst, unless it is a copy of the message
+        # waiting there sent again (kuuki.decide.repeats): then the original is answered.
+        if verdict.duplicate_of is None:
+            await self._supersede(
+                state, "channel", "superseded by a newer message before the burst settled"
+            )
         await self._carry_out(state, case, verdict)
 
     def _case(
@@ -140,7 +143,11 @@ class Decider:
             tracker=state.tracker,
             bot=state.bot,
         )
-        return Case(situation, passing, trace, state.bot_message_ids, proposal)
+        awaiting = frozenset(p.message.id for p in state.pending.values()) | frozenset(
+            state.rechecks
+        )
+        return Case(situation, passing, trace, state.bot_message_ids, proposal,
+                    awaiting=awaiting)
 
     async def _carry_out(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
         if not verdict.log:
