@@ -64,3 +64,39 @@ def test_mention_and_reply() -> None:
         == "reply"
     )
     assert not DET.detect(msg("ok", reply_to="x"), bot_user_ids=set(), bot_message_ids={"b1"})
+
+
+SORA = AddressDetector(["そら", "Sora"])
+
+
+@pytest.mark.parametrize(
+    ("detector", "text", "name"),
+    [
+        # issue 25: the name after a clause of its own, glued to the thanks or after a space
+        (SORA, "なるほど、ありがとうそら！", "そら"),
+        (SORA, "ありがとうそら", "そら"),
+        (DET, "おつかれさまです、くうさん", "くうさん"),
+        (DET, "ありがとね くう", "くう"),
+        (DET, "ほんとに助かった。ありがとう クウちゃん！", "クウちゃん"),
+        (DET, "thanks for the help, kuu", "kuu"),
+        (DET, "great, thanks kuu!", "kuu"),
+    ],
+)
+def test_trailing_and_glued_name_calls(detector: AddressDetector, text: str, name: str) -> None:
+    found = detector.detect(msg(text), bot_user_ids=set())
+    assert (found.kind, found.detail) == ("name", name), text
+
+
+@pytest.mark.parametrize(
+    ("detector", "text"),
+    [
+        (SORA, "そらの話"),
+        (SORA, "そらが晴れてるね、ありがとう"),
+        (DET, "くうが言ってた"),
+        (DET, "I asked Kuu yesterday"),
+        (DET, "also kuu is down again"),
+        (DET, "ありがとう、くうが言ってたやつ助かった"),
+    ],
+)
+def test_trailing_references_stay_references(detector: AddressDetector, text: str) -> None:
+    assert not detector.detect(msg(text), bot_user_ids=set()), text

@@ -51,6 +51,27 @@ _GREETINGS = (
     "やあ",
     "よう",
     "ども",
+    # Japanese thanks, greetings and farewells, often glued to the name with no space
+    # (「ありがとうそら！」, 「ありがとね くう」, 「おつかれさまです、くうさん」).
+    "ありがと",
+    "ありがとね",
+    "ありがとうね",
+    "ありがとうございます",
+    "おつかれ",
+    "おつかれさま",
+    "おつかれさまです",
+    "お疲れ",
+    "お疲れさま",
+    "お疲れ様",
+    "お疲れさまです",
+    "お疲れ様です",
+    "よろしく",
+    "よろしくね",
+    "さすが",
+    "ごめん",
+    "ごめんね",
+    "おやすみ",
+    "またね",
 )
 _VOCATIVE_AFTER = r"(?:\s*[,、，:：!！?？。.…~〜ー]|\s*$|\s+(?=[^\W\d_]))"
 _KATA_START, _KATA_END = 0x30A1, 0x30F6
@@ -123,8 +144,12 @@ class AddressDetector:
         # A latin name must not be glued to other latin letters ("kuuki" is not "kuu").
         name = rf"(?<![a-z0-9])(?:@)?(?P<name>{alt})(?![a-z0-9])"
         self._start = re.compile(rf"^\s*(?:(?:{greet})[\s,、!！]*)?{name}{_VOCATIVE_AFTER}")
+        # The end: "…, kuu", "thanks kuu", and a greeting after a clause of its own
+        # ("なるほど、ありがとうそら！"): the greeting opens the text, follows a space or
+        # punctuation, and the name may be glued to it.
         self._end = re.compile(
-            rf"(?:[,、，]|(?:^|\s)(?:{greet}))\s*{name}\s*[!！?？。.…~〜w笑]*\s*$"
+            rf"(?:[,、，]|(?:^|[\s,、，。.!！?？…])(?:{greet}))\s*{name}"
+            rf"\s*[!！?？。.…~〜w笑]*\s*$"
         )
         self._at = re.compile(rf"@{name}")
         # "くうも来る？", "くうは何が好き？": a question that opens with the bot's name and a

@@ -2,8 +2,9 @@
 
 `build_pipeline` composes the list (see docs/architecture.md for one line per stage):
 
-    own → filter → quiet → ping burst → answered → recheck → local score → rate limit
-    → addressed → debounce → thresholds → intervention policy → llm judge → proactive → form
+    own → filter → sent twice → quiet request → quiet → ping burst → answered → recheck
+    → local score → rate limit → addressed → debounce → thresholds → intervention policy → llm judge
+    → proactive → form
 
 `Pipeline.decide(case)` runs the stages whose ``passes`` include the case's pass, in order,
 until one decides or defers; every result is stored in the trace (`DecisionTrace.stages`).
@@ -27,6 +28,8 @@ from kuuki.decide.history import TriggerLedger
 from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
 from kuuki.decide.llm_stage import LLMStage
 from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
+from kuuki.decide.repeats import SentTwice
+from kuuki.decide.requests import QuietRequest
 from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
 from kuuki.domain import ActionKind, Decision, DecisionTrace, Stage
 from kuuki.settings import Settings
@@ -133,7 +136,9 @@ def build_pipeline(
     """The list `build_app` wires in. With ``judge``, that judge replaces every stage after
     the gates (tests, plugins); otherwise the stages of hybrid/llm/rules judging."""
     detector = AddressDetector(settings.persona.names)
-    gates: list[DecideStage] = [OwnMessage(), Filter(settings), Quiet()]
+    persona = settings.persona
+    asked = QuietRequest(detector, persona.names, persona.emoji)
+    gates: list[DecideStage] = [OwnMessage(), Filter(settings), SentTwice(), asked, Quiet()]
     stage = llm_stage if settings.judge_mode != "rules" else None
     policy = Policy(settings, with_llm=stage is not None)
     if judge is not None:

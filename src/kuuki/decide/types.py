@@ -92,7 +92,8 @@ class Case:
     ``addressing`` is filled by the addressed stage; ``view`` (the conversation structure
     around the message) and ``local`` (the local stage's findings) by the stages that
     compute them; ``speak`` is set when a stage decided *that* the bot speaks and leaves
-    *how* (the form) to the form stage.
+    *how* (the form) to the form stage. ``awaiting``: the ids of the channel's messages
+    whose judgment is still to come (a deferral or a re-check pending), from the engine.
     """
 
     situation: Situation
@@ -103,6 +104,7 @@ class Case:
     view: ChannelView | None = None
     local: LocalResult | None = None
     speak: Speak | None = None
+    awaiting: frozenset[str] = frozenset()
 
     @property
     def message(self) -> Message:

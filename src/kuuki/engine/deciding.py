@@ -102,10 +102,13 @@ class Decider:
             return
         if not msg.user.is_bot:
             state.last_human = msg
-        await self._supersede(
-            state, "channel", "superseded by a newer message before the burst settled"
-        )
         verdict = await self.pipeline.decide(case)  # 5 decide
+        # A newer message supersedes a settling burst, unless it is a copy of the message
+        # waiting there sent again (kuuki.decide.repeats): then the original is answered.
+        if verdict.duplicate_of is None:
+            await self._supersede(
+                state, "channel", "superseded by a newer message before the burst settled"
+            )
         await self._carry_out(state, case, verdict)
 
     def _case(
@@ -140,16 +143,30 @@ class Decider:
             tracker=state.tracker,
             bot=state.bot,
         )
-        return Case(situation, passing, trace, state.bot_message_ids, proposal)
+        awaiting = frozenset(p.message.id for p in state.pending.values()) | frozenset(
+            state.rechecks
+        )
+        return Case(situation, passing, trace, state.bot_message_ids, proposal,
+                    awaiting=awaiting)
 
     async def _carry_out(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
         if not verdict.log:
             return
+        if verdict.quiet_s is not None:
+            self._quiet(state, case, verdict.quiet_s)
         if verdict.defer_s is not None and verdict.defer_s > 0:
             await self._defer(state, case, verdict)
         else:
             await self.actor.act(state, case, verdict)
         self._schedule_recheck(state, case.message, verdict)
+
+    def _quiet(self, state: ChannelState, case: Case, seconds: float) -> None:
+        """A stage was asked to keep the bot quiet here: as `Engine.quiet` does, before
+        the verdict is carried out, so the stored trace says until when."""
+        until = self.clock.now() + timedelta(seconds=seconds)
+        state.bot.quiet_until = until
+        case.trace.features["quiet_until"] = until.isoformat()
+        case.trace.step(f"quiet in this channel until {until.isoformat()} unless addressed")
 
     async def _defer(self, state: ChannelState, case: Case, verdict: Verdict) -> None:
         """Judge ``case`` again after ``defer_s`` unless a newer deferral with the same key
