@@ -210,35 +210,42 @@ async def build_app(
         store, writer = await _open_store(settings, use_store, store_url)
     else:
         writer = store.writer
-    if embedder == "default":
-        from kuuki.embed import default_embedder
+    try:
+        if embedder == "default":
+            from kuuki.embed import default_embedder
 
-        embedder = default_embedder()
-    prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
-    main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
-    guard = reply_guard(settings, prompts)
-    memory = await _open_memory(
-        settings, store, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
-        scheduled.get(id(main_llm)),
-    )
-    provider = memory.provider() if memory is not None else None
-    responder = _responder(settings, prompts, main_llm, guard, dump, provider, clock)
-    settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
-    if judge is None:
-        judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard)
-    engine = make_engine(
-        settings, clock=clock, store=store, writer=writer, outbox=outbox,
-        responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
-        bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
-        prepare=_prefetcher(embedder), inbox=store, **(engine_options or {}),
-    )
-    if memory is not None:
-        memory.attach(engine)
-    models = list({id(m): m for m in scheduled.values()}.values())
-    # HTTP back-ends hold a connection pool: closed with the app.
-    closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
-    return App(settings, engine, clock, store, writer, main_llm, j_llm, responder, memory=memory,
-               models=models, closers=closers)
+            embedder = default_embedder()
+        prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
+        main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
+        guard = reply_guard(settings, prompts)
+        memory = await _open_memory(
+            settings, store, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
+            scheduled.get(id(main_llm)),
+        )
+        provider = memory.provider() if memory is not None else None
+        responder = _responder(settings, prompts, main_llm, guard, dump, provider, clock)
+        settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
+        if judge is None:
+            judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard)
+        engine = make_engine(
+            settings, clock=clock, store=store, writer=writer, outbox=outbox,
+            responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
+            bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
+            prepare=_prefetcher(embedder), inbox=store, **(engine_options or {}),
+        )
+        if memory is not None:
+            memory.attach(engine)
+        models = list({id(m): m for m in scheduled.values()}.values())
+        # HTTP back-ends hold a connection pool: closed with the app.
+        closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
+        return App(settings, engine, clock, store, writer, main_llm, j_llm, responder,
+                   memory=memory, models=models, closers=closers)
+    except BaseException:
+        # A start-up that fails past this point (a bad setting, a model file) must not
+        # leave the store's connection threads behind: the process would never exit.
+        if store is not None:
+            await store.close()
+        raise
 
 
 def _chosen_llms(

@@ -141,6 +141,10 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
         """Apply pending migrations; return the names of those applied."""
         return await migrations.migrate(self._engine)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     async def close(self) -> None:
         """Flush the writer and release every connection. Safe to call twice."""
         if self._closed:
