@@ -10,6 +10,7 @@ from typing import Any
 
 from kuuki.cli.bench import cmd_bench
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_why
+from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
 from kuuki.cli.train import cmd_disentangle, cmd_eval, cmd_train, cmd_train_embeddings, data_dir
 from kuuki.scale.cli import add_parsers
@@ -338,12 +339,14 @@ def _add_training(sub: Subparsers) -> None:
     dt.add_argument("--start", type=int, default=1000, metavar="N",
                     help="first line to link (earlier lines are context; default %(default)s)")
     dt.set_defaults(fn=cmd_disentangle)
+    add_addressee(sub)
 
     ev = sub.add_parser("eval", help="evaluations")
     esub = ev.add_subparsers(dest="what", required=True, metavar="EVALUATION")
     ed = esub.add_parser("disentangle", help="score the disentangler on a split")
     ed.add_argument("dir", metavar="DIR", help="a split of the irc-disentanglement data")
     ed.set_defaults(fn=cmd_eval)
+    add_eval_addressee(esub)
 
     tr = sub.add_parser("train", help="training commands")
     tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
@@ -356,3 +359,4 @@ def _add_training(sub: Subparsers) -> None:
     te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
     te.add_argument("--out", help="table file to write (default: the packaged one)")
     te.set_defaults(fn=cmd_train_embeddings)
+    add_train_models(tsub)

@@ -44,3 +44,56 @@ def default_weights() -> Path:
 
 def data_dir() -> Path:
     return Path("../shared/data/irc-disentanglement")
+
+
+def shared_data() -> Path:
+    """The corpora's folder: ../shared/data from the repository, as the other commands."""
+    return Path("../shared/data")
+
+
+def cmd_train_addressee(args: argparse.Namespace) -> int:
+    from kuuki.decide import addressee, learn
+
+    chats = learn.load_chats(_dir(args.irc), _dir(args.mrmp))
+    model = learn.train_addressee(chats, out=sys.stdout)
+    path = Path(args.out) if args.out else _packaged(addressee.WEIGHTS_FILE)
+    model.save(path)
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_train_seat(args: argparse.Namespace) -> int:
+    from kuuki.decide import learn, seat
+    from kuuki.decide.addressee import AddresseeModel
+
+    chats = learn.load_chats(_dir(args.irc), _dir(args.mrmp))
+    first = AddresseeModel.load(Path(args.addressee)) if args.addressee else (
+        AddresseeModel.shipped())
+    model = learn.train_seat(first, chats, out=sys.stdout)
+    path = Path(args.out) if args.out else _packaged(seat.WEIGHTS_FILE)
+    model.save(path)
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_eval_addressee(args: argparse.Namespace) -> int:
+    from kuuki.decide.evaluate import run_eval_addressee
+
+    return run_eval_addressee([Path(d) for d in args.dir], args.json, args.seat, sys.stdout)
+
+
+def cmd_addressee(args: argparse.Namespace) -> int:
+    from kuuki.cli.common import settings_for
+    from kuuki.replay.addressee import run_addressee
+
+    return run_addressee(settings_for(args), Path(args.file), sys.stdout)
+
+
+def _dir(raw: str) -> Path | None:
+    return Path(raw) if raw else None
+
+
+def _packaged(name: str) -> Path:
+    from kuuki import decide
+
+    return Path(decide.__file__).with_name(name)

@@ -1,0 +1,226 @@
+"""The features of the addressee and seat models (issue 25): what a member of the chat sees
+when message ``i`` arrives, never anything after it.
+
+:class:`Context` reads the recent window once per message (who spoke, when, how often);
+:func:`addressee_rows` gives one row per candidate (a person or :data:`ROOM`),
+:func:`seat_row` one row for a seat. Features of a message alone (a greeting, a question)
+enter the addressee model only through the room row: a conditional logit compares the
+candidates of one message, so what they share cancels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kuuki.decide.cues import END, HONORIFIC, LEAD, MID, PARTICLE, TOPIC, CueCache, overlap
+from kuuki.decide.turns import ROOM, Turn
+
+FloatArray = npt.NDArray[np.float64]
+# the predicted addressees of an earlier turn (key -> p), from the first-round model
+PriorFn = Callable[[int], Mapping[str, float]]
+
+_REL = "aco-"  # a turn's speaker relative to a pair: the author, the candidate, other, none
+PATTERNS = tuple(f"pat_{x}{y}{z}" for x in _REL for y in _REL for z in _REL)
+PERSON = (
+    "name", "name_call", "name_lead", "name_end", "name_ref", "name_topic_question",
+    "mentioned", "parent_is",
+    "parent_other", "prev_is", "last_other_is",
+    "since", "never", "share", "asked", "asked_answer", "named_author", "author_named_it",
+    "author_prev_to", "author_prev_to_adjacent", "its_prev_to_author", "you_last_other",
+    "thanks_last_other", "greeting_last_other", "question_last_other", "answer_last_other",
+    "gap", "gap_known", "overlap_last", "overlap_recent", "asked_any", "exchanges",
+    "its_prev_to_third",
+)
+ROOM_FEATURES = (
+    "room", "room_greeting", "room_question", "room_no_name", "room_live", "room_ts",
+    "room_gap", "room_author_prev", "room_parent", "room_author_new", "room_length",
+    "room_you", "room_thanks", "room_answer", "room_first",
+)
+ADDRESSEE_FEATURES = PERSON + PATTERNS + ROOM_FEATURES
+PREDICTED = ("author_prev_to", "author_prev_to_adjacent", "its_prev_to_author",
+             "its_prev_to_third")
+_A = {n: k for k, n in enumerate(ADDRESSEE_FEATURES)}
+_PAT0 = _A[PATTERNS[0]]
+
+
+class Context:
+    """Message ``i`` of ``turns`` and the window of ``window`` turns before it."""
+
+    __slots__ = (
+        "_named",
+        "author",
+        "author_last",
+        "cache",
+        "count",
+        "exchanges",
+        "i",
+        "last",
+        "last_other",
+        "names",
+        "said",
+        "start",
+        "turns",
+    )
+
+    def __init__(self, turns: Sequence[Turn], i: int, window: int, cache: CueCache,
+                 names: Mapping[str, Sequence[str]]) -> None:
+        self.turns, self.i, self.cache, self.names = turns, i, cache, names
+        self.author = turns[i].speaker
+        self.start = max(0, i - window)
+        self.last: dict[str, int] = {}
+        self.count: dict[str, int] = {}
+        self.said: dict[str, list[int]] = {}  # each speaker's turns in the window
+        # how often each speaker and the author took turns one after the other
+        self.exchanges: dict[str, int] = {}
+        before = None
+        for j in range(self.start, i):
+            s = turns[j].speaker
+            self.last[s] = j
+            self.count[s] = self.count.get(s, 0) + 1
+            self.said.setdefault(s, []).append(j)
+            if before is not None and before != s and self.author in (before, s):
+                other = s if before == self.author else before
+                self.exchanges[other] = self.exchanges.get(other, 0) + 1
+            before = s
+        self.author_last = self.last.get(self.author)
+        self.last_other: str | None = None
+        for j in range(i - 1, self.start - 1, -1):
+            if turns[j].speaker != self.author:
+                self.last_other = turns[j].speaker
+                break
+        self._named: dict[str, int] = {}
+
+    def named(self, key: str) -> int:
+        hit = self._named.get(key)
+        if hit is None:
+            hit = self.cache.named(self.turns[self.i], key, self.names)
+            self._named[key] = hit
+        return hit
+
+    def candidates(self, always: Sequence[str]) -> list[str]:
+        """Live speakers, anyone named or mentioned, and ``always``; never the author."""
+        out = [s for s in self.last if s != self.author]
+        extra = [*self.turns[self.i].mentions, *always]
+        extra += [k for k in self.names if k not in self.last and self.named(k)]
+        for k in extra:
+            if k != self.author and k not in out:
+                out.append(k)
+        return out
+
+    def pattern(self, other: str) -> int:
+        """Index of the last three speakers' pattern w.r.t. the author and ``other``."""
+        code = 0
+        for j in (self.i - 1, self.i - 2, self.i - 3):
+            if j < self.start:
+                r = 3
+            else:
+                s = self.turns[j].speaker
+                r = 0 if s == self.author else 1 if s == other else 2
+            code = code * 4 + r
+        return code
+
+    def since(self, key: str) -> tuple[float, bool]:
+        j = self.last.get(key)
+        if j is None:
+            return math.log1p(self.i - self.start + 1), True
+        return math.log1p(self.i - j), False
+
+    def asked(self, key: str) -> bool:
+        """``key``'s last message asked something, and the author has not spoken since."""
+        j = self.last.get(key)
+        if j is None or (self.author_last is not None and self.author_last > j):
+            return False
+        return self.cache.cues(self.turns[j]).question
+
+    def gap(self, j: int | None) -> float | None:
+        t, ts = self.turns[self.i].ts, None if j is None else self.turns[j].ts
+        if t is None or ts is None:
+            return None
+        return math.log1p(max(0.0, t - ts))
+
+
+def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | None) -> FloatArray:
+    """One feature row per candidate (``candidates`` then :data:`ROOM`, last)."""
+    x = np.zeros((len(candidates) + 1, len(ADDRESSEE_FEATURES)))
+    turn = ctx.turns[ctx.i]
+    me = ctx.cache.cues(turn)
+    parent = turn.parent if turn.parent is not None and turn.parent < ctx.i else None
+    parent_speaker = ctx.turns[parent].speaker if parent is not None else None
+    n_window = max(1, ctx.i - ctx.start)
+    author_prior = prior(ctx.author_last) if prior and ctx.author_last is not None else {}
+    adjacent = ctx.author_last == ctx.i - 1
+    any_name = False
+    for r, c in enumerate(candidates):
+        row = x[r]
+        bits = ctx.named(c)
+        if bits:
+            any_name = True
+            row[0:6] = _name_features(bits, me.question)
+        row[_A["mentioned"]] = c in turn.mentions
+        if parent_speaker is not None:
+            row[_A["parent_is" if parent_speaker == c else "parent_other"]] = 1
+        row[_A["prev_is"]] = ctx.i > 0 and ctx.turns[ctx.i - 1].speaker == c
+        last_other = ctx.last_other == c
+        row[_A["last_other_is"]] = last_other
+        since, never = ctx.since(c)
+        row[_A["since"]], row[_A["never"]] = since, never
+        row[_A["share"]] = ctx.count.get(c, 0) / n_window
+        asked = ctx.asked(c)
+        row[_A["asked"]], row[_A["asked_answer"]] = asked, asked and me.answer
+        j = ctx.last.get(c)
+        if j is not None:
+            _their_last(row, ctx, c, j, me.grams, prior)
+        if ctx.author_last is not None:
+            row[_A["author_named_it"]] = ctx.cache.named(
+                ctx.turns[ctx.author_last], c, ctx.names) > 0
+        p = author_prior.get(c, 0.0)
+        row[_A["author_prev_to"]], row[_A["author_prev_to_adjacent"]] = p, p * adjacent
+        if last_other:
+            row[_A["you_last_other"]], row[_A["thanks_last_other"]] = me.you, me.thanks
+            row[_A["greeting_last_other"]] = me.greeting
+            row[_A["question_last_other"]], row[_A["answer_last_other"]] = (
+                me.question, me.answer)
+        row[_A["exchanges"]] = math.log1p(ctx.exchanges.get(c, 0))
+        g = ctx.gap(j)
+        if g is not None:
+            row[_A["gap"]], row[_A["gap_known"]] = g, 1
+        row[_PAT0 + ctx.pattern(c)] = 1
+    room = x[-1]
+    gap = ctx.gap(ctx.i - 1 if ctx.i > 0 else None)
+    room[_A["room"]:] = (
+        1, me.greeting, me.question, not any_name, math.log1p(len(candidates)),
+        turn.ts is not None, gap or 0.0, adjacent, parent is not None,
+        ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
+    )
+    return x
+
+
+def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[str],
+                prior: PriorFn | None) -> None:
+    """What candidate ``c`` last said (its turn ``j``, and its two before): did it name the
+    author, whom did it (by the first round) address, does this message take it up."""
+    row[_A["named_author"]] = ctx.cache.named(ctx.turns[j], ctx.author, ctx.names) > 0
+    if prior is not None:
+        theirs = prior(j)
+        row[_A["its_prev_to_author"]] = mine = theirs.get(ctx.author, 0.0)
+        row[_A["its_prev_to_third"]] = 1.0 - mine - theirs.get(ROOM, 0.0)
+    cues = [ctx.cache.cues(ctx.turns[k]) for k in ctx.said[c][-3:]]
+    row[_A["overlap_last"]] = overlap(grams, cues[-1].grams)
+    row[_A["overlap_recent"]] = max(overlap(grams, q.grams) for q in cues)
+    row[_A["asked_any"]] = cues[-1].question
+
+
+def _name_features(bits: int, question: bool) -> tuple[float, ...]:
+    """A name in the message: any, a call, at the start IRC style (``nick:``), at the end,
+    a reference, with an honorific and a topic particle in a question (``ねぎとろさんは？``).
+
+    A call is the name as a vocative (leading, trailing, between commas) or with an
+    honorific and no particle of reference after it; a reference is any other occurrence
+    (``ねぎとろさんが言ってた``, ``I asked bob``)."""
+    call = bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
+    return (1.0, call, bool(bits & LEAD), bool(bits & END), not call,
+            bool(bits & TOPIC) and bool(bits & HONORIFIC) and question)
