@@ -8,6 +8,8 @@ The AUC and the figures' arithmetic are checked on hand-made values.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import math
 from datetime import UTC, datetime, timedelta
@@ -16,10 +18,14 @@ from typing import Any
 
 import pytest
 
+from kuuki.bench.seat import SILENT, bench_seat, print_report, transcript_lines
 from kuuki.bench.seat_metrics import Judged, auc, judged, labelled, summary
+from kuuki.cli import main
 from kuuki.conversation.mrmp import read_split
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Stage
+from kuuki.errors import KuukiError
 from kuuki.replay.expect import Timeline
+from kuuki.settings import Settings
 
 MEMBERS = ["あずき", "たらこ", "いくら"]
 
@@ -56,6 +62,69 @@ def dialogues(tmp_path: Path) -> Path:
                "utterances": [utterance(n, *line) for n, line in enumerate(lines)]}
         (tmp_path / f"{name}.json").write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
     return tmp_path
+
+
+def test_each_seat_gets_the_dialogue_as_its_own_transcript(dialogues: Path) -> None:
+    first = read_split(dialogues)[0]
+    lines = transcript_lines(first, "たらこ", 15)
+    assert lines[0] == {"setup": {"bot": "たらこ", "language": "ja", "aliases": []}}
+    assert [(o["id"], o["t"], o["user"]) for o in lines[1:4]] == [
+        ("u0", 0, "あずき"), ("u1", 15, "たらこ"), ("u2", 30, "いくら")]
+    assert lines[4]["text"] == "たらこさん、週末は何をしていましたか？"  # the @-mark removed
+    assert all("mentions" not in o for o in lines)
+    silent = transcript_lines(first, SILENT, 10)
+    assert silent[0] == {"setup": {"bot": SILENT, "language": "ja"}}
+    assert silent[-1]["t"] == 60
+    # to the seat or to the other, never the seat's own line
+    assert labelled(first, "たらこ") == [(3, True), (5, False)]
+    assert labelled(first, "あずき") == [(5, True)]
+
+
+async def test_named_messages_are_answered_and_others_exchanges_left(dialogues: Path) -> None:
+    result = await bench_seat(Settings(), dialogues, [60.0, 10.0])
+    assert result["dialogues"] == 2 and result["messages"] == 12
+    for gap in result["by_gap"]:
+        assert gap["replays"] == 8
+        # T0001: u3 to たらこ, u5 to あずき; T0002: u2 to いくら; each the other for one seat
+        assert gap["labelled"] == {"to_seat": 3, "to_other": 3}
+        assert gap["replied_or_acked"]["to_seat"] == {"messages": 3, "spoke": 3, "share": 1.0}
+        assert gap["replied_or_acked"]["to_other"] == {"messages": 3, "spoke": 0, "share": 0.0}
+        assert gap["auc"]["first_decision"] == 1.0
+        assert gap["silent_member"] == {"messages": 12, "replies": 0, "acks": 0,
+                                        "per_100": 0.0}
+
+
+def test_the_cli_prints_one_json_object_and_a_table(
+    dialogues: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "seat", str(dialogues), "--gap", "30", "--limit", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"benchmark", "dir", "llm", "dialogues", "messages", "targets",
+                        "by_gap", "seconds"}
+    assert out["benchmark"] == "seat" and out["dialogues"] == 1 and out["messages"] == 7
+    assert out["targets"]["auc"] == ">= 0.80"
+    (gap,) = out["by_gap"]
+    assert set(gap) == {"gap", "replays", "labelled", "no_decision", "auc",
+                        "replied_or_acked", "silent_member", "seconds"}
+    assert gap["gap"] == 30 and gap["labelled"] == {"to_seat": 2, "to_other": 2}
+    assert set(gap["auc"]) == {"first_decision", "no_decision_lowest"}
+    table = io.StringIO()
+    print_report(out, table)
+    text = table.getvalue()
+    assert "gap 30 s" in text and "2/2 100.0 %" in text and "0/2 0.0 %" in text
+    assert ">= 0.80" in text and "<= 2" in text
+
+
+def test_bad_input_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "seat", str(tmp_path)]) == 2
+    assert "no MRMP dialogue files" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "seat", str(tmp_path), "--gap", "0"])
+    assert "--gap: '0' is not seconds" in capsys.readouterr().err
+    with pytest.raises(KuukiError, match="limit 0"):
+        asyncio.run(bench_seat(Settings(), tmp_path, limit=0))
+    with pytest.raises(KuukiError, match="gap -1"):
+        asyncio.run(bench_seat(Settings(), tmp_path, [-1.0]))
 
 
 def test_auc_counts_ties_as_half() -> None:
