@@ -25,12 +25,13 @@ reading the line before: some 10-15 s of one member's effort a line, while the o
 read and type too, so a live three-person text chat shows a line about every 15 s
 (100 lines in 25 minutes, an evening's chat). 15 s is the default; 10, 30 and 60 s show how
 much the figures owe to the engine's timers (the debounce waits 12 s after a question and
-30 s after other messages, so at short gaps the next line supersedes most decisions).
+30 s after other messages it may speak about, and a newer line ends the wait).
 
-The replays run one after another in this process: the work is Python on one event loop,
-so replays interleaved on it would share the one core and gain nothing, and a process
-pool would take the cores other work on the machine needs. Each replay has its own
-temporary SQLite store, clock and engine, so none sees another's state.
+The replays run one after another in this process, each with its own temporary SQLite
+store, virtual clock and engine. Interleaving three on the event loop gave the same
+decision lines but saved only about a tenth of the time (the engine's work is Python on
+one core; only the stores' thread waits overlap), not worth making each replay's timing
+depend on the others'; a process pool would take the cores other work on the machine needs.
 """
 
 from __future__ import annotations
