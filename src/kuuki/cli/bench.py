@@ -9,6 +9,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kuuki.cli.common import settings_for
 from kuuki.errors import KuukiError
@@ -124,6 +125,56 @@ def _secrets(args: argparse.Namespace) -> int:
     return print_secrets(asyncio.run(probe(args.store)), sys.stdout, as_json=args.json)
 
 
+def _seat(args: argparse.Namespace) -> int:
+    from kuuki.bench.seat import bench_seat
+    from kuuki.bench.seat import print_report as print_seat
+
+    result = asyncio.run(bench_seat(settings_for(args), Path(args.dir), args.gap or [],
+                                    limit=args.limit, err=sys.stderr))
+    print_seat(result, sys.stdout, as_json=args.json)
+    return 0
+
+
+def add_seat_parser(bsub: Any) -> None:
+    """`kuuki bench seat`'s options (called by kuuki.cli.parser with the bench sub-parsers)."""
+    seat = bsub.add_parser(
+        "seat", help="the bot in a member's seat of real Japanese three-person chats (MRMP): "
+        "AUC of its score for messages to it vs to the other, replies after each, and a "
+        "silent fourth member's replies",
+        description="Replay every MRMP dialogue of DIR with the bot in each member's seat "
+        "(no model, no mentions: being addressed is inferred), then with a fourth member "
+        "nobody addresses, and print the figures beside their targets.",
+    )
+    seat.add_argument("dir", metavar="DIR",
+                      help="MRMP dialogues: a split folder (e.g. dialogues/dev) or above")
+    seat.add_argument("--gap", type=_seconds, action="append", metavar="SECONDS",
+                      help="seconds between two lines (default 15, a text chat's pace); "
+                      "repeat for several, e.g. --gap 10 --gap 30")
+    seat.add_argument("--limit", type=_whole, metavar="N", help="only the first N dialogues")
+    seat.add_argument("--json", action="store_true", help="print one JSON object")
+    seat.set_defaults(fn=cmd_bench)
+
+
+def _seconds(raw: str) -> float:
+    from kuuki.bench.seat import check_gap
+
+    try:
+        return check_gap(float(raw))
+    except (ValueError, KuukiError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"{raw!r} is not seconds between two lines (more than 0, at most 3600)") from exc
+
+
+def _whole(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {n}")
+    return n
+
+
 _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "ingest": _ingest,
     "soak": _soak,
@@ -137,4 +188,5 @@ _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "scenarios": _scenarios,
     "scale": _scale,
     "secrets": _secrets,
+    "seat": _seat,
 }

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kuuki.cli.bench import cmd_bench
+from kuuki.cli.bench import add_seat_parser, cmd_bench
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_why
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
@@ -272,6 +272,7 @@ def _add_bench_quality(bsub: Subparsers) -> None:
     sb.add_argument("--judge-mode", choices=("auto", "hybrid", "llm", "rules"),
                     help="judge mode for this run (default: the setting, auto)")
     sb.set_defaults(fn=cmd_bench)
+    add_seat_parser(bsub)
 
 
 def _add_run(sub: Subparsers) -> None:

@@ -1,0 +1,127 @@
+"""The figures of `kuuki bench seat`, from what one replay did (pure: no engine, no I/O).
+
+A replay with the bot in a participant's seat yields, for each labelled message by
+someone else (exactly one addressee: the seat or the other person), a `Judged`: whether
+it was to the seat, the score of its *first* decision line (None: it had none, its
+debounce superseded by the next message) and the strongest action the bot took between
+it and the next message (as a transcript's `expect` line reads it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kuuki.conversation.mrmp import Dialogue
+from kuuki.domain import ActionKind, Decision
+from kuuki.replay.expect import Expectation, Timeline, strongest
+from kuuki.replay.runner import decision_line
+
+SPOKE = (ActionKind.REPLY, ActionKind.ACK)
+
+
+def message_id(index: int) -> str:
+    """The transcript id of utterance ``index`` of a dialogue."""
+    return f"u{index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One labelled message by another member, as the seat's replay handled it."""
+
+    to_seat: bool
+    score: float | None  # the first decision line's score; None: no decision line
+    action: ActionKind  # the strongest action until the next message
+
+    @property
+    def spoke(self) -> bool:
+        return self.action in SPOKE
+
+
+def labelled(dialogue: Dialogue, seat: str) -> list[tuple[int, bool]]:
+    """(index, addressed to ``seat``) of every message by another member with exactly one
+    addressee, who is not its author: the seat or the third member."""
+    found: list[tuple[int, bool]] = []
+    for u in dialogue.utterances:
+        if u.speaker == seat or len(u.mention_to) != 1:
+            continue
+        (to,) = u.mention_to
+        if to != u.speaker and to in dialogue.speakers:
+            found.append((u.index, to == seat))
+    return found
+
+
+def judged(
+    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Timeline
+) -> list[Judged]:
+    """What the seat's replay did about each of its labelled messages."""
+    first: dict[str, float] = {}
+    for d in decisions:
+        first.setdefault(d.message_id, float(decision_line(d)["score"]))
+    out: list[Judged] = []
+    for index, to_seat in labelled(dialogue, seat):
+        mid = message_id(index)
+        window = timeline.window(Expectation(mid, {}, 0, to=mid))
+        out.append(Judged(to_seat, first.get(mid), strongest(window)))
+    return out
+
+
+def auc(positives: Iterable[float], negatives: Iterable[float]) -> float | None:
+    """The probability that a positive scores above a negative, a tie counting one half
+    (the Mann-Whitney U over both counts); None when either list is empty."""
+    pos = sorted(positives)
+    neg = sorted(negatives)
+    if not pos or not neg:
+        return None
+    wins = 0.0
+    lo = hi = 0  # neg[:lo] < p, neg[:hi] <= p, for each p in increasing order
+    for p in pos:
+        while lo < len(neg) and neg[lo] < p:
+            lo += 1
+        while hi < len(neg) and neg[hi] <= p:
+            hi += 1
+        wins += lo + (hi - lo) / 2
+    return wins / (len(pos) * len(neg))
+
+
+def summary(items: Sequence[Judged]) -> dict[str, Any]:
+    """Counts, the two AUCs and the shares spoken after, for one gap's labelled messages."""
+    seat = [j for j in items if j.to_seat]
+    other = [j for j in items if not j.to_seat]
+
+    def scores(group: list[Judged], missing: float | None) -> list[float]:
+        found = (missing if j.score is None else j.score for j in group)
+        return [s for s in found if s is not None]
+
+    def share(group: list[Judged]) -> dict[str, Any]:
+        spoke = sum(j.spoke for j in group)
+        return {"messages": len(group), "spoke": spoke,
+                "share": _round(spoke / len(group)) if group else None}
+
+    lowest = -math.inf
+    return {
+        "labelled": {"to_seat": len(seat), "to_other": len(other)},
+        "no_decision": {"to_seat": sum(j.score is None for j in seat),
+                        "to_other": sum(j.score is None for j in other)},
+        "auc": {
+            "first_decision": _round(auc(scores(seat, None), scores(other, None))),
+            "no_decision_lowest": _round(auc(scores(seat, lowest), scores(other, lowest))),
+        },
+        "replied_or_acked": {"to_seat": share(seat), "to_other": share(other)},
+    }
+
+
+def silent_figures(decisions: Iterable[Decision], messages: int) -> dict[str, Any]:
+    """The silent fourth member: its replies and acks, and both per 100 messages."""
+    kinds = [d.action.kind for d in decisions]
+    replies = kinds.count(ActionKind.REPLY)
+    acks = kinds.count(ActionKind.ACK)
+    per_100 = 100 * (replies + acks) / messages if messages else None
+    return {"messages": messages, "replies": replies, "acks": acks,
+            "per_100": _round(per_100)}
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
