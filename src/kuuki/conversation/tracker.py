@@ -1,8 +1,8 @@
 """Live conversation tracking for one channel, fed message by message by the engine.
 
 The tracker runs the :class:`~kuuki.conversation.disentangler.Disentangler` online and
-keeps what the rest of kuuki asks about: which conversation a message belongs to, who
-is in it, whether two people are talking one to one, which questions went unanswered,
+keeps what the rest of kuuki asks about: which conversation a message belongs to and the
+message it answers, who is in it, which questions went unanswered,
 and which message a reply should answer. Conversation ids are the id of the message that
 started the conversation.
 """
@@ -27,7 +27,6 @@ from kuuki.conversation.questions import unanswered
 from kuuki.domain import Message, User
 from kuuki.embed import Embedder
 
-_RECENT_TURNS = 6  # how far back "recent turns" look for one-to-one detection
 # Messages remembered per channel; older ones are forgotten (with their conversations once
 # empty). Everything the tracker keeps per channel is bounded by this or by the constants
 # below: at ~1-2 KB a message that is a few MB per channel at most.
@@ -226,6 +225,12 @@ class ConversationTracker:
         seen = self._seen.get(message_id)
         return seen.conversation_id if seen is not None else None
 
+    def parent_of(self, message_id: str) -> str | None:
+        """The message ``message_id`` answers, as the disentangler (or a platform reply)
+        linked it; None when it started a conversation or is forgotten."""
+        seen = self._seen.get(message_id)
+        return seen.parent_id if seen is not None else None
+
     def conversation(self, conversation_id: str) -> LiveConversation | None:
         return self._convs.get(conversation_id)
 
@@ -240,47 +245,6 @@ class ConversationTracker:
         if conv is None:
             return []
         return [self._seen[m].msg for m in conv.message_ids if m in self._seen]
-
-    def _last_turns(self, conversation_id: str, n: int) -> list[Message]:
-        """The last ``n`` messages not deleted, oldest first (read from the end)."""
-        conv = self._convs.get(conversation_id)
-        out: list[Message] = []
-        for mid in reversed(conv.message_ids if conv is not None else []):
-            seen = self._seen.get(mid)
-            if seen is not None and not seen.msg.deleted:
-                out.append(seen.msg)
-                if len(out) == n:
-                    break
-        return out[::-1]
-
-    def who_talks_to_whom(self, conversation_id: str) -> dict[tuple[str, str], int]:
-        """(speaker user id, addressed user id) -> number of replies, from the reply links."""
-        out: dict[tuple[str, str], int] = {}
-        for msg in self.messages(conversation_id):
-            parent = self._seen[msg.id].parent_id
-            if parent is None or parent not in self._seen:
-                continue
-            to = self._seen[parent].msg.user.id
-            if to != msg.user.id:
-                out[(msg.user.id, to)] = out.get((msg.user.id, to), 0) + 1
-        return out
-
-    def is_one_to_one(self, conversation_id: str) -> bool:
-        """Exactly two humans, replying to each other, in the conversation's recent turns."""
-        recent = self._last_turns(conversation_id, _RECENT_TURNS)
-        if len(recent) < 2 or any(self._seen[m.id].speaker == BOT_KEY for m in recent):
-            return False
-        people = {m.user.id for m in recent}
-        if len(people) != 2 or any(m.user.is_bot for m in recent):
-            return False
-        a, b = sorted(people)
-        for m in recent:
-            parent = self._seen[m.id].parent_id
-            if parent is None or parent not in self._seen:
-                continue
-            if {m.user.id, self._seen[parent].msg.user.id} == {a, b}:
-                return True
-        return False
 
     def same_conversation(self, conversation_id: str | None, message_id: str) -> tuple[bool, float]:
         """Does the message continue ``conversation_id``? With the model's confidence."""

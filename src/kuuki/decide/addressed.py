@@ -18,7 +18,9 @@ from datetime import datetime, timedelta
 
 from kuuki.decide.base import Verdict
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.response_type import choose_form
+from kuuki.decide.phrases import asks, musing
+from kuuki.decide.response_type import SHORT_AT, choose_form, pick_emoji
+from kuuki.decide.state import ConvState
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
 from kuuki.domain import ActionKind, Decision, Stage
 from kuuki.settings import Settings
@@ -28,6 +30,9 @@ PING_BURST_GAP = timedelta(seconds=10)  # a ping this soon after the person's an
 PING_SETTLE_S = 8.0  # quiet from that person before the burst is answered
 ADDRESSED_LIMIT = 6  # replies per person per 10 min before the bot only reacts
 TEN_MIN = timedelta(minutes=10)
+CONTEXT_COOLDOWN = timedelta(minutes=2)  # = the local score's cooldown (kuuki.decide.rules)
+SEAT_ANSWERS = 0.5  # the seat model's p at which a remark to the bot gets a word back
+ANSWER_SPAN = 4  # the bot's question must be among the last few messages to be answered
 _MAX_PEOPLE = 64
 
 
@@ -136,6 +141,8 @@ class Addressed:
             return StageResult.passing(addressed=None)
         r = case.local
         assert r is not None, "the local score runs before"
+        if a.kind == "context":
+            return self._by_context(case)
         form = choose_form(
             r, r.score, case.message.text, self.settings.persona,
             diversity=self.settings.RESPONSE_DIVERSITY_ENABLED,
@@ -148,6 +155,55 @@ class Addressed:
         if case.passing is Pass.SETTLED:
             case.trace.step("answering the burst of pings as one")
         return StageResult.decide(verdict, addressed=a.kind, form=form.action.value)
+
+
+    def _by_context(self, case: Case) -> StageResult:
+        """A message for the bot by context only (no call): how a member answers it. A
+        question gets a reply; an answer to the bot's own question keeps the talk going (a
+        short ack when a member in the seat would say little, else a reply); any other
+        remark gets an emoji, or nothing just after the bot spoke (a member lets "ok, I'll
+        think about it" be), when it names the bot in passing ("I asked Kuu yesterday"), at
+        the end of the talk or in a quarrel."""
+        r, s = case.local, case.situation
+        assert r is not None
+        kind, why = ActionKind.REACT, "a remark to the bot: an emoji"
+        last = s.bot.last_reply_at if s.bot else None
+        if r.state is not None and r.state.state is ConvState.ENDING:
+            kind, why = ActionKind.NONE, "the conversation is ending"
+        elif r.question and not musing(case.message.text):
+            kind, why = ActionKind.REPLY, "a question to the bot"
+        elif _answers_the_bot(case):
+            short = (r.seat_short >= SHORT_AT or r.short) and not r.conflict
+            kind = ActionKind.ACK if short else ActionKind.REPLY
+            why = f"answers the bot's question (a short answer: {r.seat_short:.0%})"
+        elif r.conflict:
+            kind, why = ActionKind.NONE, "a remark in a quarrel: no emoji"
+        elif case.reading is not None and case.reading.named:
+            kind, why = ActionKind.NONE, "a remark that names the bot is about it, not to it"
+        elif r.seat_p >= SEAT_ANSWERS:
+            kind = ActionKind.ACK
+            why = f"a remark a member in its seat would answer ({r.seat_p:.0%}): a short word"
+        elif last is not None and s.now - last <= CONTEXT_COOLDOWN:
+            kind, why = ActionKind.NONE, "a remark just after the bot spoke"
+        case.trace.step(f"addressed by context: {kind.value} — {why}")
+        if kind is ActionKind.NONE:
+            return StageResult.silent(Stage.ADDRESSED, r.score, f"addressed by context: {why}",
+                                      addressed="context")
+        emoji = pick_emoji(case.message.text, self.settings.persona.emoji)
+        verdict = Verdict(
+            kind, Stage.ADDRESSED, r.score, "addressed by context",
+            emoji=emoji if kind is ActionKind.REACT else None, conversation_id=_cid(case),
+        )
+        return StageResult.decide(verdict, addressed="context", form=kind.value)
+
+
+def _answers_the_bot(case: Case) -> bool:
+    """The bot's last line, among the few before this message, asked a question."""
+    s = case.situation
+    bot_ids = s.bot.user_ids if s.bot else frozenset()
+    before = [m for m in s.recent if m.ts <= s.message.ts and m.id != s.message.id][-ANSWER_SPAN:]
+    mine = [m for m in before if m.user.id in bot_ids]
+    return bool(mine) and asks(mine[-1].text)
 
 
 def _cid(case: Case) -> str | None:

@@ -3,7 +3,8 @@
 - `Answered`: on a later pass, a message a person has already answered is left to them.
 - `RecheckGate`: on a re-check, stop if the bot spoke in the conversation since, or the
   tracker lists no open question to the room there (never claimed as "answered" then).
-- `LocalScore`: the rule scorer (kuuki.decide.rules) and the conversation state.
+- `LocalScore`: the seat model plus the modesty policy (kuuki.decide.rules) and the
+  conversation state.
 - `Debounce`: the first pass waits for a burst to settle (shorter for questions) and asks
   for a re-check of an open question; `silent` adds that re-check to any later silence.
 - `Thresholds`: JUDGE_LLM_THRESHOLD_HIGH/LOW: speak, stay silent, or leave it to the
@@ -17,6 +18,7 @@ from collections import deque
 
 from kuuki.decide.base import Verdict
 from kuuki.decide.history import TriggerLedger
+from kuuki.decide.reading import Reader, reading_of
 from kuuki.decide.rules import RuleScorer
 from kuuki.decide.state import StateClassifier
 from kuuki.decide.tracking import ChannelView
@@ -107,9 +109,11 @@ class LocalScore:
     passes = MESSAGE_PASSES
 
     def __init__(
-        self, settings: Settings, ledger: TriggerLedger, embedder: Embedder | None
+        self, settings: Settings, ledger: TriggerLedger, embedder: Embedder | None,
+        reader: Reader,
     ) -> None:
         self.mode = settings.judge_mode
+        self.reader = reader
         self.scorer = RuleScorer(settings, ledger)
         self.classifier = StateClassifier(embedder)
         # Latency per scored message, for `kuuki bench judge`.
@@ -127,7 +131,8 @@ class LocalScore:
         view = view_of(case)
         unanswered = True if case.passing is Pass.RECHECK and case.ambient else None
         state = self.classifier.classify(view.conversation())
-        r = self.scorer.score(case.situation, view, trace, state, unanswered=unanswered)
+        reading = reading_of(case, self.reader)
+        r = self.scorer.score(case.situation, view, trace, state, reading, unanswered=unanswered)
         case.local = r
         ms = (time.perf_counter() - start[0]) * 1000
         # CPU time too: on a busy machine wall time also measures the other processes.
@@ -140,7 +145,7 @@ class LocalScore:
             return StageResult.silent(Stage.LOCAL, r.score, r.veto, veto=r.veto)
         return StageResult.passing(
             score=round(r.score, 1), question=r.question, open_question=r.open_question,
-            monologue=r.monologue, engaged=r.engaged,
+            seat=round(r.seat_p, 3), engaged=r.engaged,
             state=r.state.state.value if r.state is not None else None,
         )
 

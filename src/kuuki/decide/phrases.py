@@ -1,6 +1,7 @@
-"""The words the local stage's rules look for: good news shared with the room, a question
-put to the room, talking to oneself, honorifics that address the room, and what counts as
-a question worth answering. English and Japanese, matched on folded text where it says so.
+"""The words the local stage's policy looks for: good news shared with the room, what
+counts as a question worth answering, and seed 003's self-questions (a question the persona
+takes up must be put to others). English and Japanese, matched on folded text where it says
+so. (Who a message is for is learned: kuuki.decide.addressee.)
 """
 
 from __future__ import annotations
@@ -35,11 +36,6 @@ SELF_TALK = re.compile(
     re.IGNORECASE,
 )
 
-# Honorific "names" that address the room, not a person (みなさん, 皆様…).
-GROUP_WORDS = frozenset(
-    {"みな", "皆", "みんな", "皆んな", "お客", "おつかれ", "お疲れ", "お父", "お母", "神", "先生"}
-)
-
 
 def asks(text: str) -> bool:
     """A question worth answering: `cues.is_question`, minus exclamations ("what a match!")
@@ -52,3 +48,14 @@ def asks(text: str) -> bool:
     if t.endswith(("!", "！")):
         return False
     return not (t.isascii() and len(t.split()) < 4)
+
+
+def musing(text: str) -> bool:
+    """A question to oneself: no question mark ("今日も残業かな", "ok why is this matching"),
+    or a self-question ("…せいか？", "I wonder"); never when it puts something to the room."""
+    if ROOM.found_in(text):
+        return False
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not any("?" in x or "？" in x for x in lines):
+        return True
+    return any(SELF_TALK.search(line) for line in lines)

@@ -2,9 +2,9 @@
 
 `build_pipeline` composes the list (see docs/architecture.md for one line per stage):
 
-    own → filter → sent twice → quiet request → quiet → ping burst → answered → recheck
-    → local score → rate limit → addressed → debounce → thresholds → intervention policy → llm judge
-    → proactive → form
+    own → filter → sent twice → quiet request → quiet → addressee → ping burst → answered
+    → recheck → local score → rate limit → addressed → debounce → thresholds
+    → intervention policy → llm judge → proactive → form
 
 `Pipeline.decide(case)` runs the stages whose ``passes`` include the case's pass, in order,
 until one decides or defers; every result is stored in the trace (`DecisionTrace.stages`).
@@ -28,6 +28,7 @@ from kuuki.decide.history import TriggerLedger
 from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
 from kuuki.decide.llm_stage import LLMStage
 from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
+from kuuki.decide.reading import AddresseeStage, Reader
 from kuuki.decide.repeats import SentTwice
 from kuuki.decide.requests import QuietRequest
 from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
@@ -145,12 +146,14 @@ def build_pipeline(
         # The judge decides every message; proactive talk still meets the policy.
         return Pipeline([*gates, JudgeStage(judge), policy, Proactive()], detector)
     ledger = TriggerLedger()
+    reader = Reader(settings.persona.names)
     stages: list[DecideStage] = [
         *gates,
+        AddresseeStage(reader),
         PingBurst(),
         Answered(),
         RecheckGate(),
-        LocalScore(settings, ledger, embedder),
+        LocalScore(settings, ledger, embedder, reader),
         RateLimit(settings, ledger),
         Addressed(settings),
         Debounce(settings),

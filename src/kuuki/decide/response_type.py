@@ -19,6 +19,7 @@ from kuuki.settings import Persona
 IMPLICIT = frozenset({"dm", "thread"})
 REPLY_AT = 80
 ACK_AT = 60
+SHORT_AT = 0.5  # the seat model's "short" at which an answer to the bot is a short ack
 _BY_NAME = {"react": ActionKind.REACT, "ack": ActionKind.ACK, "reply": ActionKind.REPLY}
 
 

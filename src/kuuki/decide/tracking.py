@@ -9,7 +9,6 @@ guarded: a tracker failure degrades one answer, never the decision.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -133,22 +132,6 @@ class ChannelView:
         other = [m for m in self.recent if m.id not in ids]
         return mine[-20:], other[-10:]
 
-    def is_one_to_one(self, bot_ids: frozenset[str]) -> tuple[bool, str]:
-        """Two people talking to each other (whoever else is in the channel)."""
-        if self.has_tracker:
-            cid = self.conversation_id
-            answer = _ask(self.tracker, lambda t: t.is_one_to_one(cid or ""))
-            if isinstance(answer, bool):
-                return answer, "tracker"
-        humans = [m for m in self.conversation() if not m.user.is_bot][-6:]
-        if len(humans) < 4 or any(m.user.id in bot_ids for m in humans):
-            return False, "buffer"
-        speakers = {m.user.id for m in humans}
-        if len(speakers) != 2:
-            return False, "buffer"
-        switches = sum(1 for a, b in itertools.pairwise(humans) if a.user.id != b.user.id)
-        return switches >= 3, "buffer"
-
     def same_conversation(self, cid: str | None, message_id: str) -> tuple[bool, float] | None:
         """Is ``message_id`` in conversation ``cid``? None when nobody can tell."""
         if self.tracker is None or cid is None:
@@ -216,43 +199,6 @@ class ChannelView:
         return not any(
             m.ts >= msg.ts and m.id != msg.id and m.user.id != msg.user.id for m in self.recent
         )
-
-    def who_talks_to_whom(self) -> dict[tuple[str, str], int] | None:
-        if not self.has_tracker:
-            return None
-        cid = self.conversation_id or ""
-        return _ask(self.tracker, lambda t: t.who_talks_to_whom(cid))
-
-    def in_exchange(self, bot_ids: frozenset[str]) -> bool:
-        """Has another person already been talking with this message's author?
-
-        Then a question is part of that exchange, not one put to the room.
-        """
-        asker = self.s.message.user.id
-        pairs = self.who_talks_to_whom()
-        if isinstance(pairs, dict):
-            return any(
-                isinstance(k, tuple)
-                and len(k) == 2
-                and k[1] == asker
-                and k[0] != asker
-                and k[0] not in bot_ids
-                and n
-                for k, n in pairs.items()
-            )
-        mine = {m.id for m in self.conversation() if m.user.id == asker}
-        return any(
-            m.reply_to in mine and m.user.id != asker and m.user.id not in bot_ids
-            for m in self.conversation()
-        )
-
-    def participants(self) -> list[str]:
-        seen: list[str] = []
-        for m in self.conversation():
-            if m.user.id not in seen:
-                seen.append(m.user.id)
-        return seen
-
 
 def _answer_shaped(m: Message) -> bool:
     # Not cues.leading_addressee: "no, …" reads like "nick, …" to it.

@@ -22,6 +22,7 @@ from kuuki.decide.base import Situation, Verdict
 from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
 
 if TYPE_CHECKING:
+    from kuuki.decide.reading import Reading
     from kuuki.decide.rules import LocalResult
     from kuuki.decide.tracking import ChannelView
 
@@ -90,10 +91,11 @@ class Case:
     """One run of the list: the situation, the pass, the trace, and what stages found.
 
     ``addressing`` is filled by the addressed stage; ``view`` (the conversation structure
-    around the message) and ``local`` (the local stage's findings) by the stages that
-    compute them; ``speak`` is set when a stage decided *that* the bot speaks and leaves
-    *how* (the form) to the form stage. ``awaiting``: the ids of the channel's messages
-    whose judgment is still to come (a deferral or a re-check pending), from the engine.
+    around the message), ``local`` (the local stage's findings) and ``reading`` (the
+    addressee and seat models' output) by the stages that compute them; ``speak`` is set
+    when a stage decided *that* the bot speaks and leaves *how* (the form) to the form
+    stage. ``awaiting``: the ids of the channel's messages whose judgment is still to come
+    (a deferral or a re-check pending), from the engine.
     """
 
     situation: Situation
@@ -103,6 +105,7 @@ class Case:
     proposal: Proposal | None = None
     view: ChannelView | None = None
     local: LocalResult | None = None
+    reading: Reading | None = None
     speak: Speak | None = None
     awaiting: frozenset[str] = frozenset()
 

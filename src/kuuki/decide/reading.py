@@ -1,0 +1,168 @@
+"""What the learned models read in one message: who it is for, and whether a member in the
+bot's seat would speak now (kuuki.decide.addressee, kuuki.decide.seat).
+
+The channel's buffer becomes a list of turns as the models were trained on (speaker,
+text, time, the message each answers as the live disentangler or a platform reply linked
+it, platform mentions); the bot's own messages, under any of its user ids, are one
+participant, `SEAT`, called by the persona's names. `AddresseeStage` runs both models once
+per decision and counts a message as addressed to the bot *by context* when the addressee
+model gives the bot at least ADDRESSED_P and the bot is part of the talk (it spoke in the
+window, or its name is in the message) (docs/decisions.md, "Issue 25").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kuuki.conversation.live import BOT_KEY
+from kuuki.decide.addressee import ROOM, AddresseeModel, AddresseeResult
+from kuuki.decide.addressing import AddressDetector, Addressing
+from kuuki.decide.base import Situation
+from kuuki.decide.seat import SeatModel, SeatResult
+from kuuki.decide.turns import Turn
+from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
+from kuuki.domain import Message
+
+SEAT = BOT_KEY
+# The addressee model's probability for the bot at which a message counts as addressed to
+# it although nothing explicit (mention, reply, name call, DM, its thread) says so. Chosen
+# on the MRMP dev split with `kuuki bench seat` (docs/benchmarks.md, "Issue 25").
+ADDRESSED_P = 0.5
+WINDOW = 40  # messages before this one that the models may read (they use fewer)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    addressee: AddresseeResult
+    seat: SeatResult
+    display: dict[str, str]  # participant key -> the name people see
+    live: bool = False  # the bot spoke in the window the models read
+    named: bool = False  # the bot's name is in the message
+
+    @property
+    def bot_p(self) -> float:
+        return self.addressee.of(SEAT)
+
+    def name(self, key: str) -> str:
+        return "the room" if key == ROOM else self.display.get(key, key)
+
+
+class Reader:
+    """Runs the shipped addressee and seat models on a situation (one persona)."""
+
+    def __init__(
+        self,
+        persona_names: Sequence[str],
+        *,
+        addressee: AddresseeModel | None = None,
+        seat: SeatModel | None = None,
+    ) -> None:
+        self.persona_names = tuple(n for n in persona_names if n.strip())
+        self.addressee = addressee or AddresseeModel.shipped()
+        self.seat = seat or SeatModel.shipped()
+        self.detector = AddressDetector(self.persona_names)
+
+    def read(self, s: Situation) -> Reading:
+        turns, i, names, display = self.turns(s)
+        a = self.addressee.predict(turns, i, names, always=(SEAT,))
+        seat = self.seat.predict(turns, i, SEAT, names, a)
+        live = any(t.speaker == SEAT for t in turns[:i])
+        return Reading(a, seat, display, live, self.detector.mentions_name(s.message.text))
+
+    def turns(
+        self, s: Situation
+    ) -> tuple[list[Turn], int, dict[str, list[str]], dict[str, str]]:
+        """The buffer up to the message as turns; the message is the last one."""
+        msg = s.message
+        bot_ids = s.bot.user_ids if s.bot else frozenset()
+        seen: list[Message] = []
+        for m in s.recent:
+            if m.id == msg.id:
+                break
+            # A person's message with no text is nothing to read; the bot's own always
+            # counts (a replay without a model leaves its replies empty).
+            if m.ts <= msg.ts and not m.deleted and (m.text.strip() or m.user.id in bot_ids):
+                seen.append(m)
+        seen = seen[-WINDOW:]
+        seen.append(msg)
+        index = {m.id: n for n, m in enumerate(seen)}
+        names: dict[str, list[str]] = {SEAT: list(self.persona_names)}
+        display: dict[str, str] = {SEAT: self.persona_names[0] if self.persona_names else "bot"}
+        by_name: dict[str, str] = {n.casefold(): SEAT for n in self.persona_names}
+        for m in seen:
+            key = SEAT if m.user.id in bot_ids else m.user.id
+            if key not in names:
+                names[key] = [m.user.name, m.user.id]
+                display[key] = m.user.name
+                by_name.setdefault(m.user.name.casefold(), key)
+            by_name.setdefault(m.user.id.casefold(), key)
+        tracker = s.tracker
+        turns: list[Turn] = []
+        for m in seen:
+            parent = m.reply_to if m.reply_to in index else _parent(tracker, m.id)
+            turns.append(Turn(
+                speaker=SEAT if m.user.id in bot_ids else m.user.id,
+                text=m.text,
+                ts=m.ts.timestamp(),
+                parent=index.get(parent) if parent is not None else None,
+                mentions=tuple(k for x in m.mentions if (k := by_name.get(x.casefold()))),
+            ))
+        return turns, len(turns) - 1, names, display
+
+
+def _parent(tracker: object, message_id: str) -> str | None:
+    fn = getattr(tracker, "parent_of", None)
+    if fn is None:
+        return None
+    try:
+        parent = fn(message_id)
+    except Exception:  # the tracker degrades one feature, never the decision
+        return None
+    return parent if isinstance(parent, str) else None
+
+
+def reading_of(case: Case, reader: Reader) -> Reading:
+    if case.reading is None:
+        case.reading = reader.read(case.situation)
+    return case.reading
+
+
+class AddresseeStage:
+    """Who the message is for, by the addressee model; the bot by context at ADDRESSED_P."""
+
+    name = "addressee"
+    passes = MESSAGE_PASSES
+
+    def __init__(self, reader: Reader, threshold: float = ADDRESSED_P) -> None:
+        self.reader = reader
+        self.threshold = threshold
+
+    async def run(self, case: Case) -> StageResult:
+        if case.passing is Pass.PROACTIVE:
+            return StageResult.passing()
+        reading = reading_of(case, self.reader)
+        a = reading.addressee
+        case.trace.features["addressee"] = {
+            "to": reading.name(a.to),
+            "p": round(a.p, 3),
+            "bot": round(reading.bot_p, 3),
+            "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
+            "top": [[n, round(v, 2)] for n, v in a.top[:4]],
+            "threshold": self.threshold,
+        }
+        msg = case.message
+        if case.addressing or msg.user.is_bot or reading.bot_p < self.threshold:
+            return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3))
+        if not (reading.live or reading.named):
+            # Nobody speaks to a member by context who has not been part of the talk: only
+            # by name or a mention (a monologue next to a silent bot is not to the bot).
+            case.trace.step("the addressee model leans to the bot, but it has not spoken here")
+            return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3), live=False)
+        case.situation.addressing = Addressing("context", f"p={reading.bot_p:.2f}")
+        case.trace.features["addressed"] = "context"
+        case.trace.step(
+            f"addressed by context: the addressee model gives the bot {reading.bot_p:.0%} "
+            f"(≥ {self.threshold:.0%})"
+        )
+        return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3), addressed="context")
