@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from kuuki.decide.base import Verdict
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.phrases import asks, musing
+from kuuki.decide.phrases import asks
 from kuuki.decide.response_type import SHORT_AT, choose_form, pick_emoji
 from kuuki.decide.state import ConvState
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
@@ -158,24 +158,26 @@ class Addressed:
 
 
     def _by_context(self, case: Case) -> StageResult:
-        """A message for the bot by context only (no call): how a member answers it. A
-        question gets a reply; an answer to the bot's own question keeps the talk going (a
-        short ack when a member in the seat would say little, else a reply); any other
-        remark gets an emoji, or nothing just after the bot spoke (a member lets "ok, I'll
-        think about it" be), when it names the bot in passing ("I asked Kuu yesterday"), at
-        the end of the talk or in a quarrel."""
+        """A message for the bot by context only (no call): how a member answers it.
+
+        An answer to the bot's own question keeps the talk going (a short ack when it is
+        short or a member in the seat would say little, else a reply); a question gets a
+        reply; a remark a member in its seat would answer (the seat model's p at least
+        SEAT_ANSWERS) gets a short word; any other remark an emoji, or nothing just after
+        the bot spoke (a member lets "ok, I'll think about it" be), when it names the bot
+        in passing ("I asked Kuu yesterday"), at the end of the talk or in a quarrel."""
         r, s = case.local, case.situation
         assert r is not None
         kind, why = ActionKind.REACT, "a remark to the bot: an emoji"
         last = s.bot.last_reply_at if s.bot else None
         if r.state is not None and r.state.state is ConvState.ENDING:
             kind, why = ActionKind.NONE, "the conversation is ending"
-        elif r.question and not musing(case.message.text):
-            kind, why = ActionKind.REPLY, "a question to the bot"
         elif _answers_the_bot(case):
             short = (r.seat_short >= SHORT_AT or r.short) and not r.conflict
             kind = ActionKind.ACK if short else ActionKind.REPLY
             why = f"answers the bot's question (a short answer: {r.seat_short:.0%})"
+        elif r.question:
+            kind, why = ActionKind.REPLY, "a question to the bot"
         elif r.conflict:
             kind, why = ActionKind.NONE, "a remark in a quarrel: no emoji"
         elif case.reading is not None and case.reading.named:

@@ -44,7 +44,7 @@ USER_LIMIT_WINDOW = timedelta(minutes=10)
 # Policy points (docs/decisions.md, "Issue 25": the modesty policy on top of the seat model)
 COOLDOWN_POINTS = -50
 KEYWORDS = 15
-OPEN_QUESTION = 20  # answering questions put to the room is what the persona is there for
+OPEN_QUESTION = 15  # answering questions put to the room is what the persona is there for
 GOOD_NEWS_POINTS = 50
 SILENCE = timedelta(minutes=10)
 SILENCE_POINTS = 10
