@@ -22,7 +22,7 @@ from kuuki.conversation.mrmp import CorpusError, read_split
 from kuuki.decide.addressee import AddresseeModel
 from kuuki.decide.cues import START
 from kuuki.decide.features import Context
-from kuuki.decide.learn import SILENT
+from kuuki.decide.learn import SILENT, SILENT_NAMES
 from kuuki.decide.seat import SeatModel
 from kuuki.decide.turns import ROOM, Labelled, irc_chat, mrmp_chat
 
@@ -94,7 +94,7 @@ def score_seat(addressee: AddresseeModel, seat: SeatModel, chats: Sequence[Label
     silent: list[float] = []
     every: list[float] = []
     for chat in chats:
-        names = {**chat.names, SILENT: ("しずか",)}
+        names = {**chat.names, SILENT: SILENT_NAMES}
         people = set(chat.names)
         for i in range(len(chat.turns)):
             author = chat.turns[i].speaker

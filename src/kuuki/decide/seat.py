@@ -34,12 +34,8 @@ _BASE = (
     "you", "live", "length", "author_streak", "named_lead", "named", "parent_is", "gap_prev",
     "ts_known", "p_to_question", "p_room_question", "p_room_greeting",
 )
-# A crowded channel (more than SMALL live participants) answers differently from a small
-# group: every base feature once more, times "crowded", lets the two have their own weights.
-SMALL = 3
-SEAT_FEATURES = (*_BASE, *(f"crowded_{n}" for n in _BASE), *PATTERNS)
-_N = len(_BASE)
-_PAT0 = 2 * _N
+SEAT_FEATURES = (*_BASE, *PATTERNS)
+_N = _PAT0 = len(_BASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +65,6 @@ def seat_row(ctx: Context, seat: str, addressee: AddresseeResult) -> FloatArray:
         parent is not None and ctx.turns[parent].speaker == seat, gap or 0.0,
         turn.ts is not None, p_to * me.question, p_room * me.question, p_room * me.greeting,
     )
-    if len(ctx.last) > SMALL:
-        x[_N:_PAT0] = x[:_N]
     x[_PAT0 + ctx.pattern(seat)] = 1
     return x
 
