@@ -14,6 +14,7 @@ import pytest
 from kuuki.cli import main
 from kuuki.decide import learn
 from kuuki.decide.addressee import ROOM, AddresseeModel
+from kuuki.decide.evaluate import measure_speed
 from kuuki.decide.features import ADDRESSEE_FEATURES
 from kuuki.decide.seat import SEAT_FEATURES, SeatModel
 from kuuki.testing.services import service_missing
@@ -114,3 +115,10 @@ def test_eval_refuses_a_folder_of_neither_corpus(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "addressee", str(tmp_path)]) == 2
     assert "neither an IRC split" in capsys.readouterr().err
+
+
+def test_speed_measures_every_message_of_a_sliding_buffer(small_data: Path) -> None:
+    chat = learn.load_chats(None, small_data / "mrmp")[0]
+    s = measure_speed(chat, messages=60, buffer=50)
+    assert s.messages == 60
+    assert 0 < s.median_us <= s.p99_us and s.loop_20m_s > 0

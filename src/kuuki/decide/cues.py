@@ -124,6 +124,7 @@ class CueCache:
         self._found: dict[int, tuple[Turn, Mapping[str, Sequence[str]], dict[str, int]]] = {}
         self._index: dict[int, tuple[Mapping[str, Sequence[str]], list[tuple[str, list[str]]]]]
         self._index = {}
+        self.last_context: object = None  # kuuki.decide.features.context's one slot
 
     def cues(self, turn: Turn) -> TurnCues:
         hit = self._cues.get(id(turn))

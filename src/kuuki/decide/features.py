@@ -66,20 +66,25 @@ class Context:
         "cache",
         "count",
         "exchanges",
+        "first",
         "i",
         "last",
         "last_other",
         "names",
         "said",
         "start",
+        "turn",
         "turns",
+        "window",
     )
 
     def __init__(self, turns: Sequence[Turn], i: int, window: int, cache: CueCache,
                  names: Mapping[str, Sequence[str]]) -> None:
         self.turns, self.i, self.cache, self.names = turns, i, cache, names
-        self.author = turns[i].speaker
+        self.window, self.turn = window, turns[i]
+        self.author = self.turn.speaker
         self.start = max(0, i - window)
+        self.first = turns[self.start]
         self.last: dict[str, int] = {}
         self.count: dict[str, int] = {}
         self.said: dict[str, list[int]] = {}  # each speaker's turns in the window
@@ -151,6 +156,20 @@ class Context:
         if t is None or ts is None:
             return None
         return math.log1p(max(0.0, t - ts))
+
+
+def context(cache: CueCache, turns: Sequence[Turn], i: int, window: int,
+            names: Mapping[str, Sequence[str]]) -> Context:
+    """The Context of message ``i``: the one built last when it is for the same message of
+    the same chat (the seat model reads the window the addressee model just read)."""
+    last = cache.last_context
+    if (isinstance(last, Context) and last.turns is turns and last.i == i
+            and last.window == window and last.names is names and last.turn is turns[i]
+            and last.first is turns[last.start]):
+        return last
+    ctx = Context(turns, i, window, cache, names)
+    cache.last_context = ctx
+    return ctx
 
 
 def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | None) -> FloatArray:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from kuuki.decide.addressee import AddresseeModel, AddresseeResult
 from kuuki.decide.cues import LEAD, START, CueCache
-from kuuki.decide.features import PATTERNS, Context
+from kuuki.decide.features import PATTERNS, Context, context
 from kuuki.decide.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -106,7 +106,7 @@ class SeatModel:
 
     def row(self, turns: Sequence[Turn], i: int, seat: str, names: Mapping[str, Sequence[str]],
             addressee: AddresseeResult) -> FloatArray:
-        return seat_row(Context(turns, i, self.window, self.cache, names), seat, addressee)
+        return seat_row(context(self.cache, turns, i, self.window, names), seat, addressee)
 
     def predict(self, turns: Sequence[Turn], i: int, seat: str,
                 names: Mapping[str, Sequence[str]], addressee: AddresseeResult) -> SeatResult:
