@@ -14,6 +14,7 @@ import pytest
 from kuuki.cli import main
 from kuuki.decide import learn
 from kuuki.decide.addressee import ROOM, AddresseeModel
+from kuuki.decide.evaluate import measure_speed
 from kuuki.decide.features import ADDRESSEE_FEATURES
 from kuuki.decide.seat import SEAT_FEATURES, SeatModel
 from kuuki.testing.services import service_missing
@@ -23,12 +24,13 @@ DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data")
 
 TRANSCRIPT = [
     {"setup": {"bot": "Kuu", "aliases": ["くう"]}},
-    {"id": "m1", "t": 0, "user": "bob", "text": "morning all"},
-    {"id": "m2", "t": 30, "user": "alice", "text": "hi bob, did you try the new kernel?"},
-    {"id": "m3", "t": 50, "user": "bob", "text": "yes, it boots fine here"},
-    {"id": "m4", "t": 70, "user": "alice", "text": "Kuu: can you check the changelog?"},
-    {"id": "m5", "t": 90, "user": "Kuu", "text": "sure, one moment"},
-    {"id": "m6", "t": 99, "user": "bob", "text": "thanks", "reply_to": "m5"},
+    {"id": "m1", "t": 0, "user": "alice", "text": "morning all"},
+    {"id": "m2", "t": 30, "user": "bob", "text": "morning alice"},
+    {"id": "m3", "t": 50, "user": "alice", "text": "bob, did you try the new kernel?"},
+    {"id": "m4", "t": 70, "user": "bob", "text": "yes, it boots fine here"},
+    {"id": "m5", "t": 90, "user": "alice", "text": "Kuu: can you check the changelog?"},
+    {"id": "m6", "t": 110, "user": "Kuu", "text": "sure, one moment"},
+    {"id": "m7", "t": 119, "user": "bob", "text": "thanks", "reply_to": "m6"},
 ]
 
 
@@ -64,18 +66,16 @@ def test_addressee_command_prints_one_json_line_per_message(
     path.write_text("\n".join(json.dumps(x) for x in TRANSCRIPT) + "\n")
     assert main(["addressee", str(path)]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [x["id"] for x in lines] == ["m1", "m2", "m3", "m4", "m5", "m6"]
+    assert [x["id"] for x in lines] == ["m1", "m2", "m3", "m4", "m5", "m6", "m7"]
     for x in lines:
         assert set(x) == {"id", "to", "p", "candidates"}
-        assert "Kuu" in x["candidates"] or x["id"] == "m5"  # the persona, but not to itself
+        assert "Kuu" in x["candidates"] or x["id"] == "m6"  # the persona, but not to itself
         assert ROOM in x["candidates"]
         assert sum(x["candidates"].values()) == pytest.approx(1.0, abs=1e-3)
         assert x["p"] == max(x["candidates"].values())
-    by_id = {x["id"]: x for x in lines}
-    assert by_id["m2"]["to"] == "bob"
-    assert by_id["m3"]["to"] == "alice"
-    assert by_id["m4"]["to"] == "Kuu"
-    assert by_id["m6"]["to"] == "Kuu"  # a platform reply to the bot's message
+    to = {x["id"]: x["to"] for x in lines}
+    assert (to["m2"], to["m3"], to["m4"], to["m5"]) == ("alice", "bob", "alice", "Kuu")
+    assert to["m7"] == "Kuu"  # a platform reply to the bot's message
 
 
 def test_a_bad_transcript_line_names_the_file_and_line(
@@ -115,3 +115,10 @@ def test_eval_refuses_a_folder_of_neither_corpus(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "addressee", str(tmp_path)]) == 2
     assert "neither an IRC split" in capsys.readouterr().err
+
+
+def test_speed_measures_every_message_of_a_sliding_buffer(small_data: Path) -> None:
+    chat = learn.load_chats(None, small_data / "mrmp")[0]
+    s = measure_speed(chat, messages=60, buffer=50)
+    assert s.messages == 60
+    assert 0 < s.median_us <= s.p99_us and s.loop_20m_s > 0

@@ -38,6 +38,9 @@ def add_eval_addressee(esub: Subparsers) -> None:
     ea.add_argument("--json", action="store_true", help="one JSON object per folder")
     ea.add_argument("--seat", action="store_true",
                     help="also the seat model's AUC and a silent member's p (MRMP)")
+    ea.add_argument("--speed", action="store_true",
+                    help="instead, time both models per message on a 50-message buffer "
+                    "over the folder's first chat")
     ea.set_defaults(fn=cmd_eval_addressee)
 
 

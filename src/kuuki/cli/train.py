@@ -79,7 +79,8 @@ def cmd_train_seat(args: argparse.Namespace) -> int:
 def cmd_eval_addressee(args: argparse.Namespace) -> int:
     from kuuki.decide.evaluate import run_eval_addressee
 
-    return run_eval_addressee([Path(d) for d in args.dir], args.json, args.seat, sys.stdout)
+    return run_eval_addressee([Path(d) for d in args.dir], args.json, args.seat, sys.stdout,
+                              speed=args.speed)
 
 
 def cmd_addressee(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.decide.cues import CueCache
-from kuuki.decide.features import ADDRESSEE_FEATURES, Context, addressee_rows
+from kuuki.decide.features import ADDRESSEE_FEATURES, Context, addressee_rows, context
 from kuuki.decide.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -82,14 +82,18 @@ class AddresseeModel:
         """Who ``turns[i]`` is for, reading ``turns[:i+1]`` only."""
         if not 0 <= i < len(turns):
             raise IndexError(f"message {i} is not in a sequence of {len(turns)} turns")
-        ctx = Context(turns, i, self.window, self.cache, names)
+        ctx = context(self.cache, turns, i, self.window, names)
         keys = ctx.candidates(always)
 
         def prior(j: int) -> Mapping[str, float]:
             return self._first(turns, j, names, always)
 
         x = addressee_rows(ctx, keys, prior)
-        return _result([*keys, ROOM], x, self.second)
+        everyone = [*keys, ROOM]
+        # the first round's weights are 0 on the predicted features, so the same rows give
+        # its prediction for this turn, which later messages read: kept now, not redone
+        self._keep(turns[i], always, everyone, _softmax(x @ self.first))
+        return _result(everyone, x, self.second)
 
     def rows(self, turns: Sequence[Turn], i: int, names: Mapping[str, Sequence[str]],
              always: Sequence[str] = (), *, second: bool = True) -> tuple[list[str], FloatArray]:
@@ -113,10 +117,14 @@ class AddresseeModel:
         ctx = Context(turns, j, self.window, self.cache, names)
         keys = ctx.candidates(always)
         probs = _softmax(addressee_rows(ctx, keys, None) @ self.first)
-        out = dict(zip([*keys, ROOM], probs.tolist(), strict=True))
+        return self._keep(turn, always, [*keys, ROOM], probs)
+
+    def _keep(self, turn: Turn, always: Sequence[str], keys: list[str], probs: FloatArray
+              ) -> dict[str, float]:
+        out = dict(zip(keys, probs.tolist(), strict=True))
         if len(self._prior) >= 4096:
             self._prior.clear()
-        self._prior[key] = (turn, out)
+        self._prior[(id(turn), tuple(always))] = (turn, out)
         return out
 
 

@@ -29,10 +29,9 @@ _GREETING_WORDS = (
 )
 _SEP = " :,，、：!！?？。.~〜ー>;"
 _TRAIL = " !！?？。.…~〜w笑ｗー)）"
-# after a name: talk about the person ("ねぎとろさんが言ってた") or, with は/も/って, often
-# a question or suggestion put to them ("ねぎとろさんもどうですか？")
+# after a name: talk about the person ("ねぎとろさんが言ってた"); は/も/って are not among
+# them, as they often put a question or suggestion to the person ("ねぎとろさんもどうですか？")
 _PARTICLES = ("が", "を", "に", "と", "の", "へ", "から", "より", "で")
-_TOPIC = ("は", "も", "って")
 _ANSWER_RE = re.compile(
     r"^\s*(yes|yeah|yep|yup|no|nope|nah|sure|right|correct|exactly|indeed|ok|okay|it is|"
     r"it's|i did|i do|i have|i am|i'm|not really|"
@@ -49,7 +48,7 @@ _WORD_RE = re.compile(r"\w+")
 _HIRAGANA_START, _HIRAGANA_END = 0x3041, 0x309F
 
 # name positions (a bit each)
-ANY, START, END, HONORIFIC, MID, PARTICLE, LEAD, TOPIC = 1, 2, 4, 8, 16, 32, 64, 128
+ANY, START, END, HONORIFIC, MID, PARTICLE, LEAD = 1, 2, 4, 8, 16, 32, 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +120,11 @@ class CueCache:
         self._cues: dict[int, tuple[Turn, TurnCues]] = {}
         self._names: dict[tuple[int, str], int] = {}
         self._variants: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # per turn, for one names mapping: every participant it names (key -> bits)
+        self._found: dict[int, tuple[Turn, Mapping[str, Sequence[str]], dict[str, int]]] = {}
+        self._index: dict[int, tuple[Mapping[str, Sequence[str]], list[tuple[str, list[str]]]]]
+        self._index = {}
+        self.last_context: object = None  # kuuki.decide.features.context's one slot
 
     def cues(self, turn: Turn) -> TurnCues:
         hit = self._cues.get(id(turn))
@@ -129,6 +133,7 @@ class CueCache:
         if len(self._cues) >= self._size:
             self._cues.clear()
             self._names.clear()
+            self._found.clear()
         c = _cues(turn)
         self._cues[id(turn)] = (turn, c)
         return c
@@ -142,6 +147,40 @@ class CueCache:
                 self._variants.clear()
             self._variants[key] = hit
         return hit
+
+    def named_in(self, turn: Turn, names: Mapping[str, Sequence[str]]) -> dict[str, int]:
+        """Every key of ``names`` whose names occur in ``turn``, with where (in the order of
+        ``names``). One substring test per distinct spelling: a channel of a hundred people
+        costs microseconds. Kept per turn while ``names`` is the same mapping object."""
+        text = self.cues(turn).folded
+        hit = self._found.get(id(turn))
+        if hit is not None and hit[0] is turn and hit[1] is names:
+            return hit[2]
+        found: dict[str, int] = {}
+        for form, keys in self._forms(names):
+            if form in text:
+                for k in keys:
+                    if k not in found:
+                        bits = self.named(turn, k, names)
+                        if bits:  # (0: only inside a longer word)
+                            found[k] = bits
+        if len(found) > 1:
+            found = {k: found[k] for k in names if k in found}
+        self._found[id(turn)] = (turn, names, found)
+        return found
+
+    def _forms(self, names: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
+        hit = self._index.get(id(names))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        by_form: dict[str, list[str]] = {}
+        for k, ns in names.items():
+            for form in self.variants(ns or (k,)):
+                by_form.setdefault(form, []).append(k)
+        if len(self._index) >= 64:
+            self._index.clear()
+        self._index[id(names)] = (names, list(by_form.items()))
+        return list(by_form.items())
 
     def named(self, turn: Turn, key: str, names: Mapping[str, Sequence[str]]) -> int:
         """Where ``key``'s names occur in ``turn`` (bits: ANY, START, END, …; 0: nowhere)."""
@@ -214,6 +253,4 @@ def _position(text: str, at: int, end: int) -> int:
         bits |= MID
     if rest.startswith(_PARTICLES):
         bits |= PARTICLE
-    elif rest.startswith(_TOPIC):
-        bits |= TOPIC
     return bits

@@ -22,9 +22,9 @@ from kuuki.conversation.mrmp import CorpusError, read_split
 from kuuki.decide.addressee import AddresseeModel
 from kuuki.decide.cues import START
 from kuuki.decide.features import Context
-from kuuki.decide.learn import SILENT
+from kuuki.decide.learn import SILENT, SILENT_NAMES
 from kuuki.decide.seat import SeatModel
-from kuuki.decide.turns import ROOM, Labelled, irc_chat, mrmp_chat
+from kuuki.decide.turns import ROOM, Labelled, Turn, irc_chat, mrmp_chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def score_seat(addressee: AddresseeModel, seat: SeatModel, chats: Sequence[Label
     silent: list[float] = []
     every: list[float] = []
     for chat in chats:
-        names = {**chat.names, SILENT: ("しずか",)}
+        names = {**chat.names, SILENT: SILENT_NAMES}
         people = set(chat.names)
         for i in range(len(chat.turns)):
             author = chat.turns[i].speaker
@@ -122,12 +122,21 @@ def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
     return float((below + 0.5 * equal).sum() / (len(a) * len(b)))
 
 
-def run_eval_addressee(dirs: Sequence[Path], as_json: bool, with_seat: bool, out: TextIO
-                       ) -> int:
-    """Print each folder's accuracy beside the baselines (and the seat's AUC with --seat)."""
+def run_eval_addressee(dirs: Sequence[Path], as_json: bool, with_seat: bool, out: TextIO,
+                       speed: bool = False) -> int:
+    """Print each folder's accuracy beside the baselines (and the seat's AUC with --seat;
+    with --speed, the cost of both models per message on its first chat instead)."""
     model = AddresseeModel.shipped()
     for directory in dirs:
         corpus, chats = read_chats(directory)
+        if speed:
+            s = measure_speed(chats[0])
+            print(json.dumps({"dir": str(directory), **asdict(s)}) if as_json else
+                  f"{directory}: both models per message, 50-message buffer, {s.messages} "
+                  f"messages: mean {s.mean_us:.0f} µs, median {s.median_us:.0f} µs, p99 "
+                  f"{s.p99_us:.0f} µs (20M additions in a Python loop: {s.loop_20m_s:.2f} s)",
+                  file=out)
+            continue
         score = score_addressee(model, chats, corpus)
         row: dict[str, object] = {"dir": str(directory), **score.as_dict()}
         if with_seat and corpus == "mrmp":  # the seat's AUC needs three-person chats
@@ -147,3 +156,42 @@ def run_eval_addressee(dirs: Sequence[Path], as_json: bool, with_seat: bool, out
                   f"{seat['pairs']} messages; mean p {seat['mean_p']:.3f}, of a member who "
                   f"never spoke {seat['silent_mean']:.3f}", file=out)
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Speed:
+    messages: int
+    mean_us: float
+    median_us: float
+    p99_us: float
+    loop_20m_s: float  # 20 million additions in a Python loop: this machine's pace
+
+
+def measure_speed(chat: Labelled, messages: int = 2000, buffer: int = 50) -> Speed:
+    """Both models on every new message of a sliding ``buffer``, as a live channel runs
+    them: the chat's turns replayed (with times) ``messages`` times over, a silent bot in
+    ``always`` and in the seat; the first 200 messages warm the caches."""
+    from time import perf_counter
+
+    start = perf_counter()
+    total = 0
+    for k in range(20_000_000):
+        total += k
+    loop = perf_counter() - start
+    addressee, seat = AddresseeModel.shipped(), SeatModel.shipped()
+    names = {**chat.names, SILENT: SILENT_NAMES}
+    window: list[Turn] = []
+    times: list[float] = []
+    for k in range(messages + 200):
+        t = chat.turns[k % len(chat.turns)]
+        window.append(Turn(t.speaker, t.text, 10.0 * k))
+        if len(window) > buffer:
+            window.pop(0)
+        i = len(window) - 1
+        start = perf_counter()
+        result = addressee.predict(window, i, names, always=(SILENT,))
+        seat.predict(window, i, SILENT, names, result)
+        times.append(perf_counter() - start)
+    kept = sorted(times[200:])
+    return Speed(len(kept), 1e6 * float(np.mean(kept)), 1e6 * kept[len(kept) // 2],
+                 1e6 * kept[int(0.99 * len(kept))], loop)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from kuuki.decide.cues import END, HONORIFIC, LEAD, MID, PARTICLE, TOPIC, CueCache, overlap
+from kuuki.decide.cues import END, HONORIFIC, LEAD, MID, PARTICLE, CueCache, overlap
 from kuuki.decide.turns import ROOM, Turn
 
 FloatArray = npt.NDArray[np.float64]
@@ -26,8 +26,7 @@ PriorFn = Callable[[int], Mapping[str, float]]
 _REL = "aco-"  # a turn's speaker relative to a pair: the author, the candidate, other, none
 PATTERNS = tuple(f"pat_{x}{y}{z}" for x in _REL for y in _REL for z in _REL)
 PERSON = (
-    "name", "name_call", "name_lead", "name_end", "name_ref", "name_topic_question",
-    "mentioned", "parent_is",
+    "name", "name_call", "name_lead", "name_end", "name_ref", "mentioned", "parent_is",
     "parent_other", "prev_is", "last_other_is",
     "since", "never", "share", "asked", "asked_answer", "named_author", "author_named_it",
     "author_prev_to", "author_prev_to_adjacent", "its_prev_to_author", "you_last_other",
@@ -40,7 +39,17 @@ ROOM_FEATURES = (
     "room_gap", "room_author_prev", "room_parent", "room_author_new", "room_length",
     "room_you", "room_thanks", "room_answer", "room_first",
 )
-ADDRESSEE_FEATURES = PERSON + PATTERNS + ROOM_FEATURES
+# Turn-taking in a crowded channel (more than SMALL live speakers, the author included)
+# is not a small group's: those features once more, times "crowded", let the two have
+# their own weights (the three-person chats of MRMP are never crowded, most of IRC is).
+# Names, mentions and replies mean the same in both and keep one weight.
+SMALL = 3
+_BASE = PERSON + PATTERNS + ROOM_FEATURES
+_SHARED = frozenset(("name", "name_call", "name_lead", "name_end", "name_ref", "mentioned",
+                     "parent_is", "parent_other"))
+_CROWDED = [k for k, n in enumerate(_BASE) if n not in _SHARED]
+ADDRESSEE_FEATURES = (*_BASE, *(f"crowded_{_BASE[k]}" for k in _CROWDED))
+_NB = len(_BASE)
 PREDICTED = ("author_prev_to", "author_prev_to_adjacent", "its_prev_to_author",
              "its_prev_to_third")
 _A = {n: k for k, n in enumerate(ADDRESSEE_FEATURES)}
@@ -57,20 +66,25 @@ class Context:
         "cache",
         "count",
         "exchanges",
+        "first",
         "i",
         "last",
         "last_other",
         "names",
         "said",
         "start",
+        "turn",
         "turns",
+        "window",
     )
 
     def __init__(self, turns: Sequence[Turn], i: int, window: int, cache: CueCache,
                  names: Mapping[str, Sequence[str]]) -> None:
         self.turns, self.i, self.cache, self.names = turns, i, cache, names
-        self.author = turns[i].speaker
+        self.window, self.turn = window, turns[i]
+        self.author = self.turn.speaker
         self.start = max(0, i - window)
+        self.first = turns[self.start]
         self.last: dict[str, int] = {}
         self.count: dict[str, int] = {}
         self.said: dict[str, list[int]] = {}  # each speaker's turns in the window
@@ -105,7 +119,8 @@ class Context:
         """Live speakers, anyone named or mentioned, and ``always``; never the author."""
         out = [s for s in self.last if s != self.author]
         extra = [*self.turns[self.i].mentions, *always]
-        extra += [k for k in self.names if k not in self.last and self.named(k)]
+        named = self.cache.named_in(self.turns[self.i], self.names)
+        extra += [k for k in named if k not in self.last]
         for k in extra:
             if k != self.author and k not in out:
                 out.append(k)
@@ -143,6 +158,20 @@ class Context:
         return math.log1p(max(0.0, t - ts))
 
 
+def context(cache: CueCache, turns: Sequence[Turn], i: int, window: int,
+            names: Mapping[str, Sequence[str]]) -> Context:
+    """The Context of message ``i``: the one built last when it is for the same message of
+    the same chat (the seat model reads the window the addressee model just read)."""
+    last = cache.last_context
+    if (isinstance(last, Context) and last.turns is turns and last.i == i
+            and last.window == window and last.names is names and last.turn is turns[i]
+            and last.first is turns[last.start]):
+        return last
+    ctx = Context(turns, i, window, cache, names)
+    cache.last_context = ctx
+    return ctx
+
+
 def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | None) -> FloatArray:
     """One feature row per candidate (``candidates`` then :data:`ROOM`, last)."""
     x = np.zeros((len(candidates) + 1, len(ADDRESSEE_FEATURES)))
@@ -159,7 +188,7 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
         bits = ctx.named(c)
         if bits:
             any_name = True
-            row[0:6] = _name_features(bits, me.question)
+            row[0:5] = _name_features(bits)
         row[_A["mentioned"]] = c in turn.mentions
         if parent_speaker is not None:
             row[_A["parent_is" if parent_speaker == c else "parent_other"]] = 1
@@ -191,11 +220,13 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
         row[_PAT0 + ctx.pattern(c)] = 1
     room = x[-1]
     gap = ctx.gap(ctx.i - 1 if ctx.i > 0 else None)
-    room[_A["room"]:] = (
+    room[_A["room"]:_NB] = (
         1, me.greeting, me.question, not any_name, math.log1p(len(candidates)),
         turn.ts is not None, gap or 0.0, adjacent, parent is not None,
         ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
     )
+    if len(ctx.last) > SMALL:
+        x[:, _NB:] = x[:, _CROWDED]
     return x
 
 
@@ -214,13 +245,14 @@ def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[
     row[_A["asked_any"]] = cues[-1].question
 
 
-def _name_features(bits: int, question: bool) -> tuple[float, ...]:
+def _name_features(bits: int) -> tuple[float, ...]:
     """A name in the message: any, a call, at the start IRC style (``nick:``), at the end,
-    a reference, with an honorific and a topic particle in a question (``ねぎとろさんは？``).
+    a reference.
 
     A call is the name as a vocative (leading, trailing, between commas) or with an
-    honorific and no particle of reference after it; a reference is any other occurrence
-    (``ねぎとろさんが言ってた``, ``I asked bob``)."""
+    honorific and no particle of reference after it (``ねぎとろさんも…？``); a reference is
+    any other occurrence (``ねぎとろさんが言ってた``, ``I asked bob``). (An honorific and a
+    topic particle in a question was a feature of its own; MRMP has a few dozen of them,
+    too few for a weight: it learned -4, against the corpus's own counts.)"""
     call = bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
-    return (1.0, call, bool(bits & LEAD), bool(bits & END), not call,
-            bool(bits & TOPIC) and bool(bits & HONORIFIC) and question)
+    return (1.0, call, bool(bits & LEAD), bool(bits & END), not call)

@@ -29,6 +29,8 @@ from kuuki.decide.turns import ROOM, Labelled, Turn, irc_chat, mrmp_chat
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+SILENT = "__silent__"  # a member who never speaks: an extra candidate and seat of every message
+SILENT_NAMES = ("しずか",)
 WINDOW = 20  # turns before a message whose speakers are live (chosen on dev: decisions.md)
 L2 = 1.0
 
@@ -90,17 +92,19 @@ def augmented(chat: Labelled, i: int) -> Sequence[Turn] | None:
 def addressee_groups(model: AddresseeModel, chats: Sequence[Labelled], second: bool,
                      augment: bool = True) -> Groups:
     """Every labelled message whose gold addressee is among its candidates (and, with
-    ``augment``, the :func:`augmented` copies)."""
+    ``augment``, the :func:`augmented` copies). Each has a member who never speaks among
+    its candidates (:data:`SILENT`, in ``always``), as the bot is when it is live."""
     xs: list[FloatArray] = []
     starts: list[int] = []
     gold: list[int] = []
     n = 0
     for chat in chats:
+        names = {**chat.names, SILENT: SILENT_NAMES}
         for i in sorted(chat.labels):
             label = chat.labels[i]
             copy = augmented(chat, i) if augment else None
             for turns in (chat.turns,) if copy is None else (chat.turns, copy):
-                keys, x = model.rows(turns, i, chat.names, second=second)
+                keys, x = model.rows(turns, i, names, (SILENT,), second=second)
                 if label not in keys:
                     continue
                 starts.append(n)
@@ -179,15 +183,15 @@ def train_addressee(chats: Sequence[Labelled], window: int = WINDOW,
     model = AddresseeModel(np.zeros(f), np.zeros(f), window)
     g1 = addressee_groups(model, chats, second=False)
     model.first = fit_conditional(g1)
-    for name in PREDICTED:
-        model.first[ADDRESSEE_FEATURES.index(name)] = 0.0
+    for k, name in enumerate(ADDRESSEE_FEATURES):
+        if name.removeprefix("crowded_") in PREDICTED:
+            model.first[k] = 0.0  # (no data: the first round's rows leave them at 0)
     _say(out, f"round 1: {len(g1.starts)} messages, {len(g1.x)} candidate rows")
     model.second = fit_conditional(addressee_groups(model, chats, second=True))
     _say(out, "round 2: done")
     return model
 
 
-SILENT = "__silent__"  # a member who never speaks: every message's extra seat, never answering
 
 
 def seat_examples(addressee: AddresseeModel, seat: SeatModel, chats: Sequence[Labelled]
@@ -207,7 +211,7 @@ def seat_examples(addressee: AddresseeModel, seat: SeatModel, chats: Sequence[La
     ys: list[float] = []
     shorts: list[float] = []
     for chat in chats:
-        names = {**chat.names, SILENT: ("しずか",)}
+        names = {**chat.names, SILENT: SILENT_NAMES}
         for i in sorted(chat.labels):
             result = addressee.predict(chat.turns, i, names, always=(SILENT,))
             seats = sorted(k for k in result.candidates if k not in (ROOM, SILENT))

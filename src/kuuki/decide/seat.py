@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from kuuki.decide.addressee import AddresseeModel, AddresseeResult
 from kuuki.decide.cues import LEAD, START, CueCache
-from kuuki.decide.features import PATTERNS, Context
+from kuuki.decide.features import PATTERNS, Context, context
 from kuuki.decide.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -34,12 +34,8 @@ _BASE = (
     "you", "live", "length", "author_streak", "named_lead", "named", "parent_is", "gap_prev",
     "ts_known", "p_to_question", "p_room_question", "p_room_greeting",
 )
-# A crowded channel (more than SMALL live participants) answers differently from a small
-# group: every base feature once more, times "crowded", lets the two have their own weights.
-SMALL = 3
-SEAT_FEATURES = (*_BASE, *(f"crowded_{n}" for n in _BASE), *PATTERNS)
-_N = len(_BASE)
-_PAT0 = 2 * _N
+SEAT_FEATURES = (*_BASE, *PATTERNS)
+_N = _PAT0 = len(_BASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +65,6 @@ def seat_row(ctx: Context, seat: str, addressee: AddresseeResult) -> FloatArray:
         parent is not None and ctx.turns[parent].speaker == seat, gap or 0.0,
         turn.ts is not None, p_to * me.question, p_room * me.question, p_room * me.greeting,
     )
-    if len(ctx.last) > SMALL:
-        x[_N:_PAT0] = x[:_N]
     x[_PAT0 + ctx.pattern(seat)] = 1
     return x
 
@@ -112,7 +106,7 @@ class SeatModel:
 
     def row(self, turns: Sequence[Turn], i: int, seat: str, names: Mapping[str, Sequence[str]],
             addressee: AddresseeResult) -> FloatArray:
-        return seat_row(Context(turns, i, self.window, self.cache, names), seat, addressee)
+        return seat_row(context(self.cache, turns, i, self.window, names), seat, addressee)
 
     def predict(self, turns: Sequence[Turn], i: int, seat: str,
                 names: Mapping[str, Sequence[str]], addressee: AddresseeResult) -> SeatResult:
