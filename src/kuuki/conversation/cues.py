@@ -109,6 +109,21 @@ _HONORIFIC_RE = re.compile(
 _HIRAGANA_PARTICLES = re.compile(r"^.*(?:は|が|を|に|で|と|も|の|へ|や|ね|よ|さ|、)")
 
 
+# A question put to the room says so ("anyone know…", "誰か…", polite forms that speak to
+# others); without such a word, musing and self-questions are talking to oneself.
+ROOM = Folded(re.compile(
+    r"\b(any ?one|any ?body|some ?one|some ?body|any ideas?|you guys|y'?all|folks|guys"
+    r"|can i ask|help me|thoughts)\b"
+    r"|誰か|だれか|どなたか|知ってる人|知ってるひと|わかる人|分かる人|詳しい人|教えて|みなさん|皆さん|みんな"
+    r"|ますか|ですか|でしょうか|ません[か？?]|ませんか",
+    re.IGNORECASE,
+))
+
+
+def to_the_room(text: str) -> bool:
+    return ROOM.found_in(text)
+
+
 def is_question(text: str) -> bool:
     """True when the message asks something (en or ja): `?`/`？`, `…か。`, question words."""
     t = text.strip()

@@ -31,7 +31,7 @@ PING_SETTLE_S = 8.0  # quiet from that person before the burst is answered
 ADDRESSED_LIMIT = 6  # replies per person per 10 min before the bot only reacts
 TEN_MIN = timedelta(minutes=10)
 CONTEXT_COOLDOWN = timedelta(minutes=2)  # = the local score's cooldown (kuuki.decide.rules)
-SEAT_ANSWERS = 0.5  # the seat model's p at which a remark to the bot gets a word back
+SEAT_ANSWERS = 0.62  # the seat model's p at which a remark to the bot gets a word back
 ANSWER_SPAN = 4  # the bot's question must be among the last few messages to be answered
 _MAX_PEOPLE = 64
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from kuuki.conversation import cues
+from kuuki.conversation.cues import ROOM
 from kuuki.text.folded import Folded
 
 # Good news shared with the room: what a friend answers with at least an emoji.
@@ -18,15 +19,6 @@ GOOD_NEWS = Folded(re.compile(
     r"|i did it|we did it|it'?s done|all done|done!|good news|great news)\b"
     r"|やった[ー！!〜]*|できた[ー！!〜]|できました[！!]|合格|受かった|完成した|リリースした|直った|動いた"
     r"|うまくいった|上手くいった|内定",
-    re.IGNORECASE,
-))
-# A question put to the room says so ("anyone know…", "誰か…", polite forms that speak to
-# others); without such a word, musing and self-questions are talking to oneself.
-ROOM = Folded(re.compile(
-    r"\b(any ?one|any ?body|some ?one|some ?body|any ideas?|you guys|y'?all|folks|guys"
-    r"|can i ask|help me|thoughts)\b"
-    r"|誰か|だれか|どなたか|知ってる人|知ってるひと|わかる人|分かる人|詳しい人|教えて|みなさん|皆さん|みんな"
-    r"|ますか|ですか|でしょうか|ません[か？?]|ませんか",
     re.IGNORECASE,
 ))
 # Seed 003's "obvious monologue": self-questions and musing.
