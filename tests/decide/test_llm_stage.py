@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from kuuki.clock import VirtualClock
 from kuuki.decide.build import build_judge
-from kuuki.domain import ActionKind, Message, Stage
+from kuuki.domain import ActionKind, DecisionTrace, Message, Stage
 from kuuki.testing.llm import ScriptedLLM
 
 from .conftest import DOWN, Delivering, Room, judge_llm, msg, settings, trace
@@ -20,11 +20,18 @@ YES = {
 
 
 def band_room() -> tuple[Room, Message]:
-    """A keyword question to the room: score 25, inside the (20, 80) band."""
+    """A keyword question to the room: the seat term, "question to the room" +20 and
+    "keywords" +15, inside the (20, 80) band unless the seat model is sure either way."""
     room = Room()
     room.add(msg("m0", 0, "bob", "morning"))
     m = msg("m1", 60, "alice", "does anyone know a good python profiler?")
     return room, m
+
+
+def in_band(t: DecisionTrace) -> None:
+    terms = {c.rule: c.points for c in t.contributions}
+    assert terms["question to the room"] == 20 and terms["keywords"] == 15
+    assert t.score == terms["seat model"] + 35 and 20 < t.score < 80, "not in the unclear band"
 
 
 def make(clock: VirtualClock, llm: ScriptedLLM, **kw: object) -> Delivering:
@@ -68,14 +75,19 @@ async def test_judgment_is_cached_until_something_new_is_said(clock: VirtualCloc
     llm = judge_llm(no, no)
     j = make(clock, llm)
     room, m = band_room()
-    await j.judge(room.situation(m, at=72, settled=True), trace(m))
+    t = trace(m)
+    await j.judge(room.situation(m, at=72, settled=True), t)
+    in_band(t)
+    assert len(llm.history) == 1 and t.features["judge_cache"] == "miss"
     t = trace(m)
     await j.judge(room.situation(m, at=100, settled=True), t)
     assert len(llm.history) == 1 and t.features["judge_cache"] == "hit"
-    room.add(msg("m2", 110, "carol", "hmm, python has cProfile built in, right?"))
-    m3 = msg("m3", 120, "alice", "does cProfile work with python async code?")
-    await j.judge(room.situation(m3, at=132, settled=True), trace(m3))
-    assert len(llm.history) == 2
+    # the asker adds to the question: something new in the conversation, asked again
+    room.add(msg("m2", 110, "alice", "for python async code, if that matters"))
+    t = trace(m)
+    await j.judge(room.situation(m, at=122, settled=True), t)
+    in_band(t)
+    assert len(llm.history) == 2 and t.features["judge_cache"] == "miss"
 
 
 async def test_unusable_answer_means_silence(clock: VirtualClock) -> None:

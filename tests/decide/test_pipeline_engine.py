@@ -37,11 +37,18 @@ async def test_an_intervention_is_remembered_only_once_it_was_sent(tmp_path: Pat
         assert any("platform down" in e for e in spoke[-1].trace.errors)
         assert history.last(GENERAL.id, h.clock.now()) is None  # never delivered
         h.outbox.fail_with = None
-        await h.say(ALICE, "does anyone know why docker compose ignores my .env file?")
+        # four minutes later, inside the 10-minute interval a delivered intervention sets
+        await h.say(CAROL, "does anyone know why docker compose ignores my .env file?")
         await h.clock.advance(240)
         await h.app.engine.idle()
         last = history.last(GENERAL.id, h.clock.now())
         assert last is not None and last.message_id == h.decisions[-1].message_id
+        # an unanswered keyword question to the room: 20 + 15 + 45 on its re-check, the
+        # local stage's "speak" (80) whatever the seat model adds
+        terms = {c.rule: c.points for c in h.decisions[-1].trace.contributions}
+        assert terms["question to the room"] == 20 and terms["keywords"] == 15
+        assert terms["open question unanswered"] == 45
+        assert terms["seat model"] == h.decisions[-1].trace.features["seat"]["score"]
         # Every stage that ran left its result in the trace, in order, ending in a decision.
         stages = h.decisions[-1].trace.stages
         assert [r.name for r in stages][:3] == ["own", "filter", "quiet"]

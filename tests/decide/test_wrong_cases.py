@@ -84,15 +84,26 @@ async def test_a_dm_is_addressed_and_dms_off_is_silent(tmp_path: Path) -> None:
 
 
 async def test_a_monologue_is_marked_and_never_rechecked(tmp_path: Path) -> None:
-    decisions = await run(
-        [
-            m("m1", 0, "ken", "so sleepy"),
-            m("m2", 90, "ken", "gonna make some coffee"),
-            m("m3", 240, "ken", "overtime again today I guess"),
-        ],
-        tmp_path,
-    )
+    """Seed 003: a question at the end of a run of one's own lines, nobody else in the
+    talk, is said to oneself: marked, not taken up, never re-checked; the same question put
+    to the room ("anyone…") is an open one."""
+    lines = [
+        m("m1", 0, "ken", "so sleepy"),
+        m("m2", 90, "ken", "gonna make some coffee"),
+        m("m3", 240, "ken", "is the canteen even open on saturdays?"),
+    ]
+    decisions = await run(lines, tmp_path)
     assert [d.message_id for d in decisions] == ["m1", "m2", "m3"], "no re-check was scheduled"
     last = decisions[-1]
-    assert "monologue" in [c.rule for c in last.trace.contributions]
+    terms = {c.rule: c for c in last.trace.contributions}
+    assert terms["talking to oneself"].detail.startswith("a run of lines nobody else is part of")
+    assert "question to the room" not in terms and "open question unanswered" not in terms
     assert last.action.kind is ActionKind.NONE
+    (tmp_path / "room").mkdir()
+    lines[-1] = m("m3", 240, "ken", "anyone know if the canteen is open on saturdays?")
+    asked = await run(lines, tmp_path / "room")
+    about_m3 = [d for d in asked if d.message_id == "m3"]
+    first = about_m3[0].trace.contributions
+    assert "question to the room" in [c.rule for c in first]
+    assert "talking to oneself" not in [c.rule for c in first]
+    assert len(about_m3) > 1, "an open question is judged again"

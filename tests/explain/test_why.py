@@ -48,9 +48,13 @@ def test_replay_kept_with_store_is_explained_by_why(
     out = capsys.readouterr().out
     assert out.startswith("message j2 in #general, carol at 2026-01-05 10:00:30 UTC:\n")
     assert "'Kuu, any idea?'" in out
-    assert "reply (stage addressed, score 100.0) — addressed by name" in out
+    assert "reply (stage addressed, score 80.0) — addressed by name" in out
     assert "posted no text (generation off)" in out
     assert "+80  addressed:name" in out
+    # what both models read in it is told too (their figures change with the weights)
+    assert "  · who it is for: Kuu (the bot) " in out
+    assert "  · would a member in its seat speak: " in out
+    assert "→ addressee → ping burst → local score → rate limit → addressed; addressed decided" in out
     assert main(["why", "j9", "--store", str(kept)]) == 2
     assert f"no decision stored for message j9 in {kept} (--store)" in capsys.readouterr().err
 
