@@ -58,13 +58,11 @@ class Outbox(Protocol):
 
 class Tracker(Protocol):
     """A channel's live conversation structure (kuuki.conversation.tracker): which
-    conversation a message joined, the message it answers, which questions are still open."""
+    conversation a message joined, which questions are still open."""
 
     def observe(self, msg: Message) -> Any: ...
 
     def conversation_of(self, message_id: str) -> str | None: ...
-
-    def parent_of(self, message_id: str) -> str | None: ...
 
     def edit(self, message_id: str, text: str) -> None: ...
 

@@ -71,9 +71,6 @@ def test_two_interleaved_japanese_conversations_are_separated(chat: Chat) -> Non
     assert conv_a.message_ids == ramen
     assert conv_a.participants == ["u1", "u2"]
     assert conv_a.topic is not None
-    # the first message starts the conversation; each later one answers one before it
-    parents = [t.parent_of(m) for m in ramen]
-    assert parents[0] is None and all(p in ramen for p in parents[1:])
 
 
 def test_unaddressed_followup_stays_with_its_speaker(chat: Chat) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from kuuki.clock import VirtualClock
 from kuuki.decide.build import build_judge
 from kuuki.decide.local import QUESTION_DEBOUNCE_S, RECHECK_S
+from kuuki.decide.rules import OPEN_QUESTION
 from kuuki.domain import ActionKind, DecisionTrace, Stage
 
 from .conftest import Delivering, Room, msg, settings, trace
@@ -73,9 +74,9 @@ async def test_open_question_is_debounced_and_rechecked(room: Room, clock: Virtu
     v = await judge(clock).judge(room.situation(m), t)
     assert v.action is ActionKind.NONE
     assert v.defer_s == QUESTION_DEBOUNCE_S and v.recheck_s == RECHECK_S
-    assert rules(t)["question to the room"] == 20
+    assert rules(t)["question to the room"] == OPEN_QUESTION
     assert t.features["addressee"]["to"] == "the room"
-    assert t.score == seat_term(t) + 20
+    assert t.score == seat_term(t) + OPEN_QUESTION
 
 
 async def test_unanswered_question_scores_on_recheck(room: Room, clock: VirtualClock) -> None:
@@ -83,8 +84,8 @@ async def test_unanswered_question_scores_on_recheck(room: Room, clock: VirtualC
     m = msg("m1", 60, "alice", "does anyone know where the VPN config lives?")
     t = trace(m)
     v = await judge(clock).judge(room.situation(m, at=240, recheck=True), t)
-    assert rules(t)["open question unanswered"] == 45 and rules(t)["question to the room"] == 20
-    assert t.score == seat_term(t) + 65
+    assert rules(t)["open question unanswered"] == 45 and rules(t)["question to the room"] == OPEN_QUESTION
+    assert t.score == seat_term(t) + OPEN_QUESTION + 45
     assert v.action is ActionKind.REPLY and v.stage is Stage.LOCAL
 
 
@@ -277,7 +278,7 @@ async def test_a_quip_in_a_burst_is_left_to_the_banter(room: Room, clock: Virtua
     m = msg("m1", 46, "dave", "ref was blind?")
     t = trace(m)
     v = await j.judge(room.situation(m, at=58, settled=True), t)
-    assert v.action is ActionKind.NONE and t.score <= seat_term(t) + 20
+    assert v.action is ActionKind.NONE and t.score <= seat_term(t) + OPEN_QUESTION
     room.add(msg("x9", 50, "alice", "totally blind lol"))
     t = trace(m)
     v = await j.judge(room.situation(m, at=226, recheck=True), t)

@@ -9,6 +9,7 @@ from tests.engine.test_core import ALICE, BOB, GENERAL, make
 
 from kuuki.clock import VirtualClock
 from kuuki.decide.build import build_judge
+from kuuki.decide.rules import OPEN_QUESTION
 from kuuki.domain import ActionKind, Stage, User
 from kuuki.settings import Persona, Settings
 from kuuki.testing.llm import ScriptedLLM
@@ -43,10 +44,10 @@ async def test_an_intervention_is_remembered_only_once_it_was_sent(tmp_path: Pat
         await h.app.engine.idle()
         last = history.last(GENERAL.id, h.clock.now())
         assert last is not None and last.message_id == h.decisions[-1].message_id
-        # an unanswered keyword question to the room: 20 + 15 + 45 on its re-check, the
+        # an unanswered keyword question to the room: OPEN_QUESTION + 15 + 45 on its re-check, the
         # local stage's "speak" (80) whatever the seat model adds
         terms = {c.rule: c.points for c in h.decisions[-1].trace.contributions}
-        assert terms["question to the room"] == 20 and terms["keywords"] == 15
+        assert terms["question to the room"] == OPEN_QUESTION and terms["keywords"] == 15
         assert terms["open question unanswered"] == 45
         assert terms["seat model"] == h.decisions[-1].trace.features["seat"]["score"]
         # Every stage that ran left its result in the trace, in order, ending in a decision.

@@ -13,7 +13,7 @@ from datetime import timedelta
 from kuuki.decide.addressee import ROOM, AddresseeResult
 from kuuki.decide.history import TriggerLedger
 from kuuki.decide.reading import SEAT, Reader, Reading
-from kuuki.decide.rules import LocalResult, RuleScorer
+from kuuki.decide.rules import OPEN_QUESTION, LocalResult, RuleScorer
 from kuuki.decide.state import ConvState, StateResult
 from kuuki.decide.tracking import ChannelView
 from kuuki.domain import DecisionTrace, Message
@@ -59,21 +59,29 @@ def seat(t: DecisionTrace) -> float:
 def test_the_score_is_the_seat_term_plus_the_policy(room: Room) -> None:
     room.add(msg("m0", 0, "bob", "morning"))
     r, t = score(room, msg("m1", 60, "alice", "does anyone know a good python profiler?"))
-    assert rules(t)["question to the room"] == 20 and rules(t)["keywords"] == 15
-    assert r.score == t.score == seat(t) + 35
+    assert rules(t)["question to the room"] == OPEN_QUESTION and rules(t)["keywords"] == 15
+    assert r.score == t.score == seat(t) + OPEN_QUESTION + 15
     assert r.open_question and r.seat_p == READER.read(room.situation(room.recent[-1])).seat.p
 
 
 def test_a_question_for_a_person_or_the_bot(room: Room) -> None:
     """Only a question for the room, or for the bot's seat, is one to take up."""
     room.add(msg("m0", 0, "bob", "morning"))
-    q = msg("m1", 60, "alice", "does anyone know where the VPN config lives?")
+    q = msg("m1", 60, "alice", "where does the VPN config live?")
     r, t = score(room, q, to="bob")
     assert "question to the room" not in rules(t) and not r.open_question and r.question
     r, t = score(room, q, to="bob", at=300, unanswered=True)  # nor, minutes later, unanswered
     assert "open question unanswered" not in rules(t) and not r.unanswered
     r, t = score(room, q, to=SEAT)
-    assert rules(t)["question to the room"] == 20 and r.open_question
+    assert rules(t)["question to the room"] == OPEN_QUESTION and r.open_question
+    # a question that says "anyone" is the room's whatever the model leans to...
+    anyone = msg("m2", 70, "alice", "weird, does anyone know where the VPN config lives?")
+    r, t = score(room, anyone, to="bob")
+    assert rules(t)["question to the room"] == OPEN_QUESTION and r.open_question
+    # ...and one that calls someone by name is theirs, even if they have not spoken here
+    for text in ("dave, did you push the hotfix?", "鈴木さん、資料できました？"):
+        r, t = score(room, msg("m3", 80, "alice", text), to=ROOM)
+        assert "question to the room" not in rules(t) and not r.open_question, text
 
 
 def test_talking_to_oneself_turns_the_question_off(room: Room) -> None:
@@ -93,7 +101,7 @@ def test_talking_to_oneself_turns_the_question_off(room: Room) -> None:
                                      if c.rule == "talking to oneself")
     # the same question put to the room is one, run or not
     r, t = score(run, msg("r4", 250, "ken", "anyone know if the canteen is open on saturdays?"))
-    assert "talking to oneself" not in rules(t) and rules(t)["question to the room"] == 20
+    assert "talking to oneself" not in rules(t) and rules(t)["question to the room"] == OPEN_QUESTION
 
 
 def test_cooldown_after_the_bot_spoke(room: Room) -> None:
@@ -120,7 +128,7 @@ def test_presence_leaves_an_unanswered_question_to_the_members(room: Room) -> No
         quieter.add(msg(f"x{i}", i * 5, "Kuu" if i % 4 == 3 else "alice", f"line {i}"))
     r, t = score(quieter, msg("m1", 100, "bob", q), at=300, unanswered=True)
     assert "presence" not in rules(t) and rules(t)["open question unanswered"] == 45
-    assert r.unanswered and t.score == seat(t) + 20 + 45
+    assert r.unanswered and t.score == seat(t) + OPEN_QUESTION + 45
     some = Room()
     for i in range(7):  # 2 of 8: a quarter, −10, still takes the question up
         some.add(msg(f"x{i}", i * 5, "Kuu" if i % 3 == 2 else "alice", f"line {i}"))

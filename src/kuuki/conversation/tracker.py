@@ -1,8 +1,8 @@
 """Live conversation tracking for one channel, fed message by message by the engine.
 
 The tracker runs the :class:`~kuuki.conversation.disentangler.Disentangler` online and
-keeps what the rest of kuuki asks about: which conversation a message belongs to and the
-message it answers, who is in it, which questions went unanswered,
+keeps what the rest of kuuki asks about: which conversation a message belongs to, who is
+in it, which questions went unanswered,
 and which message a reply should answer. Conversation ids are the id of the message that
 started the conversation.
 """
@@ -224,12 +224,6 @@ class ConversationTracker:
     def conversation_of(self, message_id: str) -> str | None:
         seen = self._seen.get(message_id)
         return seen.conversation_id if seen is not None else None
-
-    def parent_of(self, message_id: str) -> str | None:
-        """The message ``message_id`` answers, as the disentangler (or a platform reply)
-        linked it; None when it started a conversation or is forgotten."""
-        seen = self._seen.get(message_id)
-        return seen.parent_id if seen is not None else None
 
     def conversation(self, conversation_id: str) -> LiveConversation | None:
         return self._convs.get(conversation_id)

@@ -6,10 +6,12 @@
   burst, not each ping (12 pings in 24 s get at most 2 replies). A repeat after a failed
   send or a fallback reaction is answered at once.
 - `RateLimit`: more than ADDRESSED_LIMIT replies to one person in ten minutes and the bot
-  only reacts (not in a conflict, where an emoji would be flippant). Its ledger, written
-  after each send, also feeds the local scorer's per-user limit for unasked talk.
+  only reacts (not in a conflict, where an emoji would be flippant); it limits calls (a
+  mention, the name, a reply…), as talk addressed to the bot by context is a
+  conversation, not a flood. Its ledger, written after each send, also feeds the local
+  scorer's per-user limit for unasked talk.
 - `Addressed`: the form of the answer (seed 002's table; a short remark in a DM or the
-  bot's own thread gets a nod, not a speech).
+  bot's own thread gets a nod, not a speech); by context, as a member would (`_by_context`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ PING_SETTLE_S = 8.0  # quiet from that person before the burst is answered
 ADDRESSED_LIMIT = 6  # replies per person per 10 min before the bot only reacts
 TEN_MIN = timedelta(minutes=10)
 CONTEXT_COOLDOWN = timedelta(minutes=2)  # = the local score's cooldown (kuuki.decide.rules)
-SEAT_ANSWERS = 0.62  # the seat model's p at which a remark to the bot gets a word back
+CALLS = frozenset({"mention", "reply", "name", "dm", "thread"})
 ANSWER_SPAN = 4  # the bot's question must be among the last few messages to be answered
 _MAX_PEOPLE = 64
 
@@ -104,8 +106,8 @@ class RateLimit:
         self.ledger = ledger
 
     async def run(self, case: Case) -> StageResult:
-        if not case.addressing or case.local is None:
-            return StageResult.passing()
+        if not case.addressing or case.local is None or case.addressing.kind == "context":
+            return StageResult.passing()  # a talk by context is a conversation, not a flood
         s = case.situation
         n = self.ledger.count(s.channel.id, s.message.user.id, s.now, TEN_MIN)
         if n < ADDRESSED_LIMIT or case.local.conflict:
@@ -162,10 +164,11 @@ class Addressed:
 
         An answer to the bot's own question keeps the talk going (a short ack when it is
         short or a member in the seat would say little, else a reply); a question gets a
-        reply; a remark a member in its seat would answer (the seat model's p at least
-        SEAT_ANSWERS) gets a short word; any other remark an emoji, or nothing just after
-        the bot spoke (a member lets "ok, I'll think about it" be), when it names the bot
-        in passing ("I asked Kuu yesterday"), at the end of the talk or in a quarrel."""
+        reply; a remark in a talk the bot takes part in gets a short word, but after the bot
+        answered a call (a mention, its name, a reply…) a remark closes that exchange: an
+        emoji, or nothing within 2 minutes (a member lets "ok, I'll think about it" be).
+        Nothing either when it names the bot in passing ("I asked Kuu yesterday"), at the
+        end of the talk or in a quarrel."""
         r, s = case.local, case.situation
         assert r is not None
         kind, why = ActionKind.REACT, "a remark to the bot: an emoji"
@@ -182,11 +185,10 @@ class Addressed:
             kind, why = ActionKind.NONE, "a remark in a quarrel: no emoji"
         elif case.reading is not None and case.reading.named:
             kind, why = ActionKind.NONE, "a remark that names the bot is about it, not to it"
-        elif r.seat_p >= SEAT_ANSWERS:
-            kind = ActionKind.ACK
-            why = f"a remark a member in its seat would answer ({r.seat_p:.0%}): a short word"
+        elif s.bot is None or s.bot.last_reply_to not in CALLS:
+            kind, why = ActionKind.ACK, "a remark in a talk the bot is part of: a short word"
         elif last is not None and s.now - last <= CONTEXT_COOLDOWN:
-            kind, why = ActionKind.NONE, "a remark just after the bot spoke"
+            kind, why = ActionKind.NONE, "a remark just after the bot answered a call"
         case.trace.step(f"addressed by context: {kind.value} — {why}")
         if kind is ActionKind.NONE:
             return StageResult.silent(Stage.ADDRESSED, r.score, f"addressed by context: {why}",

@@ -71,6 +71,9 @@ class BotState:
     user_ids: frozenset[str] = frozenset()
     last_reply_at: datetime | None = None
     last_reply_conversation: str | None = None
+    # How the message the bot last answered in words addressed it ("mention", "name",
+    # "context", … or "" when unasked): after answering a call, a remark closes the talk.
+    last_reply_to: str = ""
     last_action_at: datetime | None = None
     quiet_until: datetime | None = None
 

@@ -29,6 +29,12 @@ SELF_TALK = re.compile(
 )
 
 
+# Honorific "names" that address the room, not a person (みなさん, 皆様…).
+GROUP_WORDS = frozenset(
+    {"みな", "皆", "みんな", "皆んな", "お客", "おつかれ", "お疲れ", "お父", "お母", "神", "先生"}
+)
+
+
 def asks(text: str) -> bool:
     """A question worth answering: `cues.is_question`, minus exclamations ("what a match!")
     and two- or three-word English openers without a question mark."""

@@ -1,10 +1,12 @@
 """What the learned models read in one message: who it is for, and whether a member in the
 bot's seat would speak now (kuuki.decide.addressee, kuuki.decide.seat).
 
-The channel's buffer becomes a list of turns as the models were trained on (speaker,
-text, time, the message each answers as the live disentangler or a platform reply linked
-it, platform mentions); the bot's own messages, under any of its user ids, are one
-participant, `SEAT`, called by the persona's names. `AddresseeStage` runs both models once
+The channel's buffer becomes a list of turns as the models were trained on: speaker,
+text, time, the message it answers when the platform says so (a reply), platform
+mentions. The disentangler's guessed parent is not passed: the model learned `parent` as
+a platform's reply, and a guess read as one made it certain (p 1.0 or 0.0). The bot's own
+messages, under any of its user ids, are one participant, `SEAT`, called by the persona's
+names. `AddresseeStage` runs both models once
 per decision and counts a message as addressed to the bot *by context* when the addressee
 model gives the bot at least ADDRESSED_P and the bot is part of the talk (it spoke in the
 window, or its name is in the message) (docs/decisions.md, "Issue 25").
@@ -97,10 +99,9 @@ class Reader:
                 display[key] = m.user.name
                 by_name.setdefault(m.user.name.casefold(), key)
             by_name.setdefault(m.user.id.casefold(), key)
-        tracker = s.tracker
         turns: list[Turn] = []
         for m in seen:
-            parent = m.reply_to if m.reply_to in index else _parent(tracker, m.id)
+            parent = m.reply_to if m.reply_to in index else None
             turns.append(Turn(
                 speaker=SEAT if m.user.id in bot_ids else m.user.id,
                 text=m.text,
@@ -109,17 +110,6 @@ class Reader:
                 mentions=tuple(k for x in m.mentions if (k := by_name.get(x.casefold()))),
             ))
         return turns, len(turns) - 1, names, display
-
-
-def _parent(tracker: object, message_id: str) -> str | None:
-    fn = getattr(tracker, "parent_of", None)
-    if fn is None:
-        return None
-    try:
-        parent = fn(message_id)
-    except Exception:  # the tracker degrades one feature, never the decision
-        return None
-    return parent if isinstance(parent, str) else None
 
 
 def reading_of(case: Case, reader: Reader) -> Reading:

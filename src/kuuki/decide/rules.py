@@ -20,12 +20,12 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
+from kuuki.conversation import cues
 from kuuki.decide.addressee import ROOM
 from kuuki.decide.addressing import normalise
 from kuuki.decide.base import Situation
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.phrases import GOOD_NEWS, asks, musing
-from kuuki.decide.phrases import ROOM as ROOM_WORDS
+from kuuki.decide.phrases import GOOD_NEWS, GROUP_WORDS, asks, musing
 from kuuki.decide.reading import SEAT, Reading
 from kuuki.decide.state import ConvState, StateResult
 from kuuki.decide.tracking import ChannelView
@@ -122,7 +122,13 @@ class RuleScorer:
             trace.add("seat model", seat_points,
                       f"a member in this seat speaks: {reading.seat.p:.0%} ({why})")
             to = reading.addressee.to
-            r.open_question = r.question and not r.from_bot and to in (ROOM, SEAT)
+            # Put to the room: the addressee model says so, or the text does ("anyone…",
+            # "誰か…"); never when it calls someone else by name ("dave, did you push?").
+            r.open_question = (
+                r.question and not r.from_bot
+                and (to in (ROOM, SEAT) or cues.to_the_room(text))
+                and not self._calls_someone_else(msg.text)
+            )
             musing = self._talking_to_oneself(s, text) if r.open_question else ""
             if musing:
                 trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
@@ -176,13 +182,23 @@ class RuleScorer:
             r.engaged = True
             trace.step(f"engaged: the bot replied {since.total_seconds() / 60:.1f} min ago here")
 
+    def _calls_someone_else(self, text: str) -> str:
+        """A name the message calls (``nick, …``, ``@name``, ``name+さん``) that is not
+        the bot's; a question that asks "anyone" is the room's whatever it opens with."""
+        if cues.to_the_room(text):
+            called = [*cues.at_mentions(text), *cues.honorific_names(text)]
+        else:
+            called = cues.addressees(text)
+        return next((c for c in called if not cues.calls_name(c, self.persona.names)
+                     and normalise(c) not in GROUP_WORDS), "")
+
     @staticmethod
     def _talking_to_oneself(s: Situation, text: str) -> str:
         """Seed 003's obvious monologue: a question the persona should not take up. Musing
         ("今日も残業かな", no question mark), a self-question ("…せいか？", "I wonder"), or the
         author's third turn in a row with nobody else in the talk; never when the text puts
         something to the room ("anyone…", "誰か…", polite forms)."""
-        if ROOM_WORDS.found_in(text):
+        if cues.to_the_room(text):
             return ""
         if musing(text):
             return "musing"

@@ -179,6 +179,7 @@ class Actor:
             state.bot.last_reply_conversation = verdict.conversation_id or (
                 state.tracker.conversation_of(msg.id) if state.tracker else None
             )
+            state.bot.last_reply_to = case.addressing.kind
         reacted = posted is None and delivered and action.kind is ActionKind.REACT
         if reacted and self.store is not None:
             # Remembered so that catching up after a crash knows this was answered.
