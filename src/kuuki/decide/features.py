@@ -32,7 +32,7 @@ PERSON = (
     "author_prev_to", "author_prev_to_adjacent", "its_prev_to_author", "you_last_other",
     "thanks_last_other", "greeting_last_other", "question_last_other", "answer_last_other",
     "gap", "gap_known", "overlap_last", "overlap_recent", "asked_any", "exchanges",
-    "its_prev_to_third",
+    "its_prev_to_third", "overlap_any", "asked_recent", "took_up_author",
 )
 ROOM_FEATURES = (
     "room", "room_greeting", "room_question", "room_no_name", "room_live", "room_ts",
@@ -232,8 +232,10 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
 
 def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[str],
                 prior: PriorFn | None) -> None:
-    """What candidate ``c`` last said (its turn ``j``, and its two before): did it name the
-    author, whom did it (by the first round) address, does this message take it up."""
+    """What candidate ``c`` last said (its turn ``j``, and its two before; and all it said
+    in the window): did it name the author, whom did it (by the first round) address, does
+    this message take it up, did it ask something in the last five turns, did its last
+    message take up what the author said before it."""
     row[_A["named_author"]] = ctx.cache.named(ctx.turns[j], ctx.author, ctx.names) > 0
     if prior is not None:
         theirs = prior(j)
@@ -243,6 +245,14 @@ def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[
     row[_A["overlap_last"]] = overlap(grams, cues[-1].grams)
     row[_A["overlap_recent"]] = max(overlap(grams, q.grams) for q in cues)
     row[_A["asked_any"]] = cues[-1].question
+    said = ctx.said[c]
+    row[_A["overlap_any"]] = max(overlap(grams, ctx.cache.cues(ctx.turns[k]).grams)
+                                 for k in said)
+    row[_A["asked_recent"]] = any(
+        ctx.cache.cues(ctx.turns[k]).question for k in said if k >= ctx.i - 5)
+    if ctx.author_last is not None and ctx.author_last < j:
+        authors = ctx.cache.cues(ctx.turns[ctx.author_last]).grams
+        row[_A["took_up_author"]] = overlap(authors, cues[-1].grams)
 
 
 def _name_features(bits: int) -> tuple[float, ...]:
