@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from kuuki.decide.base import Verdict
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.phrases import asks
+from kuuki.decide.reading import answers_the_bot
 from kuuki.decide.response_type import SHORT_AT, choose_form, pick_emoji
 from kuuki.decide.state import ConvState
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
@@ -34,7 +34,6 @@ ADDRESSED_LIMIT = 6  # replies per person per 10 min before the bot only reacts
 TEN_MIN = timedelta(minutes=10)
 CONTEXT_COOLDOWN = timedelta(minutes=2)  # = the local score's cooldown (kuuki.decide.rules)
 CALLS = frozenset({"mention", "reply", "name", "dm", "thread"})
-ANSWER_SPAN = 4  # the bot's question must be among the last few messages to be answered
 _MAX_PEOPLE = 64
 
 
@@ -175,7 +174,7 @@ class Addressed:
         last = s.bot.last_reply_at if s.bot else None
         if r.state is not None and r.state.state is ConvState.ENDING:
             kind, why = ActionKind.NONE, "the conversation is ending"
-        elif _answers_the_bot(case):
+        elif answers_the_bot(case):
             short = (r.seat_short >= SHORT_AT or r.short) and not r.conflict
             kind = ActionKind.ACK if short else ActionKind.REPLY
             why = f"answers the bot's question (a short answer: {r.seat_short:.0%})"
@@ -199,15 +198,6 @@ class Addressed:
             emoji=emoji if kind is ActionKind.REACT else None, conversation_id=_cid(case),
         )
         return StageResult.decide(verdict, addressed="context", form=kind.value)
-
-
-def _answers_the_bot(case: Case) -> bool:
-    """The bot's last line, among the few before this message, asked a question."""
-    s = case.situation
-    bot_ids = s.bot.user_ids if s.bot else frozenset()
-    before = [m for m in s.recent if m.ts <= s.message.ts and m.id != s.message.id][-ANSWER_SPAN:]
-    mine = [m for m in before if m.user.id in bot_ids]
-    return bool(mine) and asks(mine[-1].text)
 
 
 def _cid(case: Case) -> str | None:

@@ -8,8 +8,9 @@ a platform's reply, and a guess read as one made it certain (p 1.0 or 0.0). The 
 messages, under any of its user ids, are one participant, `SEAT`, called by the persona's
 names. `AddresseeStage` runs both models once
 per decision and counts a message as addressed to the bot *by context* when the addressee
-model gives the bot at least ADDRESSED_P and the bot is part of the talk (it spoke in the
-window, or its name is in the message) (docs/decisions.md, "Issue 25").
+model gives the bot at least ADDRESSED_P (ANSWER_P when the bot just asked a question) and
+the bot is part of the talk (it spoke in the window, or its name is in the message)
+(docs/decisions.md, "Issue 25").
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kuuki.conversation.live import BOT_KEY
 from kuuki.decide.addressee import ROOM, AddresseeModel, AddresseeResult
 from kuuki.decide.addressing import AddressDetector, Addressing
 from kuuki.decide.base import Situation
+from kuuki.decide.phrases import asks
 from kuuki.decide.seat import SeatModel, SeatResult
 from kuuki.decide.turns import Turn
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
@@ -30,7 +32,11 @@ SEAT = BOT_KEY
 # The addressee model's probability for the bot at which a message counts as addressed to
 # it although nothing explicit (mention, reply, name call, DM, its thread) says so. Chosen
 # on the MRMP dev split with `kuuki bench seat` (docs/benchmarks.md, "Issue 25").
-ADDRESSED_P = 0.5
+ADDRESSED_P = 0.65
+# ...and when the bot's own last line, among the last ANSWER_SPAN messages, asked a
+# question: a member who asked listens for the answer.
+ANSWER_P = 0.5
+ANSWER_SPAN = 4
 WINDOW = 40  # messages before this one that the models may read (they use fewer)
 
 
@@ -112,6 +118,15 @@ class Reader:
         return turns, len(turns) - 1, names, display
 
 
+def answers_the_bot(case: Case) -> bool:
+    """The bot's last line, among the few before this message, asked a question."""
+    s = case.situation
+    bot_ids = s.bot.user_ids if s.bot else frozenset()
+    before = [m for m in s.recent if m.ts <= s.message.ts and m.id != s.message.id]
+    mine = [m for m in before[-ANSWER_SPAN:] if m.user.id in bot_ids]
+    return bool(mine) and asks(mine[-1].text)
+
+
 def reading_of(case: Case, reader: Reader) -> Reading:
     if case.reading is None:
         case.reading = reader.read(case.situation)
@@ -139,10 +154,11 @@ class AddresseeStage:
             "bot": round(reading.bot_p, 3),
             "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
             "top": [[n, round(v, 2)] for n, v in a.top[:4]],
-            "threshold": self.threshold,
+            "threshold": ANSWER_P if answers_the_bot(case) else self.threshold,
         }
         msg = case.message
-        if case.addressing or msg.user.is_bot or reading.bot_p < self.threshold:
+        threshold = ANSWER_P if answers_the_bot(case) else self.threshold
+        if case.addressing or msg.user.is_bot or reading.bot_p < threshold:
             return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3))
         if not (reading.live or reading.named):
             # Nobody speaks to a member by context who has not been part of the talk: only
@@ -153,6 +169,6 @@ class AddresseeStage:
         case.trace.features["addressed"] = "context"
         case.trace.step(
             f"addressed by context: the addressee model gives the bot {reading.bot_p:.0%} "
-            f"(≥ {self.threshold:.0%})"
+            f"(≥ {threshold:.0%})"
         )
         return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3), addressed="context")
