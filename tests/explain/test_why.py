@@ -52,7 +52,8 @@ def test_replay_kept_with_store_is_explained_by_why(
     assert "posted no text (generation off)" in out
     assert "+80  addressed:name" in out
     # what both models read in it is told too (their figures change with the weights)
-    assert "  · who it is for: Kuu (the bot) " in out
+    who = next(line for line in out.splitlines() if line.startswith("  · who it is for: "))
+    assert "Kuu (the bot)" in who and "counts as addressed at ≥ 65 %" in who
     assert "  · would a member in its seat speak: " in out
     assert "→ addressee → ping burst → local score → rate limit → addressed; addressed decided" in out
     assert main(["why", "j9", "--store", str(kept)]) == 2
