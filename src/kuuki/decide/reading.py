@@ -38,6 +38,8 @@ ADDRESSED_P = 0.65
 ANSWER_P = 0.5
 ANSWER_SPAN = 4
 WINDOW = 40  # messages before this one that the models may read (they use fewer)
+_TURNS_KEPT = 20_000
+_CHANNELS_KEPT = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,10 @@ class Reader:
         self.addressee = addressee or AddresseeModel.shipped()
         self.seat = seat or SeatModel.shipped()
         self.detector = AddressDetector(self.persona_names)
+        # the same Turn object for a message each time it is read, so the models' per-turn
+        # caches hold (bounded: the oldest go first)
+        self._turns: dict[tuple[str, str, str, int | None, tuple[str, ...]], Turn] = {}
+        self._names: dict[str, dict[str, list[str]]] = {}
 
     def read(self, s: Situation) -> Reading:
         turns, i, names, display = self.turns(s)
@@ -107,14 +113,26 @@ class Reader:
             by_name.setdefault(m.user.id.casefold(), key)
         turns: list[Turn] = []
         for m in seen:
-            parent = m.reply_to if m.reply_to in index else None
-            turns.append(Turn(
-                speaker=SEAT if m.user.id in bot_ids else m.user.id,
-                text=m.text,
-                ts=m.ts.timestamp(),
-                parent=index.get(parent) if parent is not None else None,
-                mentions=tuple(k for x in m.mentions if (k := by_name.get(x.casefold()))),
-            ))
+            parent = index.get(m.reply_to) if m.reply_to is not None else None
+            speaker = SEAT if m.user.id in bot_ids else m.user.id
+            mentions = tuple(k for x in m.mentions if (k := by_name.get(x.casefold())))
+            said = (m.id, m.text, speaker, parent, mentions)
+            turn = self._turns.get(said)
+            if turn is None:
+                turn = Turn(speaker, m.text, m.ts.timestamp(), parent, mentions)
+                self._turns[said] = turn
+                if len(self._turns) > _TURNS_KEPT:
+                    del self._turns[next(iter(self._turns))]
+            turns.append(turn)
+        # The models remember what they read of each turn while `names` is the same object:
+        # one per channel, replaced when its participants change.
+        kept = self._names.get(s.channel.id)
+        if kept is not None and kept == names:
+            names = kept
+        else:
+            self._names[s.channel.id] = names
+            if len(self._names) > _CHANNELS_KEPT:
+                del self._names[next(iter(self._names))]
         return turns, len(turns) - 1, names, display
 
 
