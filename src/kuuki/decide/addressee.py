@@ -21,7 +21,14 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.decide.cues import CueCache
-from kuuki.decide.features import ADDRESSEE_FEATURES, Context, addressee_rows, context
+from kuuki.decide.features import (
+    ADDRESSEE_FEATURES,
+    Context,
+    addressee_rows,
+    context,
+    load_weights,
+    save_weights,
+)
 from kuuki.decide.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -64,18 +71,13 @@ class AddresseeModel:
 
     @classmethod
     def load(cls, path: Path) -> AddresseeModel:
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if tuple(str(n) for n in z["features"]) != ADDRESSEE_FEATURES:
-                    raise ConfigError("addressee.weights", f"{path} was trained on other features")
-                return cls(z["first"].astype(np.float64), z["second"].astype(np.float64),
-                           int(z["window"]))
-        except (OSError, KeyError, ValueError) as exc:
-            raise ConfigError("addressee.weights", f"cannot read {path}: {exc}") from exc
+        z = load_weights(path, "addressee.weights", ADDRESSEE_FEATURES)
+        return cls(z["first"].astype(np.float64), z["second"].astype(np.float64),
+                   int(z["window"]))
 
     def save(self, path: Path) -> None:
-        np.savez_compressed(path, first=self.first, second=self.second,
-                            window=np.int64(self.window), features=np.array(ADDRESSEE_FEATURES))
+        save_weights(path, ADDRESSEE_FEATURES, first=self.first, second=self.second,
+                     window=np.int64(self.window))
 
     def predict(self, turns: Sequence[Turn], i: int, names: Mapping[str, Sequence[str]],
                 always: Sequence[str] = ()) -> AddresseeResult:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from kuuki.decide.cues import END, HONORIFIC, LEAD, MID, PARTICLE, CueCache, overlap
 from kuuki.decide.turns import ROOM, Turn
+from kuuki.errors import ConfigError
 
 FloatArray = npt.NDArray[np.float64]
 # the predicted addressees of an earlier turn (key -> p), from the first-round model
@@ -266,3 +268,20 @@ def _name_features(bits: int) -> tuple[float, ...]:
     too few for a weight: it learned -4, against the corpus's own counts.)"""
     call = bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
     return (1.0, call, bool(bits & LEAD), bool(bits & END), not call)
+
+
+def load_weights(path: Path, setting: str, names: Sequence[str]) -> dict[str, FloatArray]:
+    """A model's arrays from ``path``; a clear error naming ``setting`` when the file is
+    unreadable or was trained on other features than ``names``."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if tuple(str(n) for n in z["features"]) != tuple(names):
+                raise ConfigError(setting, f"{path} was trained on other features")
+            return {k: z[k] for k in z.files if k != "features"}
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigError(setting, f"cannot read {path}: {exc}") from exc
+
+
+def save_weights(path: Path, names: Sequence[str], **arrays: object) -> None:
+    # the arrays first, then the names: the order the shipped files were written in
+    np.savez_compressed(path, **arrays, features=np.array(names))  # type: ignore[arg-type]

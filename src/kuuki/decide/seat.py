@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from kuuki.decide.addressee import AddresseeModel, AddresseeResult
 from kuuki.decide.cues import LEAD, START, CueCache
-from kuuki.decide.features import PATTERNS, Context, context
+from kuuki.decide.features import PATTERNS, Context, context, load_weights, save_weights
 from kuuki.decide.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -91,18 +91,13 @@ class SeatModel:
 
     @classmethod
     def load(cls, path: Path) -> SeatModel:
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if tuple(str(n) for n in z["features"]) != SEAT_FEATURES:
-                    raise ConfigError("seat.weights", f"{path} was trained on other features")
-                return cls(z["w_p"].astype(np.float64), z["w_short"].astype(np.float64),
-                           int(z["window"]))
-        except (OSError, KeyError, ValueError) as exc:
-            raise ConfigError("seat.weights", f"cannot read {path}: {exc}") from exc
+        z = load_weights(path, "seat.weights", SEAT_FEATURES)
+        return cls(z["w_p"].astype(np.float64), z["w_short"].astype(np.float64),
+                   int(z["window"]))
 
     def save(self, path: Path) -> None:
-        np.savez_compressed(path, w_p=self.w_p, w_short=self.w_short,
-                            window=np.int64(self.window), features=np.array(SEAT_FEATURES))
+        save_weights(path, SEAT_FEATURES, w_p=self.w_p, w_short=self.w_short,
+                     window=np.int64(self.window))
 
     def row(self, turns: Sequence[Turn], i: int, seat: str, names: Mapping[str, Sequence[str]],
             addressee: AddresseeResult) -> FloatArray:
