@@ -16,7 +16,8 @@ the bot is part of the talk (it spoke in the window, or its name is in the messa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from kuuki.conversation.live import BOT_KEY
 from kuuki.decide.addressee import ROOM, AddresseeModel, AddresseeResult
@@ -49,6 +50,8 @@ class Reading:
     display: dict[str, str]  # participant key -> the name people see
     live: bool = False  # the bot spoke in the window the models read
     named: bool = False  # the bot's name is in the message
+    ms: float = 0.0  # the time the reading took (wall, CPU): part of the local stage's
+    cpu_ms: float = 0.0
 
     @property
     def bot_p(self) -> float:
@@ -147,7 +150,12 @@ def answers_the_bot(case: Case) -> bool:
 
 def reading_of(case: Case, reader: Reader) -> Reading:
     if case.reading is None:
-        case.reading = reader.read(case.situation)
+        start = (time.perf_counter(), time.thread_time())
+        reading = reader.read(case.situation)
+        case.reading = replace(
+            reading, ms=(time.perf_counter() - start[0]) * 1000,
+            cpu_ms=(time.thread_time() - start[1]) * 1000,
+        )
     return case.reading
 
 
