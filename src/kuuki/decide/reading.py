@@ -15,8 +15,8 @@ the bot is part of the talk (it spoke in the window, or its name is in the messa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from kuuki.conversation.live import BOT_KEY
