@@ -27,9 +27,15 @@ def judge(clock: VirtualClock, **kw: object) -> Delivering:
 
 
 def seat_term(t: DecisionTrace) -> float:
-    """The seat model's term, checked against the model's output kept in the trace."""
-    seat = t.features["seat"]
+    """The seat model's term, checked against the model's output kept in the trace (0 when
+    the models were not run: the bot is not part of the talk and the message asks
+    nothing)."""
     points = rules(t)["seat model"]
+    if "seat" not in t.features:
+        detail = next(c.detail for c in t.contributions if c.rule == "seat model")
+        assert points == 0 and detail.startswith("not run") and "addressee" not in t.features
+        return points
+    seat = t.features["seat"]
     assert points == seat["score"] and abs(points - 100 * seat["p"]) <= 0.1
     return points
 
@@ -133,6 +139,12 @@ async def test_keywords_and_the_seat_term(room: Room, clock: VirtualClock) -> No
     t = trace(other)
     await judge(clock).judge(room.situation(other), t)
     assert "keywords" not in rules(t)
+    # once the bot is part of the talk, the models read every message
+    room.add(msg("b1", 970, "Kuu", "slow how? cold cache?"))
+    later = msg("m3", 990, "alice", "my build is slow today")
+    t = trace(later)
+    await judge(clock).judge(room.situation(later), t)
+    assert {"addressee", "seat"} <= set(t.features)
 
 
 async def test_a_dying_exchange_is_read_by_the_seat_model_alone(

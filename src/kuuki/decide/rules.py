@@ -120,7 +120,8 @@ class RuleScorer:
         else:
             why = ", ".join(f"{n} {v:+.1f}" for n, v in reading.seat.top[:3])
             trace.add("seat model", seat_points,
-                      f"a member in this seat speaks: {reading.seat.p:.0%} ({why})")
+                      f"a member in this seat speaks: {reading.seat.p:.0%} ({why})"
+                      if reading.read else "not run: the bot is not part of this talk")
             to = reading.addressee.to
             # Put to the room: the addressee model says so, or the text does ("anyone…",
             # "誰か…"); never when it calls someone else by name ("dave, did you push?").
@@ -158,6 +159,8 @@ class RuleScorer:
     def _seat(reading: Reading, trace: DecisionTrace) -> float:
         seat = reading.seat
         points = round(100 * seat.p, 1)
+        if not reading.read:
+            return points
         trace.features["seat"] = {
             "p": round(seat.p, 3), "short": round(seat.short, 3), "score": points,
             "top": [[n, round(v, 2)] for n, v in seat.top[:4]],
