@@ -27,6 +27,7 @@ from kuuki.decide.phrases import GOOD_NEWS, asks
 from kuuki.decide.seat import SeatModel, SeatResult
 from kuuki.decide.turns import Turn
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
+from kuuki.decide.words import words
 from kuuki.domain import Message
 
 SEAT = BOT_KEY
@@ -206,7 +207,7 @@ class AddresseeStage:
             "p": round(a.p, 3),
             "bot": round(reading.bot_p, 3),
             "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
-            "top": [[n, round(v, 2)] for n, v in a.top[:4]],
+            "top": [[words(n), round(v, 2)] for n, v in a.top[:4]],
             "threshold": ANSWER_P if answers_the_bot(case) else self.threshold,
         }
         msg = case.message

@@ -29,6 +29,7 @@ from kuuki.decide.phrases import GOOD_NEWS, GROUP_WORDS, asks, musing
 from kuuki.decide.reading import SEAT, Reading
 from kuuki.decide.state import ConvState, StateResult
 from kuuki.decide.tracking import ChannelView
+from kuuki.decide.words import words
 from kuuki.domain import DecisionTrace
 from kuuki.settings import Settings
 
@@ -118,7 +119,7 @@ class RuleScorer:
                 points = 80 if r.addressed in ("name", "thread") else 100
                 trace.add(f"addressed:{r.addressed}", points, s.addressing.detail)
         else:
-            why = ", ".join(f"{n} {v:+.1f}" for n, v in reading.seat.top[:3])
+            why = ", ".join(f"{words(n)} {v:+.1f}" for n, v in reading.seat.top[:3])
             trace.add("seat model", seat_points,
                       f"a member in this seat speaks: {reading.seat.p:.0%} ({why})"
                       if reading.read else "not run: the bot is not part of this talk")
@@ -163,7 +164,7 @@ class RuleScorer:
             return points
         trace.features["seat"] = {
             "p": round(seat.p, 3), "short": round(seat.short, 3), "score": points,
-            "top": [[n, round(v, 2)] for n, v in seat.top[:4]],
+            "top": [[words(n), round(v, 2)] for n, v in seat.top[:4]],
         }
         return points
 
