@@ -150,7 +150,7 @@ def test_replay_check_fails_with_the_line_and_the_reasons(tmp_path: Path) -> Non
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == f"{path}:4: after m2 expected action none, got reply"
-    assert lines[1] == "    m2: reply (addressed, score 100) addressed by name"
+    assert lines[1] == "    m2: reply (addressed, score 80) addressed by name"
     assert f"{path}:5: from m1 to m2 expected at most 0 replies, got 1 reply" in lines
     assert lines[-1] == f"{path}: 0 of 2 expectations held (--llm none): FAILED"
 
