@@ -19,8 +19,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from kuuki.decide.base import Verdict
+from kuuki.decide.by_context import answers_the_bot
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.reading import answers_the_bot
 from kuuki.decide.response_type import SHORT_AT, choose_form, pick_emoji
 from kuuki.decide.state import ConvState
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult

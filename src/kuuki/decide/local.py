@@ -17,8 +17,9 @@ import time
 from collections import deque
 
 from kuuki.decide.base import Verdict
+from kuuki.decide.by_context import reading_of
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.reading import Reader, reading_of
+from kuuki.decide.reading import Reader
 from kuuki.decide.rules import RuleScorer
 from kuuki.decide.state import StateClassifier
 from kuuki.decide.tracking import ChannelView

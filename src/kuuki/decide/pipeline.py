@@ -23,12 +23,13 @@ from typing import Any
 from kuuki.decide.addressed import Addressed, PingBurst, RateLimit
 from kuuki.decide.addressing import AddressDetector
 from kuuki.decide.base import Judge, Situation, Verdict
+from kuuki.decide.by_context import AddresseeStage
 from kuuki.decide.gates import Filter, OwnMessage, Quiet
 from kuuki.decide.history import TriggerLedger
 from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
 from kuuki.decide.llm_stage import LLMStage
 from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
-from kuuki.decide.reading import AddresseeStage, Reader
+from kuuki.decide.reading import Reader
 from kuuki.decide.repeats import SentTwice
 from kuuki.decide.requests import QuietRequest
 from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record

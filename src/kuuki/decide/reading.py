@@ -6,28 +6,25 @@ text, time, the message it answers when the platform says so (a reply), platform
 mentions. The disentangler's guessed parent is not passed: the model learned `parent` as
 a platform's reply, and a guess read as one made it certain (p 1.0 or 0.0). The bot's own
 messages, under any of its user ids, are one participant, `SEAT`, called by the persona's
-names. `AddresseeStage` runs both models once
-per decision and counts a message as addressed to the bot *by context* when the addressee
-model gives the bot at least ADDRESSED_P (ANSWER_P when the bot just asked a question) and
-the bot is part of the talk (it spoke in the window, or its name is in the message)
+names. The `addressee` stage (kuuki.decide.by_context) runs both models once per decision
+and counts a message as addressed to the bot *by context* when the addressee model gives
+the bot at least ADDRESSED_P (ANSWER_P when the bot just asked a question) and the bot is
+part of the talk (it spoke in the window, or its name is in the message)
 (docs/decisions.md, "Issue 25").
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kuuki.conversation.live import BOT_KEY
 from kuuki.decide.addressee import ROOM, AddresseeModel, AddresseeResult
-from kuuki.decide.addressing import AddressDetector, Addressing
+from kuuki.decide.addressing import AddressDetector
 from kuuki.decide.base import Situation
 from kuuki.decide.phrases import GOOD_NEWS, asks
 from kuuki.decide.seat import SeatModel, SeatResult
 from kuuki.decide.turns import Turn
-from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
-from kuuki.decide.words import words
 from kuuki.domain import Message
 
 SEAT = BOT_KEY
@@ -162,67 +159,3 @@ def _bot_spoke(s: Situation) -> bool:
 def _may_matter(text: str) -> bool:
     """A question or good news: the policy asks who it is for."""
     return asks(text) or GOOD_NEWS.found_in(text)
-
-
-def answers_the_bot(case: Case) -> bool:
-    """The bot's last line, among the few before this message, asked a question."""
-    s = case.situation
-    bot_ids = s.bot.user_ids if s.bot else frozenset()
-    before = [m for m in s.recent if m.ts <= s.message.ts and m.id != s.message.id]
-    mine = [m for m in before[-ANSWER_SPAN:] if m.user.id in bot_ids]
-    return bool(mine) and asks(mine[-1].text)
-
-
-def reading_of(case: Case, reader: Reader) -> Reading:
-    if case.reading is None:
-        start = (time.perf_counter(), time.thread_time())
-        reading = reader.read(case.situation)
-        case.reading = replace(
-            reading, ms=(time.perf_counter() - start[0]) * 1000,
-            cpu_ms=(time.thread_time() - start[1]) * 1000,
-        )
-    return case.reading
-
-
-class AddresseeStage:
-    """Who the message is for, by the addressee model; the bot by context at ADDRESSED_P."""
-
-    name = "addressee"
-    passes = MESSAGE_PASSES
-
-    def __init__(self, reader: Reader, threshold: float = ADDRESSED_P) -> None:
-        self.reader = reader
-        self.threshold = threshold
-
-    async def run(self, case: Case) -> StageResult:
-        if case.passing is Pass.PROACTIVE:
-            return StageResult.passing()
-        reading = reading_of(case, self.reader)
-        if not reading.read:
-            case.trace.step("the learned models were not run: the bot is not part of this talk")
-            return StageResult.passing(read=False)
-        a = reading.addressee
-        case.trace.features["addressee"] = {
-            "to": reading.name(a.to),
-            "p": round(a.p, 3),
-            "bot": round(reading.bot_p, 3),
-            "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
-            "top": [[words(n), round(v, 2)] for n, v in a.top[:4]],
-            "threshold": ANSWER_P if answers_the_bot(case) else self.threshold,
-        }
-        msg = case.message
-        threshold = ANSWER_P if answers_the_bot(case) else self.threshold
-        if case.addressing or msg.user.is_bot or reading.bot_p < threshold:
-            return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3))
-        if not (reading.live or reading.named):
-            # Nobody speaks to a member by context who has not been part of the talk: only
-            # by name or a mention (a monologue next to a silent bot is not to the bot).
-            case.trace.step("the addressee model leans to the bot, but it has not spoken here")
-            return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3), live=False)
-        case.situation.addressing = Addressing("context", f"p={reading.bot_p:.2f}")
-        case.trace.features["addressed"] = "context"
-        case.trace.step(
-            f"addressed by context: the addressee model gives the bot {reading.bot_p:.0%} "
-            f"(≥ {threshold:.0%})"
-        )
-        return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3), addressed="context")
