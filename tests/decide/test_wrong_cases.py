@@ -14,7 +14,7 @@ from kuuki.app import build_app
 from kuuki.clock import VirtualClock
 from kuuki.domain import ActionKind, Decision, User
 from kuuki.replay.runner import RecordingOutbox, replay
-from kuuki.replay.transcript import apply_setup, parse_lines
+from kuuki.replay.transcript import apply_setup, parse_lines, read_transcript
 from kuuki.settings import Settings
 
 SETUP = {"bot": "Kuu", "aliases": ["くう"], "language": "en", "keywords": ["docker", "python"]}
@@ -107,3 +107,29 @@ async def test_a_monologue_is_marked_and_never_rechecked(tmp_path: Path) -> None
     assert "question to the room" in [c.rule for c in first]
     assert "talking to oneself" not in [c.rule for c in first]
     assert len(about_m3) > 1, "an open question is judged again"
+
+
+async def test_a_greeting_among_three_is_not_a_one_to_one(tmp_path: Path) -> None:
+    """Two members greet in turn and the bot is the third: the hand rules read that as "two
+    people talking to each other" (-20) or "bot not mentioned lately" (-10). Now no term
+    pushes the greeting down: the seat model and the policy read it as it is."""
+    scenarios = Path(__file__).resolve().parent.parent / "scenarios"
+    for name in ("ja32_greeting_among_three.jsonl", "en32_greeting_among_three.jsonl"):
+        transcript = read_transcript(scenarios / name)
+        settings = apply_setup(Settings(), transcript)
+        clock = VirtualClock(transcript.events[0].at)
+        bot = User(settings.persona.name, settings.persona.name, is_bot=True)
+        app = await build_app(
+            settings, clock=clock, outbox=RecordingOutbox(clock, bot), llm=None,
+            judge_llm=None, store_url=f"sqlite:///{tmp_path}/{name}.sqlite3",
+        )
+        try:
+            decisions = await replay(app.engine, clock, transcript)
+        finally:
+            await app.close()
+        second = [d for d in decisions if d.message_id == "m2"]
+        assert second, name
+        for d in second:
+            rules = {c.rule for c in d.trace.contributions}
+            assert not rules & {"one-to-one exchange", "bot not mentioned lately"}, name
+            assert d.score >= 0, (name, d.trace.contributions)
