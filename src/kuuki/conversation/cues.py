@@ -264,6 +264,15 @@ def addressees(text: str) -> list[str]:
     return found
 
 
+def called_in_question(text: str) -> list[str]:
+    """The names a question calls. "weird, `git push` asks for my password… anyone seen
+    that?" opens like "nick, …", but a question that asks "anyone" is put to the room:
+    then only ``@name`` and ``name+honorific`` call someone."""
+    if to_the_room(text):
+        return [*at_mentions(text), *honorific_names(text)]
+    return addressees(text)
+
+
 def calls_name(text: str, names: Iterable[str]) -> bool:
     """Does the message address one of ``names`` (a bot's aliases, say)?
 

@@ -46,7 +46,8 @@ def unanswered(
             or not cues.is_question(m.text)
         ):
             continue
-        called = [c for c in _called(m.text) if not cues.calls_name(c, bot_names)]
+        called = [c for c in cues.called_in_question(m.text)
+                  if not cues.calls_name(c, bot_names)]
         if (
             m.reply_to is None
             and not called
@@ -54,14 +55,6 @@ def unanswered(
         ):
             out.append(m)
     return out
-
-
-def _called(text: str) -> list[str]:
-    """The names a question calls. "weird, `git push` asks for my password… anyone seen
-    that?" opens like "nick, …", but a question that asks "anyone" is put to the room."""
-    if cues.to_the_room(text):
-        return [*cues.at_mentions(text), *cues.honorific_names(text)]
-    return cues.addressees(text)
 
 
 def _answered(

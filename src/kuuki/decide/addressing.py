@@ -136,6 +136,8 @@ class AddressDetector:
     def __init__(self, names: Sequence[str]) -> None:
         self.names = [normalise(n) for n in names if n.strip()]
         self._lowered = frozenset(normalise(n) for n in self.names)
+        self._hira_names = [to_hiragana(n) for n in self.names]
+        self._named: dict[str, bool] = {}
         variants = name_variants(names)
         alt = "|".join(re.escape(v) for v in variants) or r"(?!x)x"
         greet = "|".join(re.escape(g) for g in _GREETINGS)
@@ -221,6 +223,13 @@ class AddressDetector:
         return last.user.id != msg.user.id and msg.ts - last.ts <= THREAD_EXCHANGE
 
     def mentions_name(self, text: str) -> bool:
-        """The name appears at all, called or not ("could Kuu stay out for an hour?")."""
-        t = to_hiragana(normalise(text))
-        return any(to_hiragana(n) in t for n in self.names)
+        """The name appears at all, called or not ("could Kuu stay out for an hour?").
+        Asked twice of every message (the quiet request, the models' reading): kept."""
+        hit = self._named.get(text)
+        if hit is None:
+            t = to_hiragana(normalise(text))
+            hit = any(n in t for n in self._hira_names)
+            if len(self._named) > 4096:
+                self._named.clear()
+            self._named[text] = hit
+        return hit

@@ -52,16 +52,16 @@ class AddresseeStage:
             case.trace.step("the learned models were not run: the bot is not part of this talk")
             return StageResult.passing(read=False)
         a = reading.addressee
+        threshold = ANSWER_P if answers_the_bot(case) else self.threshold
         case.trace.features["addressee"] = {
             "to": reading.name(a.to),
             "p": round(a.p, 3),
             "bot": round(reading.bot_p, 3),
             "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
             "top": [[words(n), round(v, 2)] for n, v in a.top[:4]],
-            "threshold": ANSWER_P if answers_the_bot(case) else self.threshold,
+            "threshold": threshold,
         }
         msg = case.message
-        threshold = ANSWER_P if answers_the_bot(case) else self.threshold
         if case.addressing or msg.user.is_bot or reading.bot_p < threshold:
             return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3))
         if not (reading.live or reading.named):

@@ -187,12 +187,9 @@ class RuleScorer:
             trace.step(f"engaged: the bot replied {since.total_seconds() / 60:.1f} min ago here")
 
     def _calls_someone_else(self, text: str) -> str:
-        """A name the message calls (``nick, …``, ``@name``, ``name+さん``) that is not
-        the bot's; a question that asks "anyone" is the room's whatever it opens with."""
-        if cues.to_the_room(text):
-            called = [*cues.at_mentions(text), *cues.honorific_names(text)]
-        else:
-            called = cues.addressees(text)
+        """A name the question calls (`cues.called_in_question`, as the tracker's list of
+        open questions reads it) that is not the bot's nor the room's (みなさん…)."""
+        called = cues.called_in_question(text)
         return next((c for c in called if not cues.calls_name(c, self.persona.names)
                      and normalise(c) not in GROUP_WORDS), "")
 
