@@ -104,3 +104,20 @@ async def test_below_the_threshold_a_message_is_not_the_bot_s(
     v = await judge(clock, threshold=1.01).judge(room.situation(m, settled=True), t)
     assert t.features.get("addressed") is None and "addressed:context" not in rules(t)
     assert t.features["addressee"]["threshold"] == 1.01 and v.stage is not Stage.ADDRESSED
+
+
+async def test_talk_by_context_right_after_an_answered_call_is_not_held_as_a_ping(
+    room: Room, clock: VirtualClock
+) -> None:
+    """A ping burst is one person's run of calls; talk that is the bot's only by context is
+    a conversation: answered when it comes, not held 8 s behind the last ping."""
+    j = judge(clock)
+    call = msg("m1", 0, "alice", "Kuu, which base image do you like?")
+    assert (await j.judge(room.situation(call), trace(call))).action is ActionKind.REPLY
+    room.add(call)
+    room.add(msg("b1", 2, "Kuu", "alpine, mostly"))
+    follow = msg("m2", 5, "alice", "why not debian slim?")
+    t = trace(follow)
+    v = await j.judge(room.situation(follow), t)
+    assert t.features["addressed"] == "context"
+    assert v.defer_s is None and v.action is ActionKind.REPLY

@@ -48,8 +48,8 @@ class PingBurst:
 
     async def run(self, case: Case) -> StageResult:
         msg = case.message
-        if not case.addressing or msg.user.is_bot:
-            return StageResult.passing()
+        if not case.addressing or case.addressing.kind == "context" or msg.user.is_bot:
+            return StageResult.passing()  # a burst is of calls; talk by context is talk
         key = (case.situation.channel.id, msg.user.id)
         if case.passing is Pass.SETTLED:
             self._held.discard(key)  # the burst ended: this ping is answered now
