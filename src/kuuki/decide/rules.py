@@ -35,7 +35,6 @@ from kuuki.settings import Settings
 
 ENGAGEMENT = timedelta(minutes=5)
 COOLDOWN = timedelta(minutes=2)
-ENGAGED_SURE = 0.8  # the tracker must be this sure to say "another conversation"
 PRESENCE_WINDOW = 20
 MONOLOGUE_RUN = 3  # this many turns of one person in a row, nobody else between: to oneself
 MONOLOGUE_WINDOW = timedelta(minutes=10)
@@ -182,7 +181,7 @@ class RuleScorer:
         if since > ENGAGEMENT or bot.last_reply_conversation is None:
             return
         answer = view.same_conversation(bot.last_reply_conversation, s.message.id)
-        if answer is not None and (answer[0] or answer[1] >= ENGAGED_SURE) and answer[0]:
+        if answer is not None and answer[0]:  # the tracker places it in that conversation
             r.engaged = True
             trace.step(f"engaged: the bot replied {since.total_seconds() / 60:.1f} min ago here")
 
