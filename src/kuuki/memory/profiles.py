@@ -17,6 +17,7 @@ from kuuki.domain import Channel, Message, Visibility
 from kuuki.memory.book import MemoryStorePort
 from kuuki.memory.keywords import keywords_of
 from kuuki.memory.privacy import ChannelRegistry, may_show_channel
+from kuuki.text.quoted import own_words
 
 LEVELS = ("stranger", "acquaintance", "regular", "close")
 MAX_TOPICS = 6
@@ -147,7 +148,7 @@ class Profiles:
         p.channels_active.append(channel.id)
         p.last_interaction = msg.ts
         texts = self._pending.setdefault((msg.user.id, channel.id), [])
-        texts.append(msg.text)
+        texts.append(own_words(msg.text))  # a forward or share is not their words
         del texts[:-PENDING_TEXTS]
         self._dirty.add(msg.user.id)
 
