@@ -34,6 +34,7 @@ from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibilit
 from kuuki.engine.core import Engine
 from kuuki.platforms import retry
 from kuuki.platforms.discord import mapping
+from kuuki.platforms.discord.content import Payloads
 
 log = logging.getLogger("kuuki.discord")
 
@@ -51,6 +52,9 @@ class Reader(Protocol):
 
     @property
     def user(self) -> discord.ClientUser | None: ...
+
+    @property
+    def payloads(self) -> Payloads: ...
 
     def owns(self, guild_id: int | None) -> bool: ...
 
@@ -154,8 +158,12 @@ async def read_back(
     kuuki.scale.worker; REST only): handed in as catch-up, then its caught-up marker."""
     stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
     last = start_point(channel.id, stored.id if stored is not None else None, pending)
-    found = client.get_partial_messageable(int(channel.id))
-    return await _one(client, found, channel, last)
+    # The channel itself, not a partial one: a thread's messages keep their thread link.
+    found = await _resolve(client, channel.id)
+    if found is None:
+        return await _one(client, client.get_partial_messageable(int(channel.id)), channel, last)
+    resolved = await client.kuuki_channel(found)
+    return 0 if resolved is None else await _one(client, found, resolved, last)
 
 
 def _guild_id(found: Any) -> int | None:
@@ -253,7 +261,8 @@ def _events(
     client: Reader, message: discord.Message, channel: Channel, previous: str | None
 ) -> list[ChatEvent]:
     bot_id = client.user.id if client.user is not None else None
-    event = mapping.posted(message, channel, bot_id=bot_id)
+    event = mapping.posted(message, channel, bot_id=bot_id,
+                           extras=client.payloads.of(message.id))
     assert event.message is not None
     own = bot_id is not None and message.author.id == bot_id
     if own and event.message.reply_to is None and previous is not None:

@@ -43,6 +43,7 @@ from kuuki.platforms.commands import MemoryAdmin
 from kuuki.platforms.discord import mapping
 from kuuki.platforms.discord.catchup import History, catch_up, last_messages
 from kuuki.platforms.discord.commands import kuuki_group
+from kuuki.platforms.discord.content import Payloads
 from kuuki.platforms.discord.outbox import DiscordOutbox
 from kuuki.platforms.retry import Retrier
 
@@ -67,6 +68,17 @@ def _guard_parser(event: str, parse: Callable[[Any], None]) -> Callable[[Any], N
             log.warning("skipped a malformed %s payload: %s: %s", event, type(exc).__name__, exc)
 
     return guarded
+
+
+def _keeping(payloads: Payloads, parse: Callable[[Any], None]) -> Callable[[Any], None]:
+    """MESSAGE_CREATE's parser, noting first what discord.py will drop (`Payloads`)."""
+
+    @functools.wraps(parse)
+    def parse_kept(data: Any) -> None:
+        payloads.keep(data)
+        parse(data)
+
+    return parse_kept
 
 
 def tolerate_hostile_frames() -> None:
@@ -121,9 +133,19 @@ class KuukiClient(discord.AutoShardedClient):
         engine.read_back_on_refusal(self.retrier.left)
         self.caught_up_rounds = 0
         self.caught_up = asyncio.Event()  # set after each start-up catch-up round
+        self.payloads = Payloads()
         parsers: dict[str, Callable[[Any], None]] = self._connection.parsers
+        parsers["MESSAGE_CREATE"] = _keeping(self.payloads, parsers["MESSAGE_CREATE"])
         for name, parse in list(parsers.items()):
             parsers[name] = _guard_parser(name, parse)
+        # messages read over REST (history, catching up) pass their payload here
+        make = self._connection.create_message
+
+        def create_message(*, channel: Any, data: Any) -> discord.Message:
+            self.payloads.keep(data)
+            return make(channel=channel, data=data)
+
+        self._connection.create_message = create_message  # type: ignore[method-assign]
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -255,7 +277,8 @@ class KuukiClient(discord.AutoShardedClient):
             )
             if channel is None:
                 return
-            event = mapping.posted(message, channel, bot_id=self._bot_id())
+            event = mapping.posted(message, channel, bot_id=self._bot_id(),
+                                   extras=self.payloads.of(message.id))
             if event.message is not None and event.message.reply_to is not None:
                 first = self.outbox.first_part(event.message.reply_to)
                 if first != event.message.reply_to:

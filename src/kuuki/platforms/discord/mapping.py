@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import discord
 
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
+from kuuki.platforms.discord.content import NO_EXTRAS, Extras, mentioned_in_forward, text_of
 
 PLATFORM = "discord"
 TEXT_LIMIT = 2000
@@ -68,12 +69,16 @@ def channel_of(channel: AnyChannel) -> Channel:
         name = channel.parent.name
     else:
         name = getattr(channel, "name", None) or str(channel.id)
+    # A thread knows its parent's id even when discord.py has not cached the parent; the
+    # messages of a Channel with a parent are in that thread (`message_of`).
+    parent = str(channel.parent_id) if isinstance(channel, discord.Thread) else None
     return Channel(
         id=str(channel.id),
         name=name,
         visibility=visibility_of(channel),
         workspace=str(guild.id) if guild is not None else "dm",
         platform=PLATFORM,
+        parent_id=parent,
     )
 
 
@@ -96,7 +101,16 @@ def fallback_channel(channel_id: int, guild_id: int | None) -> Channel:
 
 
 def mentions_of(message: discord.Message, bot_id: int | None) -> tuple[str, ...]:
-    ids = [str(i) for i in message.raw_mentions]
+    """Who the message pings: the ``<@id>`` in its text and what Discord reports
+    (``mentions[]`` has the author of the message replied to when the reply pings), the
+    users a forwarded message mentions, and the bot when this replies to the bot."""
+    found = [*message.raw_mentions, *(u.id for u in message.mentions),
+             *mentioned_in_forward(message)]
+    replied = message.reference.resolved if message.reference is not None else None
+    if bot_id is not None and isinstance(replied, discord.Message) \
+            and replied.author.id == bot_id and reply_to_of(message) is not None:
+        found.append(bot_id)
+    ids = list(dict.fromkeys(str(i) for i in found))
     # People often ping the bot's managed role instead of the bot; it means the same.
     guild = message.guild
     self_role = guild.self_role if guild is not None else None
@@ -111,21 +125,32 @@ def mentions_of(message: discord.Message, bot_id: int | None) -> tuple[str, ...]
 
 
 def reply_to_of(message: discord.Message) -> str | None:
+    """The message this one replies to. Only a reply (type 19) is one: a forward points at
+    what it forwards, a crosspost at its original in another guild."""
     ref = message.reference
-    if ref is None or ref.message_id is None or ref.type is not discord.MessageReferenceType.reply:
+    if (
+        message.type is not discord.MessageType.reply
+        or ref is None
+        or ref.message_id is None
+        or ref.type is not discord.MessageReferenceType.reply
+        or ref.channel_id != message.channel.id
+    ):
         return None
     return str(ref.message_id)
 
 
 def message_of(
-    message: discord.Message, channel: Channel, *, bot_id: int | None, text: str | None = None
+    message: discord.Message, channel: Channel, *, bot_id: int | None,
+    extras: Extras = NO_EXTRAS,
 ) -> Message:
-    thread = str(message.channel.id) if isinstance(message.channel, discord.Thread) else None
+    """`channel` is the message's kuuki Channel, resolved by the client (fetched when
+    discord.py has no thread object: ``message.channel`` is then only a partial one)."""
+    thread = channel.id if channel.parent_id is not None else None
     return Message(
         id=str(message.id),
         channel_id=channel.id,
         user=user_of(message.author, webhook=message.webhook_id is not None),
-        text=message.clean_content if text is None else text,
+        text=text_of(message, extras),
         ts=message.created_at,
         reply_to=reply_to_of(message),
         thread=thread,
@@ -134,8 +159,11 @@ def message_of(
     )
 
 
-def posted(message: discord.Message, channel: Channel, *, bot_id: int | None) -> ChatEvent:
-    msg = message_of(message, channel, bot_id=bot_id)
+def posted(
+    message: discord.Message, channel: Channel, *, bot_id: int | None,
+    extras: Extras = NO_EXTRAS,
+) -> ChatEvent:
+    msg = message_of(message, channel, bot_id=bot_id, extras=extras)
     return ChatEvent(EventKind.POSTED, channel, msg.id, msg.ts, message=msg)
 
 
@@ -148,7 +176,7 @@ def edited(message: discord.Message, channel: Channel) -> ChatEvent:
         at,
         target_id=str(message.id),
         user=user_of(message.author),
-        text=message.clean_content,
+        text=text_of(message),
     )
 
 

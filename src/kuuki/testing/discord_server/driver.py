@@ -13,6 +13,7 @@ from kuuki.app import App
 from kuuki.platforms.discord import DiscordOutbox, KuukiClient, run_discord
 from kuuki.settings import Settings
 from kuuki.testing.conformance import SentMessage, driver_app
+from kuuki.testing.discord_server import shapes
 from kuuki.testing.discord_server.server import DiscordServer
 from kuuki.testing.discord_server.state import MANAGE_CHANNELS, MEMBER_PERMISSIONS, Payload
 from kuuki.testing.faults import FaultyStore
@@ -154,11 +155,13 @@ class DiscordDriver:
         reply_to: str | None = None,
         mention_bot: bool = False,
         bot: bool = False,
+        ping: bool = False,
     ) -> str:
         if mention_bot:
             text = f"<@{self.server.bot_user['id']}> {text}"
         msg = await self.server.post(
-            user, thread or self.channel_id(channel), text, reply_to=reply_to, bot=bot
+            user, thread or self.channel_id(channel), text, reply_to=reply_to, bot=bot,
+            ping=ping,
         )
         return str(msg["id"])
 
@@ -169,6 +172,37 @@ class DiscordDriver:
 
     async def edit(self, message_id: str, text: str, *, channel: str = "general") -> None:
         await self.server.edit(message_id, text)
+
+    # -- what else Discord sends (kuuki.testing.discord_server.shapes) -------------------------
+
+    async def forward(self, user: str, message_id: str, *, channel: str = "general") -> str:
+        """`user` forwards message `message_id` into `channel` (Discord's "Forward")."""
+        base = self.server.message_payload(self.channel_id(channel), self.server.user(user), "")
+        msg = shapes.forward(base, self.server.messages[message_id])
+        return str((await self.server.deliver(msg))["id"])
+
+    async def crosspost(self, text: str, *, from_channel: str = "announcements",
+                        channel: str = "general") -> str:
+        """An announcement of another guild's `from_channel`, which `channel` follows."""
+        guild, source = self.server.snowflake(), self.server.snowflake()
+        text = text.replace("#" + from_channel, f"<#{source}>")
+        base = self.server.message_payload(
+            self.channel_id(channel), self.server.user(f"Other Guild #{from_channel}"), text)
+        msg = shapes.crosspost(base, source_guild=guild, source_channel=source,
+                               source_message=self.server.snowflake(), channel_name=from_channel)
+        return str((await self.server.deliver(msg))["id"])
+
+    async def send_files(self, user: str, names: list[str], text: str = "", *,
+                         channel: str = "general", voice_s: float | None = None) -> str:
+        """`user` uploads files (`voice_s`: a voice message of that length instead)."""
+        base = self.server.message_payload(self.channel_id(channel), self.server.user(user), text)
+        if voice_s is not None:
+            files = [shapes.attachment(self.server.snowflake(), "voice-message.ogg",
+                                       content_type="audio/ogg", duration_secs=voice_s)]
+        else:
+            files = [shapes.attachment(self.server.snowflake(), n) for n in names]
+        msg = shapes.with_files(base, files, voice=voice_s is not None)
+        return str((await self.server.deliver(msg))["id"])
 
     async def delete(self, message_id: str, *, channel: str = "general") -> None:
         msg = self.server.messages.get(message_id)

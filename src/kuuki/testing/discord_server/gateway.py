@@ -100,11 +100,16 @@ class DiscordGateway(DiscordState):
         reply_to: str | None = None,
         bot: bool = False,
         ago_s: float = 0.0,
+        ping: bool = False,
     ) -> Payload:
         msg = self.message_payload(
             channel_id, self.user(user, bot=bot), content, reference=reply_to,
-            mid=self.snowflake(ago_s=ago_s) if ago_s else None,
+            mid=self.snowflake(ago_s=ago_s) if ago_s else None, ping=ping,
         )
+        return await self.deliver(msg)
+
+    async def deliver(self, msg: Payload) -> Payload:
+        """A message of any shape (`shapes`) posted: kept for history, and dispatched."""
         self.messages[msg["id"]] = msg
         await self.dispatch("MESSAGE_CREATE", msg)
         return msg
@@ -138,8 +143,11 @@ class DiscordGateway(DiscordState):
             data["message_author_id"] = author["id"]
         await self.dispatch("MESSAGE_REACTION_ADD", data)
 
-    async def create_thread(self, channel_id: str, root_id: str, name: str) -> Payload:
-        """A public thread started from message `root_id` (the thread takes its id)."""
+    async def create_thread(
+        self, channel_id: str, root_id: str, name: str, *, announce: bool = True
+    ) -> Payload:
+        """A public thread started from message `root_id` (the thread takes its id); one
+        not announced stays unknown to the client's cache (`DiscordState.unseen`)."""
         thread = {
             "id": root_id,
             "type": 11,
@@ -160,6 +168,9 @@ class DiscordGateway(DiscordState):
             },
         }
         self.channels[root_id] = thread
+        if not announce:
+            self.unseen.add(root_id)
+            return thread
         await self.dispatch("THREAD_CREATE", thread | {"newly_created": True})
         return thread
 

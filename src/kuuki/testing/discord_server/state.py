@@ -45,6 +45,9 @@ class DiscordState:
         self.channels: dict[str, Payload] = {}  # by id (text channels, threads, DMs)
         self.messages: dict[str, Payload] = {}  # by id, current state
         self.commands: list[Payload] = []
+        # threads the bot is never told about (no THREAD_CREATE, not in GUILD_CREATE), so
+        # discord.py has no object for them: their messages come with a partial channel
+        self.unseen: set[str] = set()
         self._changed = asyncio.Condition()
 
     def snowflake(self, *, ago_s: float = 0.0) -> str:
@@ -143,7 +146,7 @@ class DiscordState:
         }
         mine = [c for c in self.channels.values() if c.get("guild_id") == guild]
         guild_channels = [c for c in mine if c["type"] == 0]
-        threads = [c for c in mine if c["type"] in (11, 12)]
+        threads = [c for c in mine if c["type"] in (11, 12) and c["id"] not in self.unseen]
         return {
             "id": guild,
             "name": "kuuki-test",
@@ -185,13 +188,16 @@ class DiscordState:
         reference: str | None = None,
         mid: str | None = None,
         flags: int = 0,
+        ping: bool = False,
     ) -> Payload:
+        """A message as Discord sends it; a reply with ``ping`` (the client's default
+        "@ON") lists the replied message's author in ``mentions``, as Discord does."""
         ch = self.channels[channel_id]
-        mentioned = [
-            u
-            for u in [*self.users.values(), self.bot_user]
-            if u["id"] in set(_MENTION.findall(content))
-        ]
+        named = set(_MENTION.findall(content))
+        replied = self.messages.get(reference or "", {}).get("author")
+        if ping and replied is not None:
+            named.add(replied["id"])
+        mentioned = [u for u in [*self.users.values(), self.bot_user] if u["id"] in named]
         msg: Payload = {
             "id": mid or self.snowflake(),
             "channel_id": channel_id,
