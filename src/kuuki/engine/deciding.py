@@ -13,7 +13,8 @@ The bot's own messages are recorded and not judged (step 1 said whose they are).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import itertools
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -111,6 +112,15 @@ class Decider:
             )
         await self._carry_out(state, case, verdict)
 
+    def _own_posts(self, state: ChannelState) -> Iterable[str]:
+        """The bot's messages a message here may answer: the channel's own and, for a
+        thread that is a channel of its own (Discord), its parent's, where its root is."""
+        parent_id = state.channel.parent_id
+        parent = self.channels.get(parent_id) if parent_id is not None else None
+        if parent is None:
+            return state.bot_message_ids
+        return itertools.chain(state.bot_message_ids, parent.bot_message_ids)
+
     def _case(
         self,
         state: ChannelState,
@@ -124,7 +134,7 @@ class Decider:
         addressing = self.pipeline.detector.detect(
             msg,
             bot_user_ids=self.filter.bot_user_ids,
-            bot_message_ids=state.bot_message_ids,
+            bot_message_ids=self._own_posts(state),
             dm=state.channel.visibility.value == "dm",
             recent=state.buffer.recent() if msg.thread else (),
         )
