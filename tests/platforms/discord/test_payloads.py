@@ -113,3 +113,129 @@ async def test_a_payload_maps_as_the_platform_documents_it(
     [event] = seen
     got = summary(event, server.bot_user["id"])
     assert {k: got.get(k) for k in expect} == expect
+
+
+# -- what the bot does with them, through the real client ------------------------------------
+
+
+async def test_a_forwarded_question_to_the_bot_is_read_and_answered(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    await server.open_channel("ops")
+    original = await driver.say("alice", "is the deploy window still 17:00?", channel="ops")
+    await driver.settle()
+    driver.llm.enqueue("Yes, 17:00.")
+    forward = await driver.forward("bob", original, dm=True)  # "forward it to the bot"
+    [answer] = await driver.wait_bot_messages(1)
+    assert answer.text == "Yes, 17:00."
+    stored = await driver.app.store.get_message(forward)
+    assert stored is not None and stored.user.name == "bob"
+    assert stored.text == "[forwarded message]\n> is the deploy window still 17:00?"
+    [prompt] = driver.llm.prompts("reply")
+    assert "> is the deploy window still 17:00?" in prompt
+
+
+async def test_a_forward_that_mentions_the_bot_addresses_it(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    await server.open_channel("ops")
+    driver.llm.enqueue("Looking.", "On it.")
+    original = await driver.say("alice", "can you check the backups?", channel="ops",
+                                mention_bot=True)
+    await driver.wait_bot_messages(1)
+    forward = await driver.forward("bob", original)
+    answer = (await driver.wait_bot_messages(2))[1]
+    assert answer.channel == "general" and answer.text == "On it."
+    stored = await driver.app.store.get_message(forward)
+    assert stored is not None and server.bot_user["id"] in stored.mentions
+
+
+async def test_a_reply_that_pings_the_bot_about_a_message_it_no_longer_holds_is_answered(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    general = driver.channel_id()
+    old = await server.post("Kuu", general, "I'll look into it after lunch.", ago_s=3 * 86400)
+    old["author"] = server.bot_user  # the bot's, from before this store existed
+    driver.llm.enqueue("Not yet, sorry.")
+    await driver.say("alice", "did you get to it?", reply_to=old["id"], ping=True)
+    [answer] = await driver.wait_bot_messages(1)
+    assert answer.text == "Not yet, sorry."
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["cached", "uncached"])
+async def test_a_reply_in_a_thread_under_the_bots_post_is_addressed(
+    cached: bool, driver: DiscordDriver, server: DiscordServer
+) -> None:
+    driver.llm.enqueue("The nightly build runs at 02:00.")
+    await driver.say("alice", "when does the nightly build run?", mention_bot=True)
+    [post] = await driver.wait_bot_messages(1)
+    await driver.settle()
+    await server.create_thread(driver.channel_id(), post.id, "nightly", announce=cached)
+    driver.llm.enqueue("It takes about 40 minutes.")
+    asked = await driver.say("alice", "and how long does it take?", thread=post.id)
+    answer = (await driver.wait_bot_messages(2))[1]
+    assert answer.thread == post.id and answer.text == "It takes about 40 minutes."
+    stored = await driver.app.store.get_message(asked)
+    assert stored is not None and stored.thread == post.id
+
+
+async def test_a_crosspost_is_not_a_reply_and_names_its_channel(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    mid = await driver.crosspost("v2.0 is out! Details in #releases")
+    await driver.settle()
+    stored = await driver.app.store.get_message(mid)
+    assert stored is not None
+    assert (stored.text, stored.reply_to) == ("v2.0 is out! Details in #releases", None)
+    assert stored.user.is_bot  # a webhook's post
+
+
+async def test_files_and_voice_messages_leave_a_note(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    picture = await driver.send_files("alice", ["graph.png", "raw.csv"], "numbers for May")
+    voice = await driver.send_files("bob", [], voice_s=75.2)
+    await driver.settle()
+    texts = {m.id: m.text for m in await driver.app.store.recent_messages(driver.channel_id())}
+    assert texts[picture] == "numbers for May [file: graph.png] [file: raw.csv]"
+    assert texts[voice] == "[voice message 1:15]"
+
+
+async def test_history_read_back_maps_the_same_shapes_as_the_gateway(
+    driver: DiscordDriver, server: DiscordServer
+) -> None:
+    from kuuki.platforms.discord.catchup import read_back
+
+    general = driver.channel_id()
+    root = await driver.say("alice", "the nightly build broke again")
+    await server.create_thread(general, root, "nightly", announce=False)
+    await driver.say("bob", "looking", thread=root)  # the store knows the thread
+    await driver.settle()
+    said: dict[str, str] = {}
+
+    async def meanwhile() -> None:  # said while the bot was down: read back at start-up
+        said["forward"] = await driver.forward("carol", root)
+        said["thread"] = await driver.say("dave", "still broken?", thread=root)
+        said["crosspost"] = await driver.crosspost("v2 is out, see #releases")
+        said["voice"] = await driver.send_files("erin", [], voice_s=5)
+
+    await driver.restart(meanwhile)
+    await driver.settle()
+    store = driver.app.store
+    got = {k: await store.get_message(v) for k, v in said.items()}
+    assert {k: (m.text if m else None) for k, m in got.items()} == {
+        "forward": "[forwarded message]\n> the nightly build broke again",
+        "thread": "still broken?",
+        "crosspost": "v2 is out, see #releases",
+        "voice": "[voice message 0:05]",
+    }
+    assert got["thread"] is not None and got["thread"].thread == root
+    assert got["crosspost"] is not None and got["crosspost"].reply_to is None
+
+    # A scale-out worker taking the thread over reads it through REST alone.
+    late = server.message_payload(root, server.user("frank"), "anyone?")
+    server.messages[late["id"]] = late  # in the history; no gateway delivered it
+    [thread] = [c for c in await store.channels() if c.id == root]
+    assert await read_back(driver.client, store, thread, []) == 1
+    taken = await store.get_message(late["id"])
+    assert taken is not None and taken.thread == root

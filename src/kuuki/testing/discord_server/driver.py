@@ -175,9 +175,12 @@ class DiscordDriver:
 
     # -- what else Discord sends (kuuki.testing.discord_server.shapes) -------------------------
 
-    async def forward(self, user: str, message_id: str, *, channel: str = "general") -> str:
-        """`user` forwards message `message_id` into `channel` (Discord's "Forward")."""
-        base = self.server.message_payload(self.channel_id(channel), self.server.user(user), "")
+    async def forward(
+        self, user: str, message_id: str, *, channel: str = "general", dm: bool = False
+    ) -> str:
+        """`user` forwards message `message_id` into `channel`, or to the bot (`dm`)."""
+        to = self.server.dm_channel(user)["id"] if dm else self.channel_id(channel)
+        base = self.server.message_payload(to, self.server.user(user), "")
         msg = shapes.forward(base, self.server.messages[message_id])
         return str((await self.server.deliver(msg))["id"])
 
