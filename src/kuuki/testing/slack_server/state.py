@@ -89,16 +89,28 @@ class SlackState:
         return uid
 
     def add_channel(
-        self, name: str, *, private: bool = False, im_user: str | None = None, member: bool = True
+        self,
+        name: str,
+        *,
+        private: bool = False,
+        im_user: str | None = None,
+        member: bool = True,
+        mpim: bool = False,
+        cid: str | None = None,
     ) -> str:
-        cid = self._new_id("D" if im_user else ("G" if private else "C"))
+        """A conversation: a channel, a private one, a DM with `im_user` or a multi-party
+        DM (`mpim`, private too); `cid` gives it a fixed id (a captured payload's)."""
+        private = private or mpim
+        cid = cid or self._new_id("D" if im_user else ("G" if private else "C"))
         raw: Payload = {"id": cid, "created": int(time.time()), "is_archived": False}
         if im_user:
             raw.update({"is_im": True, "user": im_user, "is_private": True})
         else:
             raw.update(
-                {"name": name, "is_channel": True, "is_private": private, "is_member": member}
+                {"name": name, "is_channel": not mpim, "is_private": private, "is_member": member}
             )
+            if mpim:
+                raw.update({"is_mpim": True, "is_group": False})
         self.ws.channels[cid] = raw
         self.ws.messages[cid] = []
         return cid
