@@ -123,3 +123,48 @@ async def test_joins_are_ignored_and_garbage_is_refused(mapper: Mapper) -> None:
         await mapper.event({"type": "message", "subtype": "message_deleted", "channel": "C1"})
     with pytest.raises(MalformedPayload, match="unknown event type"):
         await mapper.event({"type": "team_join"})
+
+
+async def _text(server: SlackServer, mapper: Mapper, text: str) -> tuple[str, tuple[str, ...]]:
+    """What the bot reads of ``text`` said by alice in #general, and whom it mentions."""
+    users = {u["name"]: uid for uid, u in server.ws.users.items()}
+    alice = users.get("alice") or server.add_user("alice")
+    general = next((c for c, raw in server.ws.channels.items() if raw.get("name") == "general"),
+                   None) or server.add_channel("general")
+    msg = server.user_message(alice, general, text)
+    event = await mapper.event(server.message_event(general, msg))
+    assert event is not None and event.message is not None
+    return event.message.text, event.message.mentions
+
+
+async def test_dates_read_as_their_fallback_else_as_a_utc_time(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    text = ("<!date^1392734382^{date_short}|Feb 18, 2014 PST> / "
+            "<!date^1392734382^{date_num} {time_secs}^https://example.com> / <!date^soon>")
+    assert await _text(server, mapper, text) == (
+        "Feb 18, 2014 PST / 2014-02-18 14:39 UTC / a date", ())
+
+
+async def test_user_groups_read_as_label_or_handle_and_never_as_a_mention(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    oncall = server.add_usergroup("oncall")
+    text = (f"<!subteam^{oncall}> <!subteam^S0LABEL|@happy-peeps> <!subteam^S0GONE> "
+            "<!here> <!channel> <!everyone>")
+    for _ in range(2):
+        assert await _text(server, mapper, text) == (
+            "@oncall @happy-peeps @group @here @channel @everyone", ())
+    assert _lookups(server, "usergroups.list") == 1  # asked once, for every message after
+
+
+async def test_user_groups_that_cannot_be_listed_read_as_group_and_are_not_asked_again(
+    server: SlackServer, mapper: Mapper, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.add_usergroup("oncall", gid="S0ONCALL")
+    server.failing["usergroups.list"] = "missing_scope"
+    for _ in range(3):
+        assert await _text(server, mapper, "<!subteam^S0ONCALL> ping") == ("@group ping", ())
+    assert _lookups(server, "usergroups.list") == 1
+    warned = [r for r in caplog.records if "usergroups.list" in r.getMessage()]
+    assert len(warned) == 1 and "missing_scope" in warned[0].getMessage()

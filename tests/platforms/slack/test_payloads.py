@@ -49,9 +49,10 @@ CHANNELS = {  # id: name (D…: a DM with that user, G…: private, "mpim" a mul
 
 
 def workspace(server: SlackServer) -> None:
-    """Seed the local Slack with the payloads' users and channels."""
+    """Seed the local Slack with the payloads' users, channels and user groups."""
     for uid, (name, is_bot) in USERS.items():
         server.add_user(name, uid=uid, is_bot=is_bot)
+    server.add_usergroup("design-team", gid="SAZ94GDB8")
     for cid, name in CHANNELS.items():
         if cid.startswith("D"):
             server.add_channel("", im_user=name, cid=cid)
@@ -122,6 +123,11 @@ EXPECTED: dict[str, Got] = {
     "thread_broadcast": Got(P, DOCS, "broadcasting this reply", "ann",
                             thread="C123ABC456:1673464730.703009",
                             event_id="slack:C123ABC456:1673464745.620769"),
+    # -- Slack's markup: dates, user groups, @here/@channel (never a mention of a person) ----
+    "formatting_labelled": Got(P, DOCS, "@here release review Feb 18, 2014 PST with @happy-peeps",
+                               "ann", event_id="slack:C123ABC456:1392734400.000100"),
+    "formatting_bare": Got(P, DOCS, "@channel freeze starts 2014-02-18 14:39 UTC ask @design-team",
+                           "ann", event_id="slack:C123ABC456:1392734500.000200"),
     # -- bots and apps ------------------------------------------------------------------------
     "botMessage": Got(P, GENERAL, "TEST", "Slacklinker dev (bot)",
                       thread="C043YJGBY49:1664216109.798919",

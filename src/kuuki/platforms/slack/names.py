@@ -2,9 +2,11 @@
 
 Users are looked up once with ``users.info`` and channels with ``conversations.info``; the
 answers are cached for the life of the adapter (bounded), failed user look-ups included,
-so an unknown id costs one call, not one per mention. `Directory.render` turns ``<@U…>``,
-``<#C…|name>``, ``<!here>`` and ``<https://…|label>`` into what a person would read, so no
-prompt ever sees a raw Slack id; one message looks up at most `LOOKUPS_PER_MESSAGE` users
+so an unknown id costs one call, not one per mention; user groups are read once with
+``usergroups.list``. `Directory.render` turns ``<@U…>``, ``<#C…|name>``, ``<!here>``,
+``<!subteam^S…>`` (the group's handle), ``<!date^…|fallback>`` (the fallback, else the
+time in UTC) and ``<https://…|label>`` into what a person would read, so no prompt ever
+sees a raw Slack id; one message looks up at most `LOOKUPS_PER_MESSAGE` users
 (the rest read "@someone"), so a message naming hundreds of strangers cannot hold its
 acknowledgement past Slack's three seconds. The bot's own ``<@U…>`` becomes
 ``@<persona name>`` and is reported as a platform mention.
@@ -12,10 +14,12 @@ acknowledgement past Slack's three seconds. The bot's own ``<@U…>`` becomes
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from slack_sdk.errors import SlackApiError
@@ -77,6 +81,8 @@ class Directory:
         self.bot_name = bot_name
         self._users: _Lru[str, UserInfo] = _Lru()
         self._channels: _Lru[str, Channel] = _Lru()
+        self._groups: dict[str, str] | None = None  # user group id → handle, read once
+        self._groups_lock = asyncio.Lock()
 
     # -- users ----------------------------------------------------------------------------
 
@@ -199,10 +205,54 @@ class Directory:
                 return "#" + label
             return "#" + (await self.channel(target[1:])).name
         if target.startswith("!"):
-            word = target[1:].split("^")[0]
-            return label if label.startswith("@") else "@" + (label or word)
+            return await self._special(target[1:], label)
         url = unescape(target)
         return f"{label} ({url})" if label and label != url else url
+
+
+    async def _special(self, body: str, label: str) -> str:
+        """``<!…>``: a date (its fallback, else the time in UTC), a user group (its label,
+        else its handle), ``@here``/``@channel``/``@everyone``. None of them is a mention
+        of a person, so none is reported as one (a user group never addresses the bot)."""
+        word, _, rest = body.partition("^")
+        if word == "date":
+            return label or _utc_date(rest.partition("^")[0])
+        if word == "subteam":
+            handle = label or await self.group_handle(rest.partition("^")[0]) or "group"
+            return handle if handle.startswith("@") else "@" + handle
+        return label if label.startswith("@") else "@" + (label or word)
+
+    async def group_handle(self, group_id: str) -> str | None:
+        """A user group's handle, from ``usergroups.list`` asked once per adapter (None:
+        not among them, or the list could not be read)."""
+        if self._groups is None:
+            async with self._groups_lock:
+                if self._groups is None:
+                    self._groups = await self._load_groups()
+        return self._groups.get(group_id)
+
+    async def _load_groups(self) -> dict[str, str]:
+        try:
+            resp = await self.client.usergroups_list()
+        except SlackApiError as exc:  # once: the empty answer is kept
+            log.warning("usergroups.list failed (%s); user groups read as @group",
+                        exc.response.get("error"))
+            return {}
+        groups: dict[str, str] = {}
+        for raw in resp.get("usergroups") or []:
+            if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+                handle = raw.get("handle") or raw.get("name")
+                if isinstance(handle, str) and handle:
+                    groups[raw["id"]] = handle
+        return groups
+
+
+def _utc_date(ts: str) -> str:
+    """A ``<!date^…>`` timestamp with no fallback, as a person reads it (UTC)."""
+    try:
+        return datetime.fromtimestamp(float(ts), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except (ValueError, OverflowError, OSError):
+        return "a date"
 
 
 def user_from_payload(raw: dict[str, Any], *, fallback: str) -> UserInfo:

@@ -40,6 +40,7 @@ class Envelope:
 class Workspace:
     users: dict[str, Payload] = field(default_factory=dict)
     channels: dict[str, Payload] = field(default_factory=dict)
+    usergroups: dict[str, Payload] = field(default_factory=dict)  # id → usergroups.list row
     messages: dict[str, list[Payload]] = field(default_factory=dict)  # channel → in time order
 
 
@@ -114,6 +115,15 @@ class SlackState:
         self.ws.channels[cid] = raw
         self.ws.messages[cid] = []
         return cid
+
+    def add_usergroup(self, handle: str, *, gid: str | None = None) -> str:
+        """A user group (``<!subteam^S…>``), as ``usergroups.list`` shows it."""
+        gid = gid or self._new_id("S")
+        self.ws.usergroups[gid] = {
+            "id": gid, "team_id": self.team_id, "is_usergroup": True, "is_subteam": True,
+            "name": handle.replace("-", " ").title(), "handle": handle, "user_count": 0,
+        }
+        return gid
 
     def next_ts(self) -> str:
         self._last_ts = max(time.time(), self._last_ts + 0.000001)
