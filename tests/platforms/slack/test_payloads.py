@@ -94,6 +94,8 @@ def _got(event: ChatEvent | None) -> Got:
 
 P, E, D, R = EventKind.POSTED, EventKind.EDITED, EventKind.DELETED, EventKind.REACTION_ADDED
 GENERAL, DOCS = "general (public)", "docs (public)"
+GITHUB_ISSUE = ("Issue created by ldub (https://github.com/ldub)\n"
+                "#2 test issue 2 (https://github.com/myorg/myrepo/issues/2)\nanother oneeeee")
 URL = "https://jadeapptesting.slack.com/archives/C043YJGBY49/p1663966292304369"
 
 EXPECTED: dict[str, Got] = {
@@ -123,6 +125,25 @@ EXPECTED: dict[str, Got] = {
     "thread_broadcast": Got(P, DOCS, "broadcasting this reply", "ann",
                             thread="C123ABC456:1673464730.703009",
                             event_id="slack:C123ABC456:1673464745.620769"),
+    # -- shares and forwards: someone else's words, marked, with their author ----------------
+    "forwarded_message": Got(P, "shares (public)", "[shared message from lev]\n> 123", "lev",
+                             event_id="slack:C07KHDGQ7K3:1724952300.110719"),
+    "share_with_message": Got(P, "shares (public)", "hello check that out!\n"
+                              "[shared message from lev]\n> this will be shared with a message",
+                              "lev", event_id="slack:C07KHDGQ7K3:1724966800.923979"),
+    "share_without_message": Got(P, GENERAL, "[shared message from jadel]\n"
+                                 "> blahblahblahblahblah", "jadel",
+                                 event_id="slack:C043YJGBY49:1668537593.598469"),
+    "app_mention_with_share": Got(P, DOCS, "@Kuu can you summarise this?\n"
+                                  "[shared message from lev]\n"
+                                  "> the deploy moves to friday, @ann owns it", "dora",
+                                  (BOT, "U123ABC456"),
+                                  event_id="slack:C123ABC456:1515449600.000100"),
+    # a link to a Slack message, unfurled by Slack after it was posted: the linked words are
+    # read as shared, an edit of the message (its text did not change)
+    "messageChange": Got(E, GENERAL, f"{URL}\n[shared message from jadel]\n> asdfhlkfasdlhsdf",
+                         "jadel", target="C043YJGBY49:1663969333.524439",
+                         event_id="slack:C043YJGBY49:1663969333.524439:edit:1663969334.001500"),
     # -- Slack's markup: dates, user groups, @here/@channel (never a mention of a person) ----
     "formatting_labelled": Got(P, DOCS, "@here release review Feb 18, 2014 PST with @happy-peeps",
                                "ann", event_id="slack:C123ABC456:1392734400.000100"),
@@ -136,11 +157,32 @@ EXPECTED: dict[str, Got] = {
         P, "reacji (public)", "https://myworkspace.slack.com/archives/C07KTH1T4CQ/"
         "p1724954997876929", "Reacji Channeler (bot)",
         event_id="slack:C07KH38CR5E:1724955010.440469"),
+    "github_notification": Got(P, "github (public)", GITHUB_ISSUE, "GitHub (bot)",
+                               event_id="slack:C07LRFB3C8M:1725998548.581159"),
+    "github_notification_ts_string": Got(P, "github (public)", GITHUB_ISSUE, "GitHub (bot)",
+                                         event_id="slack:C07LRFB3C8M:1725998548.581159"),
+    "github_with_link": Got(
+        P, "github (public)", "Pull request opened by ldub (https://github.com/ldub)\n"
+        "#8 https://myteam.slack.com/archives/C07KTH1T4CQ/p1730339894629249 "
+        "(https://github.com/myorg/myrepo/pull/8)\nthis is a fake pr with a link\n\n"
+        "https://myteam.slack.com/archives/C07KTH1T4CQ/p1730339894629249", "GitHub (bot)",
+        event_id="slack:C07LRFB3C8M:1730339959.644979"),
+    "bot_message_fields": Got(
+        P, DOCS, "Optional pre-text that appears above the attachment block\n"
+        "title (https://api.slack.com/)\nOptional `text` that appears within the attachment\n"
+        "A field's title: This field's value\nA short field's title: A short field's value\n"
+        "A second short field's title: A second short field's value", "ci (bot)",
+        event_id="slack:C123ABC456:1700000100.000300"),
     "circleci": Got(P, "ci (public)", "CircleCI job failed.", "CircleCI (bot)",
                     event_id="slack:C012345678:1671046987.237089"),
     "non_spec_attachment": Got(P, "github (public)", "", "GitHub (bot)",
                                event_id="slack:C07LRFB3C8M:1725998548.581159"),
     # -- files --------------------------------------------------------------------------------
+    "email_message": Got(P, "email (public)", "[file: meow]", "Slackbot (bot)",
+                         event_id="slack:C012346789:1671217113.292829"),
+    "message_file_share_slack_connect": Got(P, "dm:jadel (dm)", "message message message [file]",
+                                            "jadel", event_id="slack:D0442US94JD:"
+                                            "1670631527.874149"),
     "message_file_share": Got(P, "dm:jadel (dm)",
                               "message message message [file: namenamename.txt]", "jadel",
                               event_id="slack:D0442US94JD:1670631527.874149"),

@@ -47,6 +47,20 @@ class Rendered:
     mentions: tuple[str, ...]
 
 
+class Lookups:
+    """How many users one message may still look up: its text and its attachments share
+    `LOOKUPS_PER_MESSAGE`."""
+
+    def __init__(self, left: int = LOOKUPS_PER_MESSAGE) -> None:
+        self.left = left
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
+
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -172,12 +186,13 @@ class Directory:
 
     # -- text ---------------------------------------------------------------------------------
 
-    async def render(self, text: str) -> Rendered:
-        """Slack markup → readable text, plus the user ids the text mentions."""
+    async def render(self, text: str, *, lookups: Lookups | None = None) -> Rendered:
+        """Slack markup → readable text, plus the user ids the text mentions. One
+        message's parts share its `lookups` (a new allowance when none is given)."""
         mentions: list[str] = []
         out: list[str] = []
         pos = 0
-        lookups = [LOOKUPS_PER_MESSAGE]
+        lookups = lookups if lookups is not None else Lookups()
         for m in _MARKUP.finditer(text):
             out.append(unescape(text[pos : m.start()]))
             out.append(await self._token(m.group(1), mentions, lookups))
@@ -185,21 +200,26 @@ class Directory:
         out.append(unescape(text[pos:]))
         return Rendered("".join(out), tuple(dict.fromkeys(mentions)))
 
-    async def _token(self, inner: str, mentions: list[str], lookups: list[int]) -> str:
+    async def name_of(self, user_id: str, *, hint: str | None, lookups: Lookups) -> str | None:
+        """A user's name: known (the bot, the cache) without asking Slack, looked up while
+        `lookups` allows, else `hint` (None when there is none)."""
+        if user_id == self.bot_user_id:
+            return self.bot_name
+        known = self.cached_user(user_id)
+        if known is not None:
+            return known.name
+        if not lookups.take():
+            return hint
+        return (await self.user(user_id, hint=hint)).name
+
+    async def _token(self, inner: str, mentions: list[str], lookups: Lookups) -> str:
         target, _, label = inner.partition("|")
         label = unescape(label)
         if target.startswith("@"):
             uid = target[1:]
             mentions.append(uid)
-            if uid == self.bot_user_id:
-                return "@" + self.bot_name
-            known = self.cached_user(uid)
-            if known is not None:
-                return "@" + known.name
-            if lookups[0] <= 0:
-                return "@" + (label or UNKNOWN_PERSON)
-            lookups[0] -= 1
-            return "@" + (await self.user(uid, hint=label or None)).name
+            name = await self.name_of(uid, hint=label or None, lookups=lookups)
+            return "@" + (name or UNKNOWN_PERSON)
         if target.startswith("#"):
             if label:
                 return "#" + label
