@@ -195,6 +195,12 @@ EXPECTED: dict[str, Got] = {
                            event_id="slack:C043YJGBY49:1663966382.046509:delete"),
     "tombstone_deleted": Got(D, "cleanup (public)", target="C061C15S0E5:1704604884.175949",
                              event_id="slack:C061C15S0E5:1704604884.175949:delete"),
+    # deleting a thread root that has replies leaves a tombstone: the root's deletion, live
+    # and read back from history alike (one event id with the deletion of the tombstone)
+    "tombstone_changed": Got(D, "threads (public)", target="CDCSLJ4CF:1542632616.133300",
+                             event_id="slack:CDCSLJ4CF:1542632616.133300:delete"),
+    "history_tombstone": Got(D, "history (public)", target="C0HISTORY1:1715816895.059599",
+                             event_id="slack:C0HISTORY1:1715816895.059599:delete"),
     "reaction_added": Got(R, DOCS, "👍", "ann", target="C123ABC456:1360782400.498405",
                           event_id="slack:C123ABC456:1360782400.498405:react:U123ABC456:"
                           "thumbsup:1360782804.083113"),

@@ -20,7 +20,10 @@ At start-up, for every conversation the bot is a member of:
   threads its refused messages were said in (`owe_thread`).
 
 Event ids are the live ones (``slack:<channel>:<ts>``), so a message that also arrives
-live (a redelivery after a restart) is handled once.
+live (a redelivery after a restart) is handled once. Rows are mapped by the live path's
+`Mapper` (kuuki.platforms.slack.rows.from_history): a share reads as it did live, and a
+thread root deleted while the bot was away comes back as its tombstone, handed in as that
+root's deletion (a first look, of a channel with nothing stored, records posts only).
 """
 
 from __future__ import annotations
@@ -185,9 +188,10 @@ class HistoryReader:
 
     async def _first_look(self, channel_id: str, *, latest: str | None = None) -> int:
         rows = await history(self.client, channel_id, limit=self.per_channel, oldest=None,
-                                   latest=latest)
+                             latest=latest)
         rows.sort(key=lambda r: ts_key(r.get("ts")))
-        events = [e for raw in rows if (e := await self._posted(channel_id, raw)) is not None]
+        events = [e for raw in rows
+                  if (e := _posted(await from_history(self.mapper, channel_id, raw)))]
         since = self.listening_since
         old = [e for e in events if since is None or e.at.timestamp() <= since]
         said_since = events[len(old):]
@@ -223,7 +227,11 @@ class HistoryReader:
         ordered = sorted(unique.values(), key=lambda r: ts_key(r["ts"]))
         events: list[ChatEvent] = []
         for raw in ordered:
-            posted = await self._posted(channel_id, raw)
+            event = await from_history(self.mapper, channel_id, raw)
+            if event is not None and event.kind is EventKind.DELETED:
+                events.append(event)  # a root's tombstone: the root was deleted meanwhile
+                continue
+            posted = _posted(event)
             if posted is not None:
                 events.append(dataclasses.replace(posted, catch_up=True))
             events += self._own_reactions(channel_id, raw, posted)
@@ -246,12 +254,6 @@ class HistoryReader:
             raise failed[0]
         return sum(1 for r in done if r is True)
 
-    async def _posted(self, channel_id: str, raw: dict[str, Any]) -> ChatEvent | None:
-        event = await from_history(self.mapper, channel_id, raw)
-        if event is None or event.kind is not EventKind.POSTED or event.message is None:
-            return None
-        return event
-
     def _own_reactions(
         self, channel_id: str, raw: dict[str, Any], posted: ChatEvent | None
     ) -> list[ChatEvent]:
@@ -271,6 +273,13 @@ class HistoryReader:
                     emoji=from_slack_name(name), catch_up=True,
                 ))
         return out
+
+def _posted(event: ChatEvent | None) -> ChatEvent | None:
+    """``event`` when it posts a message (what a first look records)."""
+    if event is None or event.kind is not EventKind.POSTED or event.message is None:
+        return None
+    return event
+
 
 def _has_replies_after(raw: dict[str, Any], oldest: str | None) -> bool:
     if not raw.get("reply_count"):

@@ -8,7 +8,7 @@ handles it once:
 
     posted    slack:<channel>:<ts>                     (``message`` and ``app_mention`` alike)
     edited    slack:<channel>:<ts>:edit:<edited.ts>
-    deleted   slack:<channel>:<ts>:delete
+    deleted   slack:<channel>:<ts>:delete                (a root's tombstone alike)
     reaction  slack:<channel>:<ts>:react:<user>:<name>:<event_ts>
 
 What a message says, its attachments and files included, is kuuki.platforms.slack.content
@@ -16,7 +16,10 @@ What a message says, its attachments and files included, is kuuki.platforms.slac
 previews skipped). An edit is an edit of what the bot reads: a ``message_changed`` that
 changes neither the text nor the attachments the bot reads (a web page's preview added, a
 thread's reply count) maps to None; one that adds the unfurl of a linked Slack message is
-an edit, the linked words read as shared.
+an edit, the linked words read as shared. Deleting a thread root that has replies leaves a
+tombstone: Slack sends a ``message_changed`` whose message has ``subtype: tombstone``, and
+``conversations.history`` shows the tombstone where the root was; both map to the root's
+deletion, never to a message by Slackbot.
 
 A payload that cannot be mapped raises `MalformedPayload` naming its kind; the adapter logs
 it and moves on. Payloads that are fine but of no interest (joins, topic changes, the bot's
@@ -39,6 +42,9 @@ from kuuki.platforms.slack.names import Directory
 log = logging.getLogger("kuuki.slack")
 
 POSTED_SUBTYPES = frozenset({"bot_message", "thread_broadcast", "me_message", "file_share"})
+# What stays of a deleted thread root that has replies ("This message was deleted."):
+# Slack sends it as a message_changed, and history shows it in the root's place.
+TOMBSTONE = "tombstone"
 
 
 def message_id(channel_id: str, ts: str) -> str:
@@ -113,6 +119,10 @@ class Mapper:
                 return await self.edited(event)
             if subtype == "message_deleted":
                 return await self.deleted(event)
+            if subtype == TOMBSTONE:  # a history row: the thread root was deleted
+                channel_id = _str(event, "channel", kind)
+                ts = _str(event, "ts", kind)
+                return await self._removed(channel_id, ts, slack_time(ts, kind))
             log.debug("ignored slack %s event", kind)
             return None
         if etype == "reaction_added":
@@ -176,6 +186,9 @@ class Mapper:
         channel_id = _str(ev, "channel", kind)
         inner = _dict(ev, "message", kind)
         ts = _str(inner, "ts", kind)
+        if inner.get("subtype") == TOMBSTONE:  # a thread root with replies was deleted
+            at = slack_time(ev.get("event_ts") or ev.get("ts") or ts, kind)
+            return await self._removed(channel_id, ts, at)
         text = inner.get("text") or ""
         if not isinstance(text, str) or len(text) > MAX_TEXT:
             raise MalformedPayload(kind, "missing, invalid or oversized text")
@@ -218,10 +231,15 @@ class Mapper:
         if not isinstance(target, str) or not target:
             raise MalformedPayload(kind, "missing 'deleted_ts'")
         at = slack_time(ev.get("event_ts") or ev.get("ts") or target, kind)
+        return await self._removed(channel_id, target, at)
+
+    async def _removed(self, channel_id: str, ts: str, at: datetime) -> ChatEvent:
+        """The message ``ts`` is gone: deleted, or replaced by its tombstone (one id for
+        both, so a tombstone and the deletion of the tombstone are handled once)."""
         channel = await self.directory.channel(channel_id)
         return ChatEvent(
-            EventKind.DELETED, channel, f"slack:{channel_id}:{target}:delete", at,
-            target_id=message_id(channel_id, target),
+            EventKind.DELETED, channel, f"slack:{channel_id}:{ts}:delete", at,
+            target_id=message_id(channel_id, ts),
         )
 
     async def reaction(self, ev: Mapping[str, Any]) -> ChatEvent | None:

@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from kuuki.domain import ChatEvent
-from kuuki.platforms.slack.mapping import MalformedPayload, Mapper
+from kuuki.platforms.slack.mapping import TOMBSTONE, MalformedPayload, Mapper
 
 log = logging.getLogger("kuuki.slack")
 
@@ -90,8 +90,9 @@ async def history(
 async def replies(
     client: AsyncWebClient, channel_id: str, root: str, after: str | None
 ) -> list[dict[str, Any]]:
-    """A thread's rows from ``conversations.replies`` said after ``after`` (the root is
-    among them only when it is too); a failure is logged and reads as none."""
+    """A thread's rows from ``conversations.replies`` said after ``after``: the root only
+    when it is too, or when it is a tombstone (the root was deleted: read back, it deletes
+    the stored root); a failure is logged and reads as none."""
     kwargs: dict[str, Any] = {
         "channel": channel_id, "ts": root, "limit": 200, "include_all_metadata": True,
     }
@@ -105,7 +106,8 @@ async def replies(
         return []
     return [
         r for r in resp.get("messages") or []
-        if isinstance(r, dict) and (after is None or ts_key(r.get("ts")) > ts_key(after))
+        if isinstance(r, dict)
+        and (after is None or ts_key(r.get("ts")) > ts_key(after) or r.get("subtype") == TOMBSTONE)
     ]
 
 
