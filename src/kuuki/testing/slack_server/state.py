@@ -241,6 +241,39 @@ class SlackState:
             "event_ts": ts,
         }
 
+    def shared(self, channel: str, msg: Payload) -> Payload:
+        """The attachment Slack adds to a message that shares or forwards ``msg`` (said in
+        ``channel``): ``is_share``, its author and its words, as Slack's own capture shows
+        (tests/platforms/payloads/slack/share_with_message.json)."""
+        author = self.ws.users.get(str(msg.get("user")), {})
+        name = str(author.get("name") or msg.get("username") or "")
+        ts, text = str(msg["ts"]), str(msg.get("text") or "")
+        att: Payload = {
+            "ts": ts, "channel_id": channel, "channel_team": self.team_id,
+            "is_msg_unfurl": True, "is_share": True, "color": "D0D0D0",
+            "from_url": f"https://kuuki-test.slack.com/archives/{channel}/p{ts.replace('.', '')}",
+            "fallback": f"[{ts}] {name}: {text}", "text": text, "author_name": name,
+            "author_subname": name, "mrkdwn_in": ["text"], "footer": "Slack Conversation",
+        }
+        if msg.get("user"):
+            att["author_id"] = msg["user"]
+        return att
+
+    def tombstone(self, channel: str, root: Payload) -> Payload:
+        """Delete a thread root that has replies, as Slack does: a tombstone keeps its place
+        (history shows it, its replies stay), and the event is a ``message_changed`` whose
+        message is the tombstone (tests/platforms/payloads/slack/tombstone_changed.json)."""
+        before = dict(root)
+        root.clear()
+        root.update({
+            "type": "message", "subtype": "tombstone", "text": "This message was deleted.",
+            "user": "USLACKBOT", "hidden": True, "ts": before["ts"], "thread_ts": before["ts"],
+            "parent_user_id": "USLACKBOT", "reply_count": before.get("reply_count", 0),
+            "latest_reply": before.get("latest_reply"), "is_locked": False,
+            "subscribed": False,
+        })
+        return self.changed_event(channel, before, root)
+
     def reaction_event(self, user: str, channel: str, ts: str, name: str) -> Payload:
         target = self.find_message(channel, ts) or {}
         return {
