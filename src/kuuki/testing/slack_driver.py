@@ -187,9 +187,49 @@ class SlackDriver:
         msg["edited"] = {"user": msg.get("user"), "ts": self.server.next_ts()}
         await self.server.emit(self.server.changed_event(cid, before, msg))
 
+    async def share(
+        self, user: str, message_id: str, comment: str = "", *, channel: str = "general"
+    ) -> str:
+        """``user`` shares (or forwards) the message ``message_id`` into ``channel``, with
+        ``comment`` as the text or none: Slack's shape, the words in an attachment."""
+        source = message_id.rpartition(":")[0]
+        att = self.server.shared(source, self._message(source, ts_of(message_id)))
+        return await self._post(self.user_id(user), channel, comment, attachments=[att])
+
+    async def app_post(
+        self, app: str, attachments: list[dict[str, Any]], *, channel: str = "general"
+    ) -> str:
+        """The app ``app`` (its bot user) posts its content as ``attachments``, with an
+        empty text, as GitHub's and CI's notifications come."""
+        uid = self.user_id(app, bot=True)
+        bot_id = self.server.ws.users[uid]["bot_id"]
+        return await self._post(uid, channel, "", attachments=attachments, bot_id=bot_id,
+                                bot_profile={"id": bot_id, "name": app})
+
+    async def share_file(
+        self, user: str, name: str, text: str = "", *, channel: str = "general"
+    ) -> str:
+        """``user`` uploads the file ``name`` (a ``file_share``, with ``text`` or none)."""
+        file_id = "F" + self.server.next_ts().replace(".", "")
+        files = [{"id": file_id, "name": name, "title": name}]
+        return await self._post(self.user_id(user), channel, text, subtype="file_share",
+                                files=files, upload=True)
+
+    async def _post(self, uid: str, channel: str, text: str, **fields: Any) -> str:
+        cid = self.channel_id(channel)
+        msg = self.server.user_message(uid, cid, text, bot_id=fields.pop("bot_id", None))
+        msg.update(fields)
+        await self.server.emit(self.server.message_event(cid, msg))
+        return message_id(cid, str(msg["ts"]))
+
     async def delete(self, message_id: str, *, channel: str = "general") -> None:
+        """Slack's delete: a thread root with replies leaves its tombstone (``message_changed``),
+        anything else goes (``message_deleted``)."""
         cid = self.channel_id(channel)
         msg = self.server.find_message(cid, ts_of(message_id))
+        if msg is not None and msg.get("reply_count"):
+            await self.server.emit(self.server.tombstone(cid, msg))
+            return
         if msg is not None:
             self.server.ws.messages[cid].remove(msg)
         # Slack reports deletions of messages a client never saw, too.

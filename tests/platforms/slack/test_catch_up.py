@@ -150,3 +150,41 @@ async def test_the_same_ts_in_two_channels_is_two_messages(driver: SlackDriver) 
     gone = await store.get_message(f"{random}:{ts}")
     assert kept is not None and kept.text == "in general" and not kept.deleted
     assert gone is not None and gone.deleted
+
+
+async def test_a_share_and_a_deleted_thread_root_read_back_as_they_read_live(
+    driver: SlackDriver,
+) -> None:
+    """Issue 26: history rows go through the live path's mapping, so what was missed while
+    the bot was down reads as it would have live: a share as the shared words, a thread root
+    deleted meanwhile (its tombstone, in history and in its thread) as that root's deletion."""
+    server = driver.server
+    general = driver.channel_id()
+    elsewhere = server.add_channel("elsewhere", member=False)
+    source = server.user_message(driver.user_id("bob"), elsewhere, "the venue is booked")
+    live = await driver.share("alice", f"{elsewhere}:{source['ts']}")
+    root = await driver.start_thread("alice", "offsite plans")
+    reply = await driver.say("bob", "count me in", thread=root)
+    await driver.settle()
+    said: dict[str, str] = {}
+
+    def meanwhile() -> None:  # never delivered to the bot: only history tells
+        missed = server.user_message(driver.user_id("carol"), general, "")
+        missed["attachments"] = [server.shared(elsewhere, source)]
+        said["share"] = f"{general}:{missed['ts']}"
+        tombstoned = server.find_message(general, root.rpartition(":")[2])
+        assert tombstoned is not None
+        server.tombstone(general, tombstoned)
+
+    await driver.restart(meanwhile)
+    await driver.settle()
+    store = driver.app.store
+    shared_live, shared_back = await store.get_message(live), await store.get_message(
+        said["share"])
+    assert shared_live is not None and shared_back is not None
+    assert shared_back.text == shared_live.text == "[shared message from bob]\n> the venue is booked"
+    gone, kept = await store.get_message(root), await store.get_message(reply)
+    assert gone is not None and gone.deleted  # not a post by Slackbot, not kept as it was
+    assert kept is not None and not kept.deleted
+    assert not [m for m in await store.recent_messages(general, limit=50)
+                if "This message was deleted." in m.text]

@@ -10,8 +10,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from kuuki.domain import EventKind, Visibility
-from kuuki.platforms.slack.mapping import MalformedPayload, Mapper
-from kuuki.platforms.slack.names import Directory
+from kuuki.platforms.slack.mapping import MAX_TEXT, MalformedPayload, Mapper
+from kuuki.platforms.slack.names import LOOKUPS_PER_MESSAGE, Directory
 from kuuki.testing.slack_server import SlackServer
 
 
@@ -70,7 +70,9 @@ async def test_unfurls_are_not_edits_and_own_posts_are_skipped(
     alice = server.add_user("alice")
     general = server.add_channel("general")
     msg = server.user_message(alice, general, "see https://example.com")
-    unfurled = {**msg, "attachments": [{"title": "Example"}]}
+    preview = {"service_name": "example.com", "title": "Example", "text": "An example page",
+               "from_url": "https://example.com", "original_url": "https://example.com"}
+    unfurled = {**msg, "attachments": [preview]}
     assert await mapper.event(server.changed_event(general, msg, unfurled)) is None
     edited = {**msg, "text": "see <https://example.com|the site>", "edited": {"ts": "1.5"}}
     event = await mapper.event(server.changed_event(general, msg, edited))
@@ -123,3 +125,101 @@ async def test_joins_are_ignored_and_garbage_is_refused(mapper: Mapper) -> None:
         await mapper.event({"type": "message", "subtype": "message_deleted", "channel": "C1"})
     with pytest.raises(MalformedPayload, match="unknown event type"):
         await mapper.event({"type": "team_join"})
+
+
+async def _text(server: SlackServer, mapper: Mapper, text: str) -> tuple[str, tuple[str, ...]]:
+    """What the bot reads of ``text`` said by alice in #general, and whom it mentions."""
+    users = {u["name"]: uid for uid, u in server.ws.users.items()}
+    alice = users.get("alice") or server.add_user("alice")
+    general = next((c for c, raw in server.ws.channels.items() if raw.get("name") == "general"),
+                   None) or server.add_channel("general")
+    msg = server.user_message(alice, general, text)
+    event = await mapper.event(server.message_event(general, msg))
+    assert event is not None and event.message is not None
+    return event.message.text, event.message.mentions
+
+
+async def test_dates_read_as_their_fallback_else_as_a_utc_time(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    text = ("<!date^1392734382^{date_short}|Feb 18, 2014 PST> / "
+            "<!date^1392734382^{date_num} {time_secs}^https://example.com> / <!date^soon>")
+    assert await _text(server, mapper, text) == (
+        "Feb 18, 2014 PST / 2014-02-18 14:39 UTC / a date", ())
+
+
+async def test_user_groups_read_as_label_or_handle_and_never_as_a_mention(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    oncall = server.add_usergroup("oncall")
+    text = (f"<!subteam^{oncall}> <!subteam^S0LABEL|@happy-peeps> <!subteam^S0GONE> "
+            "<!here> <!channel> <!everyone>")
+    for _ in range(2):
+        assert await _text(server, mapper, text) == (
+            "@oncall @happy-peeps @group @here @channel @everyone", ())
+    assert _lookups(server, "usergroups.list") == 1  # asked once, for every message after
+
+
+async def test_user_groups_that_cannot_be_listed_read_as_group_and_are_not_asked_again(
+    server: SlackServer, mapper: Mapper, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.add_usergroup("oncall", gid="S0ONCALL")
+    server.failing["usergroups.list"] = "missing_scope"
+    for _ in range(3):
+        assert await _text(server, mapper, "<!subteam^S0ONCALL> ping") == ("@group ping", ())
+    assert _lookups(server, "usergroups.list") == 1
+    warned = [r for r in caplog.records if "usergroups.list" in r.getMessage()]
+    assert len(warned) == 1 and "missing_scope" in warned[0].getMessage()
+
+
+def _share(author: str, text: str) -> dict[str, Any]:
+    return {"is_share": True, "is_msg_unfurl": True, "author_id": author, "text": text,
+            "author_name": "hint", "from_url": "https://x.slack.com/archives/C1/p1"}
+
+
+async def test_a_hostile_share_costs_no_more_than_a_long_message(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    alice = server.add_user("alice")
+    general = server.add_channel("general")
+    msg = server.user_message(alice, general, "look")
+    strangers = [" ".join(f"<@U8{i:03d}{j:02d}>" for j in range(20)) for i in range(50)]
+    msg["attachments"] = [_share(f"U9{i:05d}", f"{strangers[i]} " + "x" * 30_000)
+                          for i in range(50)]
+    event = await mapper.event(server.message_event(general, msg))
+    assert event is not None and event.message is not None
+    text = event.message.text
+    assert len(text) == MAX_TEXT
+    assert text.startswith("look\n[shared message from ")
+    read = text.count("[shared message from ")
+    assert read in (2, 3)  # two of 30,000 characters, maybe the start of a third: no more
+    assert len(event.message.mentions) >= 40  # the mentions in the shares read are mentions
+    # the text and the attachments share one allowance of look-ups (+1: alice herself)
+    assert _lookups(server, "users.info") == LOOKUPS_PER_MESSAGE + 1
+
+
+async def test_no_more_than_five_attachments_are_read(server: SlackServer, mapper: Mapper) -> None:
+    alice = server.add_user("alice")
+    general = server.add_channel("general")
+    msg = server.user_message(alice, general, "")
+    msg["attachments"] = [{"text": f"line {i}"} for i in range(8)]
+    event = await mapper.event(server.message_event(general, msg))
+    assert event is not None and event.message is not None
+    assert event.message.text == "\n".join(f"line {i}" for i in range(5))
+
+
+async def test_an_edit_that_adds_a_share_is_read_and_one_that_adds_a_preview_is_not(
+    server: SlackServer, mapper: Mapper
+) -> None:
+    alice, bob = server.add_user("alice"), server.add_user("bob")
+    general = server.add_channel("general")
+    msg = server.user_message(alice, general, "<https://x.slack.com/archives/C1/p1>")
+    preview = {**msg, "attachments": [{"title": "x", "original_url": "https://x.example"}]}
+    assert await mapper.event(server.changed_event(general, msg, preview)) is None
+    shared = {**msg, "attachments": [_share(bob, "the build is <@U0BOT00001|kuu>'s")]}
+    event = await mapper.event(server.changed_event(general, msg, shared))
+    assert event is not None and event.kind is EventKind.EDITED
+    assert event.text == ("https://x.slack.com/archives/C1/p1\n[shared message from bob]\n"
+                          "> the build is @Kuu's")
+    again = {**shared, "attachments": [*shared["attachments"], preview["attachments"][0]]}
+    assert await mapper.event(server.changed_event(general, shared, again)) is None

@@ -191,7 +191,7 @@ class SlackAdapter:
         return await read_back(self._history, self.app.store, channel, pending)
 
     async def _member_ids(self) -> list[str]:
-        from kuuki.platforms.slack.backfill import member_channels
+        from kuuki.platforms.slack.rows import member_channels
 
         try:
             return await member_channels(self.mapper.directory.client, self.mapper)

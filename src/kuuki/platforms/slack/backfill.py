@@ -20,7 +20,10 @@ At start-up, for every conversation the bot is a member of:
   threads its refused messages were said in (`owe_thread`).
 
 Event ids are the live ones (``slack:<channel>:<ts>``), so a message that also arrives
-live (a redelivery after a restart) is handled once.
+live (a redelivery after a restart) is handled once. Rows are mapped by the live path's
+`Mapper` (kuuki.platforms.slack.rows.from_history): a share reads as it did live, and a
+thread root deleted while the bot was away comes back as its tombstone, handed in as that
+root's deletion (a first look, of a channel with nothing stored, records posts only).
 """
 
 from __future__ import annotations
@@ -40,13 +43,18 @@ from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
 from kuuki.engine.core import Engine
 from kuuki.platforms import retry
 from kuuki.platforms.slack.emoji import from_slack_name
-from kuuki.platforms.slack.mapping import MalformedPayload, Mapper, message_id, ts_of
+from kuuki.platforms.slack.mapping import Mapper, message_id, ts_of
 from kuuki.platforms.slack.outbox import SlackOutbox
+from kuuki.platforms.slack.rows import (
+    from_history,
+    history,
+    member_channels,
+    replies,
+    ts_key,
+)
 
 log = logging.getLogger("kuuki.slack")
 
-TYPES_WITH_DMS = "public_channel,private_channel,im"
-TYPES = "public_channel,private_channel"
 CATCH_UP_MAX = 500  # messages read back per channel (the newest, if more were missed)
 THREADS_MAX = 10  # threads per channel whose replies are read back
 ACTIVE_THREADS = timedelta(days=1)
@@ -66,34 +74,6 @@ class History(Protocol):
     async def active_threads(
         self, channel_id: str, since: Any, *, limit: int = 20
     ) -> list[tuple[str, Any]]: ...
-
-
-async def member_channels(
-    client: AsyncWebClient, mapper: Mapper, *, max_channels: int = 200
-) -> list[str]:
-    """Ids of the conversations the bot is a member of (``users.conversations``)."""
-    types = TYPES_WITH_DMS
-    found: list[str] = []
-    cursor: str | None = None
-    while len(found) < max_channels:
-        kwargs: dict[str, Any] = {"types": types, "exclude_archived": True, "limit": 200}
-        if cursor:
-            kwargs["cursor"] = cursor
-        try:
-            resp = await client.users_conversations(**kwargs)
-        except SlackApiError as exc:
-            if exc.response.get("error") == "missing_scope" and types == TYPES_WITH_DMS:
-                types, cursor, found = TYPES, None, []  # no im:read: channels only
-                continue
-            raise
-        for raw in resp.get("channels") or []:
-            if isinstance(raw, dict) and isinstance(raw.get("id"), str):
-                mapper.directory.remember_channel(raw)
-                found.append(raw["id"])
-        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
-        if not cursor:
-            break
-    return found[:max_channels]
 
 
 class HistoryReader:
@@ -207,10 +187,11 @@ class HistoryReader:
         return queued
 
     async def _first_look(self, channel_id: str, *, latest: str | None = None) -> int:
-        rows = await self._history(channel_id, limit=self.per_channel, oldest=None,
-                                   latest=latest)
-        rows.sort(key=lambda r: _ts_key(r.get("ts")))
-        events = [e for raw in rows if (e := await self._posted(channel_id, raw)) is not None]
+        rows = await history(self.client, channel_id, limit=self.per_channel, oldest=None,
+                             latest=latest)
+        rows.sort(key=lambda r: ts_key(r.get("ts")))
+        events = [e for raw in rows
+                  if (e := _posted(await from_history(self.mapper, channel_id, raw)))]
         since = self.listening_since
         old = [e for e in events if since is None or e.at.timestamp() <= since]
         said_since = events[len(old):]
@@ -228,7 +209,7 @@ class HistoryReader:
     async def _catch_up(self, channel_id: str, last: str | None) -> int:
         assert self.store is not None
         oldest = ts_of(last) if last is not None else None
-        rows = await self._history(channel_id, limit=CATCH_UP_MAX, oldest=oldest)
+        rows = await history(self.client, channel_id, limit=CATCH_UP_MAX, oldest=oldest)
         owed = set(self._owed_threads.get(channel_id, ()))
         roots = {ts_of(root): oldest for root in sorted(owed)}  # first: THREADS_MAX
         roots |= {str(r["ts"]): oldest for r in rows if _has_replies_after(r, oldest)}
@@ -237,16 +218,20 @@ class HistoryReader:
             channel_id, now - ACTIVE_THREADS, limit=THREADS_MAX
         ):
             since = str(latest.timestamp())
-            if oldest is not None and _ts_key(oldest) < _ts_key(since):
+            if oldest is not None and ts_key(oldest) < ts_key(since):
                 since = oldest  # a recovered reply may be stored past an unrecorded answer
             roots.setdefault(ts_of(root), since)
         for root, after in list(roots.items())[:THREADS_MAX]:
-            rows += await self._replies(channel_id, root, after)
+            rows += await replies(self.client, channel_id, root, after)
         unique = {str(r["ts"]): r for r in rows if isinstance(r.get("ts"), str)}
-        ordered = sorted(unique.values(), key=lambda r: _ts_key(r["ts"]))
+        ordered = sorted(unique.values(), key=lambda r: ts_key(r["ts"]))
         events: list[ChatEvent] = []
         for raw in ordered:
-            posted = await self._posted(channel_id, raw)
+            event = await from_history(self.mapper, channel_id, raw)
+            if event is not None and event.kind is EventKind.DELETED:
+                events.append(event)  # a root's tombstone: the root was deleted meanwhile
+                continue
+            posted = _posted(event)
             if posted is not None:
                 events.append(dataclasses.replace(posted, catch_up=True))
             events += self._own_reactions(channel_id, raw, posted)
@@ -269,18 +254,6 @@ class HistoryReader:
             raise failed[0]
         return sum(1 for r in done if r is True)
 
-    async def _posted(self, channel_id: str, raw: dict[str, Any]) -> ChatEvent | None:
-        raw = {**raw, "channel": channel_id}
-        raw.setdefault("type", "message")
-        try:
-            event = await self.mapper.event(raw, include_own=True)
-        except MalformedPayload as exc:
-            log.warning("skipped a slack %s payload from history: %s", exc.kind, exc.reason)
-            return None
-        if event is None or event.kind is not EventKind.POSTED or event.message is None:
-            return None
-        return event
-
     def _own_reactions(
         self, channel_id: str, raw: dict[str, Any], posted: ChatEvent | None
     ) -> list[ChatEvent]:
@@ -301,56 +274,18 @@ class HistoryReader:
                 ))
         return out
 
-    async def _history(
-        self, channel_id: str, *, limit: int, oldest: str | None, latest: str | None = None
-    ) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while len(rows) < limit:
-            kwargs: dict[str, Any] = {
-                "channel": channel_id, "limit": min(200, limit - len(rows)),
-                "include_all_metadata": True,
-            }
-            if oldest is not None:
-                kwargs["oldest"] = oldest
-            if latest is not None:
-                kwargs["latest"] = latest
-            if cursor:
-                kwargs["cursor"] = cursor
-            try:
-                resp = await self.client.conversations_history(**kwargs)
-            except SlackApiError as exc:
-                log.warning("no history for %s: %s", channel_id, exc.response.get("error"))
-                break
-            rows += [r for r in resp.get("messages") or [] if isinstance(r, dict)]
-            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
-            if not resp.get("has_more") or not cursor:
-                break
-        return rows[:limit]
-
-    async def _replies(self, channel_id: str, root: str, after: str | None) -> list[dict[str, Any]]:
-        kwargs: dict[str, Any] = {
-            "channel": channel_id, "ts": root, "limit": 200, "include_all_metadata": True,
-        }
-        if after is not None:
-            kwargs["oldest"] = after
-        try:
-            resp = await self.client.conversations_replies(**kwargs)
-        except SlackApiError as exc:
-            log.warning("no replies for %s in %s: %s", root, channel_id,
-                        exc.response.get("error"))
-            return []
-        return [
-            r for r in resp.get("messages") or []
-            if isinstance(r, dict) and (after is None or _ts_key(r.get("ts")) > _ts_key(after))
-        ]
+def _posted(event: ChatEvent | None) -> ChatEvent | None:
+    """``event`` when it posts a message (what a first look records)."""
+    if event is None or event.kind is not EventKind.POSTED or event.message is None:
+        return None
+    return event
 
 
 def _has_replies_after(raw: dict[str, Any], oldest: str | None) -> bool:
     if not raw.get("reply_count"):
         return False
     latest = raw.get("latest_reply")
-    return oldest is None or latest is None or _ts_key(latest) > _ts_key(oldest)
+    return oldest is None or latest is None or ts_key(latest) > ts_key(oldest)
 
 
 def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent]) -> str | None:
@@ -359,7 +294,7 @@ def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent])
 
     return retry.start_point(
         channel_id, last, pending, just_before=just_before,
-        order=lambda mid: _ts_key(ts_of(mid)),
+        order=lambda mid: ts_key(ts_of(mid)),
     )
 
 
@@ -387,10 +322,3 @@ def _just_before(ts: str) -> str | None:
         return str(Decimal(ts) - Decimal("0.000001"))
     except ArithmeticError:  # decimal.InvalidOperation: not a ts
         return None
-
-
-def _ts_key(ts: Any) -> float:
-    try:
-        return float(ts)
-    except (TypeError, ValueError):
-        return 0.0

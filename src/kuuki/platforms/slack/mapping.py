@@ -8,8 +8,18 @@ handles it once:
 
     posted    slack:<channel>:<ts>                     (``message`` and ``app_mention`` alike)
     edited    slack:<channel>:<ts>:edit:<edited.ts>
-    deleted   slack:<channel>:<ts>:delete
+    deleted   slack:<channel>:<ts>:delete                (a root's tombstone alike)
     reaction  slack:<channel>:<ts>:react:<user>:<name>:<event_ts>
+
+What a message says, its attachments and files included, is kuuki.platforms.slack.content
+(shares and forwards marked as someone else's words, app posts as plain lines, web page
+previews skipped). An edit is an edit of what the bot reads: a ``message_changed`` that
+changes neither the text nor the attachments the bot reads (a web page's preview added, a
+thread's reply count) maps to None; one that adds the unfurl of a linked Slack message is
+an edit, the linked words read as shared. Deleting a thread root that has replies leaves a
+tombstone: Slack sends a ``message_changed`` whose message has ``subtype: tombstone``, and
+``conversations.history`` shows the tombstone where the root was; both map to the root's
+deletion, never to a message by Slackbot.
 
 A payload that cannot be mapped raises `MalformedPayload` naming its kind; the adapter logs
 it and moves on. Payloads that are fine but of no interest (joins, topic changes, the bot's
@@ -24,13 +34,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kuuki.domain import ChatEvent, EventKind, Message, User
+from kuuki.platforms.slack.content import MAX_TEXT as MAX_TEXT  # re-exported: the limit
+from kuuki.platforms.slack.content import message_content, readable
 from kuuki.platforms.slack.emoji import from_slack_name
 from kuuki.platforms.slack.names import Directory
 
 log = logging.getLogger("kuuki.slack")
 
-MAX_TEXT = 40_000  # Slack's own limit for a message; anything longer is not a real message
 POSTED_SUBTYPES = frozenset({"bot_message", "thread_broadcast", "me_message", "file_share"})
+# What stays of a deleted thread root that has replies ("This message was deleted."):
+# Slack sends it as a message_changed, and history shows it in the root's place.
+TOMBSTONE = "tombstone"
 
 
 def message_id(channel_id: str, ts: str) -> str:
@@ -105,6 +119,10 @@ class Mapper:
                 return await self.edited(event)
             if subtype == "message_deleted":
                 return await self.deleted(event)
+            if subtype == TOMBSTONE:  # a history row: the thread root was deleted
+                channel_id = _str(event, "channel", kind)
+                ts = _str(event, "ts", kind)
+                return await self._removed(channel_id, ts, slack_time(ts, kind))
             log.debug("ignored slack %s event", kind)
             return None
         if etype == "reaction_added":
@@ -125,8 +143,7 @@ class Mapper:
         if own and not include_own:
             return None
         user = await self._author(ev, kind, own=own)
-        rendered = await self.directory.render(text)
-        body = rendered.text + "".join(_file_notes(ev.get("files")))
+        content = await message_content(self.directory, ev, text)
         thread_ts = ev.get("thread_ts")
         thread = (
             message_id(channel_id, thread_ts)
@@ -144,11 +161,11 @@ class Mapper:
             message_id(channel_id, ts),
             channel_id,
             user,
-            body,
+            content.text,
             at,
             reply_to=reply_to,
             thread=thread,
-            mentions=rendered.mentions,
+            mentions=content.mentions,
         )
         channel = await self.directory.channel(channel_id)
         return ChatEvent(EventKind.POSTED, channel, f"slack:{channel_id}:{ts}", at, message=msg)
@@ -169,12 +186,19 @@ class Mapper:
         channel_id = _str(ev, "channel", kind)
         inner = _dict(ev, "message", kind)
         ts = _str(inner, "ts", kind)
+        if inner.get("subtype") == TOMBSTONE:  # a thread root with replies was deleted
+            at = slack_time(ev.get("event_ts") or ev.get("ts") or ts, kind)
+            return await self._removed(channel_id, ts, at)
         text = inner.get("text") or ""
         if not isinstance(text, str) or len(text) > MAX_TEXT:
             raise MalformedPayload(kind, "missing, invalid or oversized text")
         previous = ev.get("previous_message")
-        if isinstance(previous, Mapping) and previous.get("text") == text:
-            return None  # a link unfurl or attachment change, not an edit of the words
+        if (
+            isinstance(previous, Mapping)
+            and previous.get("text") == text
+            and readable(previous.get("attachments")) == readable(inner.get("attachments"))
+        ):
+            return None  # a web page's preview, a thread's reply count: no new words
         if self.is_own(inner):
             return None
         edited = inner.get("edited")
@@ -185,7 +209,7 @@ class Mapper:
         )
         at = slack_time(edit_ts, kind)
         user = await self._author(inner, kind, own=False)
-        rendered = await self.directory.render(text)
+        content = await message_content(self.directory, inner, text)
         channel = await self.directory.channel(channel_id)
         return ChatEvent(
             EventKind.EDITED,
@@ -194,7 +218,7 @@ class Mapper:
             at,
             target_id=message_id(channel_id, ts),
             user=user,
-            text=rendered.text,
+            text=content.text,
         )
 
     async def deleted(self, ev: Mapping[str, Any]) -> ChatEvent | None:
@@ -207,10 +231,15 @@ class Mapper:
         if not isinstance(target, str) or not target:
             raise MalformedPayload(kind, "missing 'deleted_ts'")
         at = slack_time(ev.get("event_ts") or ev.get("ts") or target, kind)
+        return await self._removed(channel_id, target, at)
+
+    async def _removed(self, channel_id: str, ts: str, at: datetime) -> ChatEvent:
+        """The message ``ts`` is gone: deleted, or replaced by its tombstone (one id for
+        both, so a tombstone and the deletion of the tombstone are handled once)."""
         channel = await self.directory.channel(channel_id)
         return ChatEvent(
-            EventKind.DELETED, channel, f"slack:{channel_id}:{target}:delete", at,
-            target_id=message_id(channel_id, target),
+            EventKind.DELETED, channel, f"slack:{channel_id}:{ts}:delete", at,
+            target_id=message_id(channel_id, ts),
         )
 
     async def reaction(self, ev: Mapping[str, Any]) -> ChatEvent | None:
@@ -254,10 +283,3 @@ def _metadata_reply_to(raw: Any) -> str | None:
     payload = raw.get("event_payload")
     value = payload.get("reply_to") if isinstance(payload, Mapping) else None
     return value if isinstance(value, str) and value else None
-
-
-def _file_notes(files: Any) -> list[str]:
-    if not isinstance(files, list):
-        return []
-    names = [str(f.get("name") or f.get("title") or "file") for f in files if isinstance(f, dict)]
-    return [f" [file: {n}]" for n in names[:5]]

@@ -2,9 +2,11 @@
 
 Users are looked up once with ``users.info`` and channels with ``conversations.info``; the
 answers are cached for the life of the adapter (bounded), failed user look-ups included,
-so an unknown id costs one call, not one per mention. `Directory.render` turns ``<@U…>``,
-``<#C…|name>``, ``<!here>`` and ``<https://…|label>`` into what a person would read, so no
-prompt ever sees a raw Slack id; one message looks up at most `LOOKUPS_PER_MESSAGE` users
+so an unknown id costs one call, not one per mention; user groups are read once with
+``usergroups.list``. `Directory.render` turns ``<@U…>``, ``<#C…|name>``, ``<!here>``,
+``<!subteam^S…>`` (the group's handle), ``<!date^…|fallback>`` (the fallback, else the
+time in UTC) and ``<https://…|label>`` into what a person would read, so no prompt ever
+sees a raw Slack id; one message looks up at most `LOOKUPS_PER_MESSAGE` users
 (the rest read "@someone"), so a message naming hundreds of strangers cannot hold its
 acknowledgement past Slack's three seconds. The bot's own ``<@U…>`` becomes
 ``@<persona name>`` and is reported as a platform mention.
@@ -12,10 +14,12 @@ acknowledgement past Slack's three seconds. The bot's own ``<@U…>`` becomes
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from slack_sdk.errors import SlackApiError
@@ -41,6 +45,20 @@ class UserInfo:
 class Rendered:
     text: str
     mentions: tuple[str, ...]
+
+
+class Lookups:
+    """How many users one message may still look up: its text and its attachments share
+    `LOOKUPS_PER_MESSAGE`."""
+
+    def __init__(self, left: int = LOOKUPS_PER_MESSAGE) -> None:
+        self.left = left
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
 
 
 K = TypeVar("K")
@@ -77,6 +95,8 @@ class Directory:
         self.bot_name = bot_name
         self._users: _Lru[str, UserInfo] = _Lru()
         self._channels: _Lru[str, Channel] = _Lru()
+        self._groups: dict[str, str] | None = None  # user group id → handle, read once
+        self._groups_lock = asyncio.Lock()
 
     # -- users ----------------------------------------------------------------------------
 
@@ -166,12 +186,13 @@ class Directory:
 
     # -- text ---------------------------------------------------------------------------------
 
-    async def render(self, text: str) -> Rendered:
-        """Slack markup → readable text, plus the user ids the text mentions."""
+    async def render(self, text: str, *, lookups: Lookups | None = None) -> Rendered:
+        """Slack markup → readable text, plus the user ids the text mentions. One
+        message's parts share its `lookups` (a new allowance when none is given)."""
         mentions: list[str] = []
         out: list[str] = []
         pos = 0
-        lookups = [LOOKUPS_PER_MESSAGE]
+        lookups = lookups if lookups is not None else Lookups()
         for m in _MARKUP.finditer(text):
             out.append(unescape(text[pos : m.start()]))
             out.append(await self._token(m.group(1), mentions, lookups))
@@ -179,30 +200,79 @@ class Directory:
         out.append(unescape(text[pos:]))
         return Rendered("".join(out), tuple(dict.fromkeys(mentions)))
 
-    async def _token(self, inner: str, mentions: list[str], lookups: list[int]) -> str:
+    async def name_of(self, user_id: str, *, hint: str | None, lookups: Lookups) -> str | None:
+        """A user's name: known (the bot, the cache) without asking Slack, looked up while
+        `lookups` allows, else `hint` (None when there is none)."""
+        if user_id == self.bot_user_id:
+            return self.bot_name
+        known = self.cached_user(user_id)
+        if known is not None:
+            return known.name
+        if not lookups.take():
+            return hint
+        return (await self.user(user_id, hint=hint)).name
+
+    async def _token(self, inner: str, mentions: list[str], lookups: Lookups) -> str:
         target, _, label = inner.partition("|")
         label = unescape(label)
         if target.startswith("@"):
             uid = target[1:]
             mentions.append(uid)
-            if uid == self.bot_user_id:
-                return "@" + self.bot_name
-            known = self.cached_user(uid)
-            if known is not None:
-                return "@" + known.name
-            if lookups[0] <= 0:
-                return "@" + (label or UNKNOWN_PERSON)
-            lookups[0] -= 1
-            return "@" + (await self.user(uid, hint=label or None)).name
+            name = await self.name_of(uid, hint=label or None, lookups=lookups)
+            return "@" + (name or UNKNOWN_PERSON)
         if target.startswith("#"):
             if label:
                 return "#" + label
             return "#" + (await self.channel(target[1:])).name
         if target.startswith("!"):
-            word = target[1:].split("^")[0]
-            return label if label.startswith("@") else "@" + (label or word)
+            return await self._special(target[1:], label)
         url = unescape(target)
         return f"{label} ({url})" if label and label != url else url
+
+
+    async def _special(self, body: str, label: str) -> str:
+        """``<!…>``: a date (its fallback, else the time in UTC), a user group (its label,
+        else its handle), ``@here``/``@channel``/``@everyone``. None of them is a mention
+        of a person, so none is reported as one (a user group never addresses the bot)."""
+        word, _, rest = body.partition("^")
+        if word == "date":
+            return label or _utc_date(rest.partition("^")[0])
+        if word == "subteam":
+            handle = label or await self.group_handle(rest.partition("^")[0]) or "group"
+            return handle if handle.startswith("@") else "@" + handle
+        return label if label.startswith("@") else "@" + (label or word)
+
+    async def group_handle(self, group_id: str) -> str | None:
+        """A user group's handle, from ``usergroups.list`` asked once per adapter (None:
+        not among them, or the list could not be read)."""
+        if self._groups is None:
+            async with self._groups_lock:
+                if self._groups is None:
+                    self._groups = await self._load_groups()
+        return self._groups.get(group_id)
+
+    async def _load_groups(self) -> dict[str, str]:
+        try:
+            resp = await self.client.usergroups_list()
+        except SlackApiError as exc:  # once: the empty answer is kept
+            log.warning("usergroups.list failed (%s); user groups read as @group",
+                        exc.response.get("error"))
+            return {}
+        groups: dict[str, str] = {}
+        for raw in resp.get("usergroups") or []:
+            if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+                handle = raw.get("handle") or raw.get("name")
+                if isinstance(handle, str) and handle:
+                    groups[raw["id"]] = handle
+        return groups
+
+
+def _utc_date(ts: str) -> str:
+    """A ``<!date^…>`` timestamp with no fallback, as a person reads it (UTC)."""
+    try:
+        return datetime.fromtimestamp(float(ts), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except (ValueError, OverflowError, OSError):
+        return "a date"
 
 
 def user_from_payload(raw: dict[str, Any], *, fallback: str) -> UserInfo:

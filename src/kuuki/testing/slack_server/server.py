@@ -4,7 +4,8 @@ The real slack-bolt / slack_sdk clients run against it unchanged, pointed only t
 documented seams: ``AsyncWebClient(base_url=server.api_url)``, and the Socket Mode URL that
 ``apps.connections.open`` returns (this server's own websocket).
 
-Every Web API call is recorded in full (`calls`). The bot's own posts and reactions come back
+Every Web API call is recorded in full (`calls`); `failing` makes a method answer an
+error (a missing scope, say). The bot's own posts and reactions come back
 as events, as on Slack. The server is built in layers, each using only the ones below it:
 the workspace and its event shapes (`state.py`), Socket Mode (`socket_mode.py`), and here
 the lifecycle and the Web API.
@@ -50,6 +51,7 @@ class SlackServer(SlackSocketMode):
         super().__init__(bot_name=bot_name, team_id=team_id, app_id=app_id)
         self.calls: list[ApiCall] = []
         self.bot_reactions: list[Payload] = []  # reactions.add calls that took, in order
+        self.failing: dict[str, str] = {}  # Web API method → the error it answers
         self._refused: set[str] = set()
         self._runner: web.AppRunner | None = None
 
@@ -112,6 +114,8 @@ class SlackServer(SlackSocketMode):
             return {"ok": True, "url": url}
         if not token or not token.startswith("xoxb-") or token in self._refused:
             return _error("invalid_auth")
+        if method in self.failing:
+            return _error(self.failing[method])
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:
             return _error("unknown_method")
@@ -138,6 +142,9 @@ class SlackServer(SlackSocketMode):
     async def _m_conversations_info(self, args: Payload) -> Payload:
         ch = self.ws.channels.get(str(args.get("channel")))
         return {"ok": True, "channel": ch} if ch else _error("channel_not_found")
+
+    async def _m_usergroups_list(self, args: Payload) -> Payload:
+        return {"ok": True, "usergroups": list(self.ws.usergroups.values())}
 
     async def _m_users_conversations(self, args: Payload) -> Payload:
         types = set(str(args.get("types") or "public_channel").split(","))

@@ -40,6 +40,7 @@ class Envelope:
 class Workspace:
     users: dict[str, Payload] = field(default_factory=dict)
     channels: dict[str, Payload] = field(default_factory=dict)
+    usergroups: dict[str, Payload] = field(default_factory=dict)  # id → usergroups.list row
     messages: dict[str, list[Payload]] = field(default_factory=dict)  # channel → in time order
 
 
@@ -89,19 +90,40 @@ class SlackState:
         return uid
 
     def add_channel(
-        self, name: str, *, private: bool = False, im_user: str | None = None, member: bool = True
+        self,
+        name: str,
+        *,
+        private: bool = False,
+        im_user: str | None = None,
+        member: bool = True,
+        mpim: bool = False,
+        cid: str | None = None,
     ) -> str:
-        cid = self._new_id("D" if im_user else ("G" if private else "C"))
+        """A conversation: a channel, a private one, a DM with `im_user` or a multi-party
+        DM (`mpim`, private too); `cid` gives it a fixed id (a captured payload's)."""
+        private = private or mpim
+        cid = cid or self._new_id("D" if im_user else ("G" if private else "C"))
         raw: Payload = {"id": cid, "created": int(time.time()), "is_archived": False}
         if im_user:
             raw.update({"is_im": True, "user": im_user, "is_private": True})
         else:
             raw.update(
-                {"name": name, "is_channel": True, "is_private": private, "is_member": member}
+                {"name": name, "is_channel": not mpim, "is_private": private, "is_member": member}
             )
+            if mpim:
+                raw.update({"is_mpim": True, "is_group": False})
         self.ws.channels[cid] = raw
         self.ws.messages[cid] = []
         return cid
+
+    def add_usergroup(self, handle: str, *, gid: str | None = None) -> str:
+        """A user group (``<!subteam^S…>``), as ``usergroups.list`` shows it."""
+        gid = gid or self._new_id("S")
+        self.ws.usergroups[gid] = {
+            "id": gid, "team_id": self.team_id, "is_usergroup": True, "is_subteam": True,
+            "name": handle.replace("-", " ").title(), "handle": handle, "user_count": 0,
+        }
+        return gid
 
     def next_ts(self) -> str:
         self._last_ts = max(time.time(), self._last_ts + 0.000001)
@@ -218,6 +240,39 @@ class SlackState:
             "ts": ts,
             "event_ts": ts,
         }
+
+    def shared(self, channel: str, msg: Payload) -> Payload:
+        """The attachment Slack adds to a message that shares or forwards ``msg`` (said in
+        ``channel``): ``is_share``, its author and its words, as Slack's own capture shows
+        (tests/platforms/payloads/slack/share_with_message.json)."""
+        author = self.ws.users.get(str(msg.get("user")), {})
+        name = str(author.get("name") or msg.get("username") or "")
+        ts, text = str(msg["ts"]), str(msg.get("text") or "")
+        att: Payload = {
+            "ts": ts, "channel_id": channel, "channel_team": self.team_id,
+            "is_msg_unfurl": True, "is_share": True, "color": "D0D0D0",
+            "from_url": f"https://kuuki-test.slack.com/archives/{channel}/p{ts.replace('.', '')}",
+            "fallback": f"[{ts}] {name}: {text}", "text": text, "author_name": name,
+            "author_subname": name, "mrkdwn_in": ["text"], "footer": "Slack Conversation",
+        }
+        if msg.get("user"):
+            att["author_id"] = msg["user"]
+        return att
+
+    def tombstone(self, channel: str, root: Payload) -> Payload:
+        """Delete a thread root that has replies, as Slack does: a tombstone keeps its place
+        (history shows it, its replies stay), and the event is a ``message_changed`` whose
+        message is the tombstone (tests/platforms/payloads/slack/tombstone_changed.json)."""
+        before = dict(root)
+        root.clear()
+        root.update({
+            "type": "message", "subtype": "tombstone", "text": "This message was deleted.",
+            "user": "USLACKBOT", "hidden": True, "ts": before["ts"], "thread_ts": before["ts"],
+            "parent_user_id": "USLACKBOT", "reply_count": before.get("reply_count", 0),
+            "latest_reply": before.get("latest_reply"), "is_locked": False,
+            "subscribed": False,
+        })
+        return self.changed_event(channel, before, root)
 
     def reaction_event(self, user: str, channel: str, ts: str, name: str) -> Payload:
         target = self.find_message(channel, ts) or {}
