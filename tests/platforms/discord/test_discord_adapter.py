@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,21 +17,6 @@ from kuuki.testing.discord_server import DiscordDriver, DiscordServer
 
 MESSAGE_CONTENT_INTENT = 1 << 15
 GUILD_MESSAGES_INTENT = 1 << 9
-
-
-@pytest.fixture
-async def server() -> DiscordServer:
-    return DiscordServer(bot_name="Kuu")
-
-
-@pytest.fixture
-async def driver(server: DiscordServer, tmp_path: Path) -> AsyncIterator[DiscordDriver]:
-    d = DiscordDriver(server)
-    await d.start(replace(Settings(), store_url=f"sqlite:///{tmp_path}/x.sqlite3"))
-    try:
-        yield d
-    finally:
-        await d.stop()
 
 
 @pytest.fixture

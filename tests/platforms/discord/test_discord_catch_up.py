@@ -14,11 +14,6 @@ from kuuki.testing.discord_server import DiscordDriver, DiscordServer
 
 
 @pytest.fixture
-async def server() -> DiscordServer:
-    return DiscordServer(bot_name="Kuu")
-
-
-@pytest.fixture
 async def driver(server: DiscordServer, tmp_path: Path) -> AsyncIterator[DiscordDriver]:
     d = DiscordDriver(server)
     settings = replace(

@@ -9,34 +9,17 @@ of it (`expect`). Ids that must be the local server's are placeholders: ``{chann
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kuuki.domain import ChatEvent, EventKind
-from kuuki.settings import Settings
 from kuuki.testing.discord_server import DiscordDriver, DiscordServer
 
 PAYLOADS = Path(__file__).parents[1] / "payloads" / "discord"
 FIXTURES = sorted(PAYLOADS.glob("*.json"))
-
-
-@pytest.fixture
-async def server() -> DiscordServer:
-    return DiscordServer(bot_name="Kuu")
-
-
-@pytest.fixture
-async def driver(server: DiscordServer, tmp_path: Path) -> AsyncIterator[DiscordDriver]:
-    d = DiscordDriver(server)
-    await d.start(replace(Settings(), store_url=f"sqlite:///{tmp_path}/x.sqlite3"))
-    try:
-        yield d
-    finally:
-        await d.stop()
 
 
 def substitute(value: Any, ids: dict[str, str]) -> Any:
