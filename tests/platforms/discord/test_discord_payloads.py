@@ -187,7 +187,8 @@ async def test_files_and_voice_messages_leave_a_note(
 async def test_history_read_back_maps_the_same_shapes_as_the_gateway(
     driver: DiscordDriver, server: DiscordServer
 ) -> None:
-    from kuuki.platforms.discord.catchup import read_back
+    from kuuki.platforms.discord import DiscordOutbox
+    from kuuki.platforms.discord.rest import DiscordRest
 
     general = driver.channel_id()
     root = await driver.say("alice", "the nightly build broke again")
@@ -215,10 +216,21 @@ async def test_history_read_back_maps_the_same_shapes_as_the_gateway(
     assert got["thread"] is not None and got["thread"].thread == root
     assert got["crosspost"] is not None and got["crosspost"].reply_to is None
 
-    # A scale-out worker taking the thread over reads it through REST alone.
+    # A scale-out worker taking the thread over reads it through REST alone, with a client
+    # that caches no guild (kuuki.platforms.discord.rest).
     late = server.message_payload(root, server.user("frank"), "anyone?")
-    server.messages[late["id"]] = late  # in the history; no gateway delivered it
-    [thread] = [c for c in await store.channels() if c.id == root]
-    assert await read_back(driver.client, store, thread, []) == 1
+    plain = server.message_payload(general, server.user("grace"), "lunch at noon")
+    for m in (late, plain):
+        server.messages[m["id"]] = m  # in the history; no gateway delivered them
+    channels = {c.id: c for c in await store.channels()}
+    worker = DiscordRest(driver.app, server.token, DiscordOutbox())
+    await worker.start()
+    try:
+        assert await worker.read_back(channels[root], []) == 1
+        assert await worker.read_back(channels[general], []) == 1
+    finally:
+        await worker.close()
     taken = await store.get_message(late["id"])
     assert taken is not None and taken.thread == root
+    taken = await store.get_message(plain["id"])
+    assert taken is not None and taken.thread is None

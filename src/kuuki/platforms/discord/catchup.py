@@ -158,12 +158,13 @@ async def read_back(
     kuuki.scale.worker; REST only): handed in as catch-up, then its caught-up marker."""
     stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
     last = start_point(channel.id, stored.id if stored is not None else None, pending)
-    # The channel itself, not a partial one: a thread's messages keep their thread link.
+    # The store keeps no parent: asked of Discord, a thread's messages keep their thread
+    # link (`mapping.message_of`). A worker's client caches no guild, so only the thread's
+    # parent id is taken from what is fetched; the history is read as before.
     found = await _resolve(client, channel.id)
-    if found is None:
-        return await _one(client, client.get_partial_messageable(int(channel.id)), channel, last)
-    resolved = await client.kuuki_channel(found)
-    return 0 if resolved is None else await _one(client, found, resolved, last)
+    if isinstance(found, discord.Thread):
+        channel = replace(channel, parent_id=str(found.parent_id))
+    return await _one(client, client.get_partial_messageable(int(channel.id)), channel, last)
 
 
 def _guild_id(found: Any) -> int | None:
