@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from kuuki.errors import ConfigError
 from kuuki.settings import Settings
 
 # Discord bot tokens are three base64url parts: user id, timestamp, HMAC.
@@ -39,8 +40,27 @@ def _slack_problem(token: str, prefix: str, what: str) -> str | None:
     return f"expected the {what}, which starts with {prefix}"
 
 
+# The bot token scopes kuuki needs on Slack: the manifest in the README's Slack set-up
+# (tests/platforms/test_doctor.py holds the two equal); `kuuki doctor` compares them with
+# the scopes Slack reports for the token.
+SLACK_BOT_SCOPES: tuple[str, ...] = (
+    "app_mentions:read", "channels:history", "channels:read", "chat:write", "commands",
+    "groups:history", "groups:read", "im:history", "im:read", "reactions:read",
+    "reactions:write", "users:read",
+)
+
+
 def check_token_shapes(settings: Settings) -> None:
     """Raise ConfigError for the first set token that cannot be right."""
+    problems = token_problems(settings)
+    if problems:
+        raise problems[0]
+
+
+def token_problems(settings: Settings) -> list[ConfigError]:
+    """A ConfigError for every set token that cannot be right, in the order of the
+    settings (`kuuki doctor` names them all; `kuuki run` stops at the first)."""
+    found: list[ConfigError] = []
     checks = (
         ("discord_token", settings.discord_token, _discord_problem),
         ("slack_bot_token", settings.slack_bot_token,
@@ -51,7 +71,16 @@ def check_token_shapes(settings: Settings) -> None:
     for attr, token, problem_of in checks:
         problem = problem_of(token.strip()) if token else None
         if problem:
-            raise settings.error(attr, problem)
+            found.append(settings.error(attr, problem))
+    return found
+
+
+def token_shape(token: str) -> str:
+    """How a token may be shown: its kind's prefix and its length, never more
+    (``xoxb-…(57 chars)``)."""
+    token = token.strip()
+    prefix = next((p for p in ("xoxb-", "xapp-", "xoxp-") if token.startswith(p)), "")
+    return f"{prefix}…({len(token)} chars)"
 
 
 def platforms_to_run(settings: Settings) -> list[str]:

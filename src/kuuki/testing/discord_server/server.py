@@ -27,6 +27,11 @@ from kuuki.testing.discord_server.state import Payload, now_iso
 
 API = "/api/v10"
 EPHEMERAL = 1 << 6
+# Application flags (docs: resources/application#application-object-application-flags):
+# the privileged MESSAGE CONTENT intent switched on in the Developer Portal, for a verified
+# app and for one in fewer than 100 servers (the "limited" bit, what a new bot has).
+GATEWAY_MESSAGE_CONTENT = 1 << 18
+GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 19
 
 
 @dataclass(slots=True)
@@ -59,6 +64,9 @@ class DiscordServer(DiscordGateway):
         self.interaction_responses: dict[str, Payload] = {}
         self.typing: list[str] = []  # channel ids, one per typing POST
         self.hold_typing: asyncio.Event | None = None  # set by a test to pause the bot
+        # `GET /oauth2/applications/@me` ``flags``: a test sets 0 for an application whose
+        # MESSAGE CONTENT intent is off in the Developer Portal.
+        self.application_flags = GATEWAY_MESSAGE_CONTENT_LIMITED
         self._runner: web.AppRunner | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -185,7 +193,7 @@ class DiscordServer(DiscordGateway):
                 "bot_require_code_grant": False,
                 "owner": self.user("owner"),
                 "verify_key": "0" * 64,
-                "flags": 0,
+                "flags": self.application_flags,
                 "team": None,
             }
         )

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from kuuki.platforms.tokens import SLACK_BOT_SCOPES
 from kuuki.testing.slack_server.socket_mode import SlackSocketMode
 from kuuki.testing.slack_server.state import Payload, public
 
@@ -52,6 +53,10 @@ class SlackServer(SlackSocketMode):
         self.calls: list[ApiCall] = []
         self.bot_reactions: list[Payload] = []  # reactions.add calls that took, in order
         self.failing: dict[str, str] = {}  # Web API method → the error it answers
+        # The bot token's granted scopes, sent as Slack sends them on every Web API answer
+        # to a bot token: the ``x-oauth-scopes`` header, comma-separated. A test removes
+        # some for an app installed with too few.
+        self.scopes: list[str] = list(SLACK_BOT_SCOPES)
         self._refused: set[str] = set()
         self._runner: web.AppRunner | None = None
 
@@ -103,7 +108,10 @@ class SlackServer(SlackSocketMode):
         token = auth.removeprefix("Bearer ").strip() or args.pop("token", None)
         self.calls.append(ApiCall(method, request.method, token, args, dict(request.headers)))
         self._notify()
-        return web.json_response(await self._method(method, token, args))
+        response = web.json_response(await self._method(method, token, args))
+        if token and token.startswith("xoxb-") and token not in self._refused:
+            response.headers["x-oauth-scopes"] = ",".join(self.scopes)
+        return response
 
     async def _method(self, method: str, token: str | None, args: Payload) -> Payload:
         if method == "apps.connections.open":
