@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kuuki.cli.bench import add_seat_parser, cmd_bench
+from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_why
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_why(sub)
     _add_bench_quality(_add_bench_speed(sub))
     _add_run(sub)
+    _add_doctor(sub)
     _add_playground(sub, *llm)
     _add_memory(sub)
     _add_training(sub)
@@ -295,6 +297,20 @@ def _add_run(sub: Subparsers) -> None:
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
     run.set_defaults(fn=cmd_run)
     add_parsers(sub, run)
+
+
+def _add_doctor(sub: Subparsers) -> None:
+    doc = sub.add_parser(
+        "doctor", help="check a set-up: settings, tokens, platform logins, store, broker, model",
+        description="Check what `kuuki run` needs, in its order: the settings, the tokens' "
+        "shapes, a live login on each configured platform (Discord's MESSAGE CONTENT intent, "
+        "Slack's scopes and Socket Mode), the store and its migrations, the broker when set, "
+        "and the model (a tiny prompt, timed); with no model configured, the model servers "
+        "on this machine (Ollama, llama.cpp, vLLM, LM Studio). One line per check, each "
+        "problem with its fix; exit 0 only when all pass, else 1.",
+    )
+    doc.add_argument("--json", action="store_true", help="print one JSON object instead")
+    doc.set_defaults(fn=cmd_doctor)
 
 
 def _add_playground(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None:
