@@ -54,6 +54,7 @@ def test_help_explains_host_port_file_and_run_and_hides_the_scripted_back_end() 
     assert "DISCORD_TOKEN" in run and "SLACK_APP_TOKEN" in run
     top = run_help()
     assert "run the bot on Discord and/or Slack" in top and "memory" in top
+    assert "doctor" in top and "exit 0 only when all pass" in run_help("doctor")
 
 
 @pytest.fixture

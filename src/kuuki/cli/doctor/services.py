@@ -31,9 +31,9 @@ async def check_store(settings: Settings) -> Result:
     except KuukiError as exc:
         return failed("store", str(exc))
     shown = display_url(url)
-    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        if not Path(str(url.database)).exists():
-            return passed("store", f"{shown}: a new SQLite file, created on the first run")
+    new_file = url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+    if new_file and not Path(str(url.database)).exists():
+        return passed("store", f"{shown}: a new SQLite file, created on the first run")
     engine = create_engine(url)
     try:
         async with engine.connect() as conn:
@@ -68,6 +68,9 @@ def _migrations(shown: str, applied: list[int]) -> Result:
     if newer:
         return failed("store", f"{shown} was migrated by a newer kuuki (schema versions "
                       f"{', '.join(map(str, newer))} unknown here)", "upgrade kuuki")
+    if not applied:
+        return passed("store", f"{shown}: connected, empty: `kuuki run` creates the tables "
+                      "on its first start")
     pending = [f"m{m.version:03d}_{m.name}" for m in MIGRATIONS if m.version not in applied]
     if pending:
         return failed(
@@ -116,7 +119,8 @@ async def check_model(name: str, s: LLMSettings) -> Result:
         fix = ("start the server, or correct base_url and model in kuuki.toml [llm] "
                "(KUUKI_LLM_BASE_URL, KUUKI_LLM_MODEL)" if s.backend == "openai" else
                "check llm.model_path (KUUKI_LLM_MODEL_PATH) and `kuuki -v doctor`")
-        return failed(name, f"{label} did not answer: {redact(str(exc))}", fix)
+        why = redact(str(exc)).removeprefix(f"{s.base_url}: ")
+        return failed(name, f"{label} did not answer: {why}", fix)
     finally:
         if llm is not None and hasattr(llm, "aclose"):
             await llm.aclose()
