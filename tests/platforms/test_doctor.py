@@ -6,6 +6,7 @@ everything passes."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -107,6 +108,43 @@ def test_a_token_of_the_wrong_shape_is_named_without_showing_it(
     assert not any("login" in ln for ln in lines)  # no login with a token that cannot be right
     assert lines[-1] == "2 problems found"
     assert "hello-not" not in out and "abcdefghij" not in out
+
+
+def test_a_bad_setting_is_the_first_and_only_line(
+    env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "kuuki.toml"
+    config.write_text('[persona]\nlanguage = "fr"\n', encoding="utf-8")
+    env.setenv("KUUKI_CONFIG", str(config))
+    assert main(["doctor"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"✗ settings: setting persona.language (from {config}): expected one of ja, en, "
+        "got 'fr'",
+        "1 problem found",
+    ]
+
+
+def test_a_terminal_without_utf8_gets_ok_and_fail_and_json_is_one_object(
+    env: pytest.MonkeyPatch,
+) -> None:
+    env.setenv("DISCORD_TOKEN", "hello-not-a-token")
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    env.setattr("sys.stdout", ascii_out)
+    assert main(["doctor"]) == 1
+    ascii_out.seek(0)
+    lines = ascii_out.read().splitlines()
+    assert lines[0] == "ok   settings: loaded (from the environment)"
+    assert lines[1].startswith("FAIL tokens: setting DISCORD_TOKEN (from the environment): ")
+    assert lines[1].endswith("copy it again from the Developer Portal -> your application -> "
+                             "Bot -> Reset Token")
+    json_out = io.StringIO()
+    env.setattr("sys.stdout", json_out)
+    assert main(["doctor", "--json"]) == 1
+    doc = json.loads(json_out.getvalue())
+    assert doc["ok"] is False
+    assert [(c["name"], c["ok"]) for c in doc["checks"]][:2] == [
+        ("settings", True), ("tokens", False)]
+    assert "hello-not" not in json_out.getvalue()
 
 
 def test_usage_errors_exit_2(env: pytest.MonkeyPatch) -> None:

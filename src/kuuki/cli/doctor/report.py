@@ -62,13 +62,23 @@ def can_write_unicode(out: TextIO) -> bool:
     return encoding in {"utf8", "utf16", "utf32"}
 
 
+_PLAIN = str.maketrans({"→": "->", "…": "...", "—": "--", "✓": "ok", "✗": "x"})
+
+
+def _plain(text: str) -> str:
+    """``text`` for a terminal that cannot show more than ASCII: arrows and dashes spelt
+    out, anything else (a persona's name, say) as ``?`` rather than a crash."""
+    return text.translate(_PLAIN).encode("ascii", "replace").decode("ascii")
+
+
 def render(results: list[Result], out: TextIO, *, unicode: bool) -> None:
     marks = {True: "✓", False: "✗", None: "·"} if unicode else {
         True: "ok  ", False: "FAIL", None: "--  "}
+    shown = (lambda t: t) if unicode else _plain
     for r in results:
-        print(f"{marks[r.ok]} {r.name}: {r.text}", file=out)
+        print(shown(f"{marks[r.ok]} {r.name}: {r.text}"), file=out)
         for line in r.more:
-            print(f"      {line}", file=out)
+            print(shown(f"      {line}"), file=out)
     bad = sum(r.ok is False for r in results)
     summary = "all checks passed" if not bad else f"{bad} problem{'s' if bad > 1 else ''} found"
     print(summary, file=out, flush=True)
