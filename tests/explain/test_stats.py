@@ -297,7 +297,7 @@ async def test_what_failed_to_send_was_not_said(tmp_path: Path) -> None:
     assert total["llm_calls"] > 0
 
 
-def test_a_skipped_call_is_not_a_call_and_a_dm_is_not_found_by_name() -> None:
+def test_a_skipped_call_no_call_a_negative_wait_none_and_a_dm_not_found_by_name() -> None:
     def call(outcome: str) -> dict[str, Any]:
         return {"model": "big", "purpose": "judge", "outcome": outcome, "prompt_tokens": 10,
                 "completion_tokens": 2}
@@ -309,6 +309,10 @@ def test_a_skipped_call_is_not_a_call_and_a_dm_is_not_found_by_name() -> None:
     (model,) = got.models
     assert (model.calls, model.errors, model.tokens, model.cost) == (2, 1, 24, 0.024)
     assert got.total.llm_calls == 2
+    # a platform's clock a second ahead of ours: no negative wait
+    folder.decisions([DecisionFacts("c1", "reply", "addressed", "addressed by name", NOW, {},
+                                    NOW + timedelta(seconds=1))])
+    assert folder.result(NOW - timedelta(days=1), NOW).total.latency.p50_ms == 0.0
     channels = {"C1": ("general", "public"), "D1": ("dave", "dm")}
     assert [find_channel(channels, w) for w in ("general", "#general", "C1", "D1", "dave")] == [
         "C1", "C1", "C1", "D1", None]

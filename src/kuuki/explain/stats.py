@@ -13,8 +13,8 @@ Where each figure comes from (docs/decisions.md, "Issue 27: kuuki stats"):
   than "skipped"); background memory work (summaries, reflection) keeps no trace and is
   not counted;
 - latency: a reply's or ack's ``decided_at`` (taken after the send returned) minus the
-  message's time; proactive talk answers no message and is left out; p50/p95 by nearest
-  rank;
+  message's time, at least 0 (the message's time is the platform's clock); proactive talk
+  answers no message and is left out; p50/p95 by nearest rank;
 - guard rejections: the trace's guard verdicts that were not ok; fallbacks: decisions whose
   reason ends in the responder's fallback (": reacted …", ": stayed silent");
 - silences: decisions that did nothing and whose reason says "budget" or "quiet".
@@ -214,10 +214,12 @@ class Folder:
         dm = self.channel(channel_id).visibility == DM
         return at.date(), DM if dm else channel_id
 
-    def messages(self, rows: Iterable[tuple[str, datetime]]) -> None:
-        for channel_id, ts in rows:
-            self.channel(channel_id).messages += 1
-            self.days[self._day_key(ts, channel_id)][0] += 1
+    def message_days(self, rows: Iterable[tuple[str, date, int]]) -> None:
+        """Messages counted per (channel, UTC day)."""
+        for channel_id, day, n in rows:
+            self.channel(channel_id).messages += n
+            dm = self.channel(channel_id).visibility == DM
+            self.days[(day, DM if dm else channel_id)][0] += n
 
     def decisions(self, rows: Iterable[DecisionFacts]) -> None:
         for d in rows:
@@ -246,7 +248,8 @@ class Folder:
             stats.acks += d.action == "ack"
             day[1] += 1
             if d.message_ts is not None and d.stage != "proactive":
-                ms = (d.decided_at - d.message_ts).total_seconds() * 1000
+                # A platform's clock a little ahead of ours is no negative wait.
+                ms = max(0.0, (d.decided_at - d.message_ts).total_seconds() * 1000)
                 stats.latencies_ms.append(ms)
                 self.latency_days[d.decided_at.date()].append(ms)
         kind = (trace.get("features") or {}).get("addressed")

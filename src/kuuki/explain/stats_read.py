@@ -1,18 +1,19 @@
 """The store's side of `kuuki stats`: four read-only queries (channels, messages, decisions,
 traces) on SQLite or PostgreSQL, folded into `kuuki.explain.stats.Stats`.
 
-A trace is a ~1.5 kB JSON document and nearly every message leaves a silent decision, so
-only the traces of decisions that acted or called a model are read; the others
-need only their row.
+Nearly every message leaves a silent decision that counts for nothing here, so only the
+decisions that acted, called a model or whose reason may say budget, quiet or a fallback
+are read, and a trace (~1.5 kB of JSON) only for those that acted or called a model.
+Messages are counted per channel and UTC day in SQL.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 
 from kuuki.explain.stats import DecisionFacts, Folder, Stats
 from kuuki.store import Store
@@ -58,14 +59,19 @@ async def read_stats(
         in_window = and_(in_window, MessageRow.channel_id == channel_id)
         decided = and_(decided, DecisionRow.channel_id == channel_id)
     async with store.engine.connect() as conn:
-        rows = await conn.execute(select(MessageRow.channel_id, MessageRow.ts).where(in_window))
-        folder.messages((r.channel_id, r.ts) for r in rows)
+        day = _utc_day(store.dialect)
+        rows = await conn.execute(
+            select(MessageRow.channel_id, day, func.count())
+            .where(in_window)
+            .group_by(MessageRow.channel_id, day)
+        )
+        folder.message_days((r[0], _as_date(r[1]), r[2]) for r in rows)
         traces = await _traces(conn, decided)
         times = await _message_times(conn, decided)
         result = await conn.execute(
             select(DecisionRow.id, DecisionRow.channel_id, DecisionRow.action,
                    DecisionRow.stage, DecisionRow.reason, DecisionRow.decided_at)
-            .where(decided)
+            .where(decided, _counted())
             .order_by(DecisionRow.id)
         )
         folder.decisions(
@@ -74,6 +80,30 @@ async def read_stats(
             for r in result
         )
     return folder.result(since, until)
+
+
+def _utc_day(dialect: str) -> Any:
+    """A message's UTC day in SQL: SQLite keeps UTC ISO text, PostgreSQL a timestamptz."""
+    if dialect == "postgresql":
+        return func.date(func.timezone("UTC", MessageRow.ts))
+    return func.date(MessageRow.ts)
+
+
+def _as_date(value: Any) -> date:
+    return date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _counted() -> Any:
+    """The decisions that count for something: a silent one only when its reason may
+    name a budget, quiet or a fallback (the fold checks the words; LIKE is
+    case-insensitive on SQLite). The rest, nearly every message's, are not read."""
+    return or_(
+        DecisionRow.action != "none",
+        DecisionRow.llm_calls > 0,
+        DecisionRow.reason.like("%budget%"),
+        DecisionRow.reason.like("%quiet%"),
+        DecisionRow.reason.like("%→%"),
+    )
 
 
 async def _traces(conn: Any, decided: Any) -> dict[int, dict[str, Any]]:
