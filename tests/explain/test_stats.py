@@ -29,7 +29,7 @@ import pytest
 from kuuki.app import build_app
 from kuuki.cli import main
 from kuuki.clock import VirtualClock
-from kuuki.domain import User
+from kuuki.domain import Action, Decision, DecisionTrace, Stage, User
 from kuuki.errors import KuukiError
 from kuuki.explain.stats import DecisionFacts, Folder, parse_span
 from kuuki.explain.stats_cli import run_stats
@@ -316,3 +316,16 @@ def test_a_skipped_call_no_call_a_negative_wait_none_and_a_dm_not_found_by_name(
     channels = {"C1": ("general", "public"), "D1": ("dave", "dm")}
     assert [find_channel(channels, w) for w in ("general", "#general", "C1", "D1", "dave")] == [
         "C1", "C1", "C1", "D1", None]
+
+
+async def test_a_fallback_to_silence_without_a_model_call_is_counted(tmp_path: Path) -> None:
+    """The breaker was open: no call was made, the unasked reply became silence."""
+    url = f"sqlite:///{tmp_path}/s.db"
+    at = NOW - timedelta(hours=1)
+    reason = "score 75 → reply model unavailable: stayed silent"
+    decision = Decision("m1", "c1", Action.none("c1", "m1"), Stage.LOCAL, 75.0, reason, at,
+                        DecisionTrace("m1", "c1", at))
+    async with await Store.open(url) as store:
+        await store.save_decisions([decision])
+    got = await stats(url)
+    assert got["total"]["fallbacks"] == 1 and got["total"]["replies"] == 0
