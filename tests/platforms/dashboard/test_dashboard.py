@@ -18,6 +18,7 @@ from kuuki.domain import (
     Action,
     ActionKind,
     Channel,
+    Contribution,
     Decision,
     DecisionTrace,
     LLMCallRecord,
@@ -46,6 +47,8 @@ DM = Channel("d-1", "@alice", Visibility.DM)
 def decision(mid: str, ch: Channel, kind: ActionKind, at: datetime, *, calls: int = 0) -> Decision:
     trace = DecisionTrace(mid, ch.id, at)
     trace.features["addressed"] = "name" if kind is not ActionKind.NONE else None
+    trace.contributions.append(Contribution("addressed:name", 80.0) if calls
+                               else Contribution("seat", 10.0, "p 0.10"))
     for _ in range(calls):
         trace.llm_calls.append(LLMCallRecord("reply", "llama3.2", 600, 40, 900.0, "ok"))
     text = "Sure, on it." if kind in (ActionKind.REPLY, ActionKind.ACK) else None

@@ -111,7 +111,7 @@ def view(record: Mapping[str, Any], bot_names: tuple[str, ...]) -> dict[str, Any
     """A stored decision as the page's card takes it (the playground's shape)."""
     d = decision_of(record)
     line = decision_line(d)
-    return _jsonable({
+    out: dict[str, Any] = _jsonable({
         **line,
         "seq": record["id"],
         "channel": record.get("channel_name") or d.channel_id,
@@ -121,6 +121,7 @@ def view(record: Mapping[str, Any], bot_names: tuple[str, ...]) -> dict[str, Any
         "trace": d.trace.to_dict(),
         "prompts": [],
     })
+    return out
 
 
 def _jsonable(value: Any) -> Any:
