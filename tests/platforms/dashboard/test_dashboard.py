@@ -150,13 +150,15 @@ async def test_a_person_reads_the_dashboard_in_a_browser(store: Store) -> None:
             await expect(page.get_by_test_id("totals")).to_contain_text("15")
             await expect(page.get_by_test_id("channel-row")).to_have_count(3)
             first = page.get_by_test_id("decision").first
+            await expect(first).to_be_visible()
+            html = await page.content()  # the latest decisions are listed
+            assert "Kuu, when is the deploy?" in html
+            assert DM_TEXT not in html and PRIVATE_TEXT not in html
             await first.locator(":scope > summary").click()
             await expect(first.get_by_test_id("rules")).to_be_visible()
             await page.get_by_test_id("search-id").fill("m1")
             await page.get_by_test_id("search-id").press("Enter")
             await expect(page.get_by_test_id("decisions-note")).to_contain_text("m1")
-            html = await page.content()
-            assert DM_TEXT not in html and PRIVATE_TEXT not in html
             SHOTS.mkdir(parents=True, exist_ok=True)
             await page.screenshot(path=str(SHOTS / "dashboard.png"), full_page=True)
         finally:
