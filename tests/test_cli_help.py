@@ -55,6 +55,8 @@ def test_help_explains_host_port_file_and_run_and_hides_the_scripted_back_end() 
     top = run_help()
     assert "run the bot on Discord and/or Slack" in top and "memory" in top
     assert "doctor" in top and "exit 0 only when all pass" in run_help("doctor")
+    st = run_help("stats")
+    assert "--since SPAN" in st and "30m, 12h, 7d (default) or 2w" in st and "--json" in st
 
 
 @pytest.fixture

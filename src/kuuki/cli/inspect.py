@@ -1,4 +1,4 @@
-"""The commands that look back: `kuuki replay`, `why` and `memory`."""
+"""The commands that look back: `kuuki replay`, `why`, `stats` and `memory`."""
 
 from __future__ import annotations
 
@@ -36,6 +36,30 @@ def cmd_why(args: argparse.Namespace) -> int:
     store = path_or_url(args.store) if args.store else None
     return asyncio.run(
         run_why(settings, args.message_id, args.channel, args.json, sys.stdout, store)
+    )
+
+
+def span(text: str) -> str:
+    """`--since`'s value, checked by argparse (which names the flag when it is bad)."""
+    from kuuki.explain.stats import parse_span
+
+    try:
+        parse_span(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip().lower()
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from kuuki.clock import RealClock
+    from kuuki.explain.stats import parse_span
+    from kuuki.explain.stats_cli import run_stats
+
+    settings = settings_for(args)
+    store = path_or_url(args.store) if args.store else None
+    return asyncio.run(
+        run_stats(settings, parse_span(args.since), args.since, args.channel, args.json,
+                  sys.stdout, RealClock().now(), store)
     )
 
 

@@ -32,6 +32,7 @@ from kuuki.settings.values import int_range as _int_range
 from kuuki.settings.values import languages as _languages
 from kuuki.settings.values import llm_backend as _backend
 from kuuki.settings.values import name as _name
+from kuuki.settings.values import prices as _prices
 from kuuki.settings.values import store_url as _store_url
 from kuuki.settings.values import text as _str
 from kuuki.settings.values import text_list as _list
@@ -157,6 +158,10 @@ SPECS: tuple[Spec, ...] = (
     ),
     Spec("KUUKI_LLM_LANGUAGES", "llm.languages", "llm.languages", _languages),
     Spec("KUUKI_LLM_TOOLS", "llm.tools", "llm.tools", _choice(*LLM_TOOL_MODES)),
+    Spec(
+        "KUUKI_LLM_PRICE_PER_1K", "llm.price_per_1k_tokens", "llm.price_per_1k_tokens",
+        _prices,
+    ),
     Spec("KUUKI_TOOLS", "tools.enabled", "tools.enabled", _list),
     Spec("KUUKI_TOOL_ROUNDS", "tools.max_rounds", "tools.max_rounds", _int_range(0, 3)),
     Spec("KUUKI_TOOL_TIMEOUT", "tools.timeout_s", "tools.timeout_s", _float_range(0.1, 120)),

@@ -6,6 +6,7 @@ and the table of every setting; kuuki.settings.loader reads them).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +90,9 @@ class LLMSettings:
     # SmolLM2 writes English only, any other model is trusted with both (kuuki.app).
     languages: tuple[str, ...] = ()
     tools: str = "auto"
+    # What 1,000 tokens (prompt and completion) cost, per model name as the traces record
+    # it ("*": any model); empty: no cost is shown (`kuuki stats`, kuuki.explain.stats).
+    price_per_1k_tokens: Mapping[str, float] = field(default_factory=dict)
 
     def redacted(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ wrote it and where it came from.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kuuki.errors import ConfigError, StoreError
@@ -198,3 +198,30 @@ def int_list(lo: int, hi: int) -> Parser:
         return tuple(nums)
 
     return parse
+
+
+ANY_MODEL = "*"  # the key of a price that applies to every model
+
+
+def prices(key: str, v: Any) -> dict[str, float]:
+    """A price per 1,000 tokens: one number for every model (``ANY_MODEL``), or a table of
+    model → price; from the environment ``0.5`` or ``gpt-4o-mini=0.15, qwen2.5:3b=0``."""
+    if isinstance(v, EnvText) and "=" in v:
+        table: dict[str, Any] = {}
+        for part in (p.strip() for p in v.split(",")):
+            if part:
+                model, _, price = part.rpartition("=")
+                if not model.strip():
+                    raise ConfigError(key, f"expected model=price pairs, got {part!r}")
+                table[model.strip()] = EnvText(price)
+        v = table
+    if isinstance(v, Mapping):
+        per = float_range(0, 1_000_000)
+        return {str(m): per(f"{key}.{m}", x) for m, x in v.items()}
+    try:
+        return {ANY_MODEL: float_range(0, 1_000_000)(key, v)}
+    except ConfigError:
+        raise ConfigError(
+            key, f"expected a price per 1,000 tokens (a number from 0) or a table such as "
+                 f'{{ "gpt-4o-mini" = 0.15 }}, got {shown(v)}'
+        ) from None

@@ -26,6 +26,7 @@ from kuuki.domain import Channel, Decision, Message, User
 from kuuki.errors import StoreError
 from kuuki.settings.urls import display_url, normalise_url
 from kuuki.store import fastwrite, migrations
+from kuuki.store.browse import BrowseMixin
 from kuuki.store.engine import create_engine, in_chunks, insert_ignore
 from kuuki.store.events import EventStoreMixin
 from kuuki.store.history import HistoryMixin
@@ -57,7 +58,7 @@ _MESSAGE_SELECT = select(
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
-class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin):
+class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, BrowseMixin):
     """Persistent chat state on SQLite or PostgreSQL. Create with :meth:`Store.open`."""
 
     def __init__(

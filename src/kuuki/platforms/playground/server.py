@@ -38,6 +38,7 @@ from kuuki.platforms.playground.memory import MemorySnapshot
 from kuuki.platforms.playground.playback import MAX_BYTES, TranscriptRejected, parse_speed
 from kuuki.platforms.playground.room import RoomError, dumps
 from kuuki.platforms.playground.session import Playground
+from kuuki.platforms.web import SHARED, SHARED_URL
 from kuuki.settings import Settings
 from kuuki.text.secrets import redact
 
@@ -268,6 +269,7 @@ def create_app(
             Route("/api/transcript", upload_transcript, methods=["POST"]),
             WebSocketRoute("/ws", websocket_endpoint),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
+            Mount(SHARED_URL, StaticFiles(directory=SHARED), name="shared"),
         ],
         lifespan=lifespan,
     )

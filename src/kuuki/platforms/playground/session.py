@@ -22,15 +22,13 @@ from typing import TYPE_CHECKING, Any
 from kuuki.clock import VirtualClock
 from kuuki.decide.base import Judge
 from kuuki.domain import Decision
+from kuuki.explain.card import decision_card
 from kuuki.explain.lines import (
     clock_time,
     duration,
-    explain,
-    feature_lines,
     plural,
     state_lines,
 )
-from kuuki.explain.models import card_parts
 from kuuki.llm.base import LLM
 from kuuki.platforms.playground.model_status import ModelLoader, ModelStatus
 from kuuki.replay.runner import decision_line
@@ -224,29 +222,14 @@ class Playground:
         self.want_memory(d.channel_id)
 
     def _card(self, d: Decision) -> dict[str, Any]:
-        """The decision as the page shows it: headline first, every part in sentences."""
-        e = explain(d)
+        """The decision as the page shows it (kuuki.explain.card), with the channel as the
+        engine holds it right after."""
         state = self.engine_app.engine.state(d.channel_id)
-        features = d.trace.features
-        language = features.get("language")
         persona = self.settings.persona
-        models, unreadable = card_parts(features, (persona.name, *persona.aliases))
-        return {
-            "headline": e.headline,
-            "fallback": e.fallback,
-            "time": clock_time(d.decided_at),
-            "language": language if isinstance(language, str) else None,
-            "rules": e.rules,
-            # The learned models get bars of their own; the list is the rest.
-            **models,
-            "features": unreadable + feature_lines(features),
-            "state": state_lines(state, self.clock.now()) if state is not None else [],
-            "calls": e.calls,
-            "tools": e.tools,
-            "guard": e.guard,
-            "steps": e.steps,
-            "errors": e.errors,
-        }
+        return decision_card(
+            d, (persona.name, *persona.aliases),
+            state=state_lines(state, self.clock.now()) if state is not None else (),
+        )
 
     def _refresh_conversations(self, channel_id: str) -> None:
         state = self.engine_app.engine.state(channel_id)
