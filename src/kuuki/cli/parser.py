@@ -293,6 +293,12 @@ def _add_run(sub: Subparsers) -> None:
     run.add_argument("--host", help="address the Slack HTTP endpoint listens on "
                      "(default 0.0.0.0)")
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
+    run.add_argument(
+        "--dashboard", nargs="?", type=int, const=-1, metavar="PORT",
+        help="serve the operator server (Prometheus /metrics) beside the bot, on PORT "
+        "(0: a free one; default: dashboard.port, else 8766), on 127.0.0.1 unless "
+        "dashboard.host says otherwise, which then needs KUUKI_DASHBOARD_TOKEN",
+    )
     run.set_defaults(fn=cmd_run)
     add_parsers(sub, run)
 
