@@ -17,6 +17,7 @@ import contextlib
 import hmac
 import html
 from collections.abc import AsyncIterator
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,6 +33,7 @@ from kuuki.settings import Settings, check_dashboard
 __all__ = ["DEFAULT_PORT", "app_metrics", "operator_app", "serving"]
 
 DEFAULT_PORT = 8766  # the playground's 8765, plus one
+_IN_QUERY = "kuuki.token_in_query"  # the scope's note that a browser sent ?token=
 
 _INDEX = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kuuki: {name}</title></head>
@@ -58,7 +60,7 @@ def operator_app(metrics: Metrics, *, name: str, token: str = "") -> ASGIApp:
 
     async def index(request: Request) -> Response:
         # The link keeps a browser's ?token= so /metrics opens from the page.
-        query = "?" + request.url.query if token and "token=" in request.url.query else ""
+        query = "?" + urlencode({"token": token}) if request.scope.get(_IN_QUERY) else ""
         return HTMLResponse(_INDEX.format(name=html.escape(name), query=html.escape(query)))
 
     async def scrape(request: Request) -> Response:
@@ -81,12 +83,22 @@ class _TokenGate:
         self.token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._carries(Request(scope)):
-            response = PlainTextResponse(
-                "401: this operator server needs its token (Authorization: Bearer <token>, "
-                "or ?token=)\n", status_code=401, headers={"WWW-Authenticate": "Bearer"})
-            await response(scope, receive, send)
-            return
+        if scope["type"] == "http":
+            request = Request(scope)
+            carried = self._carries(request)
+            # Taken out of the request once read: whatever logs its URL later (an access
+            # log an operator turned on) never sees the token.
+            query = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            if len(query) != len(request.query_params.multi_items()):
+                scope["query_string"] = urlencode(query).encode()
+                scope[_IN_QUERY] = True
+            if not carried:
+                response = PlainTextResponse(
+                    "401: this operator server needs its token (Authorization: Bearer "
+                    "<token>, or ?token=)\n", status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
     def _carries(self, request: Request) -> bool:
