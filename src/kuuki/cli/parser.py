@@ -127,6 +127,9 @@ def _add_bench_ingest(bsub: Subparsers) -> None:
     ing.add_argument("--window", type=int, default=256, metavar="N",
                      help="messages handed over but not yet acknowledged, at most, as a platform "
                      "delivers them (default 256; 1: one at a time)")
+    ing.add_argument("--metrics", action="store_true",
+                     help="count the Prometheus metrics and serve them, as kuuki run "
+                     "--dashboard does (issue 27: their cost)")
     ing.set_defaults(fn=cmd_bench)
 
 
