@@ -163,15 +163,16 @@ async def test_gauges_are_read_when_scraped(bot: Bot) -> None:
     waiting = [bot.app.engine.submit(ChatEvent(
         EventKind.POSTED, RANDOM, f"q{i}", bot.clock.now(),
         message=Message(f"q{i}", RANDOM.id, ALICE, "hi", bot.clock.now()))) for i in range(3)]
-    queued = {s.name: s.value for f in text_string_to_metric_families(
-        bot.metrics.exposition()[0].decode()) for s in f.samples if s.labels.get("queue")
-        == "intake"}
-    assert queued == {"kuuki_queue_depth": 3}
+    read = {(s.name, s.labels.get("queue")): s.value for f in text_string_to_metric_families(
+        bot.metrics.exposition()[0].decode()) for s in f.samples}
+    assert read[("kuuki_queue_depth", "intake")] == 3
+    assert read[("kuuki_intake_lag_seconds", None)] > 0  # the oldest has waited since submit
     for w in waiting:
         assert await w is True
     await bot.app.engine.idle()
     samples = await bot.scrape()
     assert value(samples, "kuuki_queue_depth", queue="intake") == 0
+    assert value(samples, "kuuki_intake_lag_seconds") == 0
     assert value(samples, "kuuki_live_channels") == 2
 
 

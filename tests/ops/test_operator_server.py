@@ -24,6 +24,7 @@ from kuuki.platforms.discord import discord  # imported there without the audioo
 from kuuki.run import run_platforms
 from kuuki.settings import Settings, describe, load_settings
 from kuuki.testing.slack_server import SlackServer
+from kuuki.text.secrets import redact
 
 TOKEN = "op-7f3a9c1e5b2d4f60a8e1"
 GOOD_SHAPE = "MTEyMzQ1Njc4OTAxMjM0NTY3OA.GabcDE.abcdefghijklmnopqrstuvwxyz0123456789AB"
@@ -85,6 +86,7 @@ async def test_with_a_token_every_request_carries_it_and_no_log_shows_it(
     monkeypatch.chdir(tmp_path)
     settings = load_settings({"KUUKI_DASHBOARD_TOKEN": TOKEN})
     assert describe(settings)["dashboard_token"] != TOKEN
+    assert TOKEN not in redact(f"a library's error quoting {TOKEN}")  # registered as a secret
     metrics = Metrics()
     metrics.guard.labels("ok").inc()
     async with serving(settings, metrics, port=0) as port, httpx.AsyncClient(
