@@ -195,3 +195,59 @@ def test_two_apps_in_one_process_count_apart() -> None:
     a.guard.labels("ok").inc()
     assert b"kuuki_guard_verdicts_total{" not in b.exposition()[0]
     assert b'kuuki_guard_verdicts_total{verdict="ok"} 1.0' in a.exposition()[0]
+
+
+TRANSCRIPT = [
+    '{"id": "r1", "t": "2026-01-05T10:00:00+00:00", "channel": "general", "user": "alice", "text": "morning all"}',
+    '{"id": "r2", "t": "2026-01-05T10:00:20+00:00", "channel": "general", "user": "bob", "text": "Kuu, what is a good name for a cat?"}',
+    '{"id": "r3", "t": "2026-01-05T10:01:00+00:00", "channel": "random", "user": "carol", "text": "anyone watching the game?"}',
+    '{"id": "r4", "t": "2026-01-05T10:01:30+00:00", "channel": "random", "user": "dave", "text": "Kuu, who won yesterday?"}',
+    '{"id": "r5", "t": "2026-01-05T10:02:00+00:00", "channel": "general", "user": "alice", "text": "Kuu, and a name for a dog?"}',
+]
+
+
+async def test_a_replay_scraped_as_it_runs(tmp_path: Path) -> None:
+    from kuuki.replay.runner import replay
+    from kuuki.replay.transcript import parse_lines
+
+    transcript = parse_lines(TRANSCRIPT)
+    seen: list[float] = []
+    clock = VirtualClock(transcript.events[0].at)
+    llm = ScriptedLLM(name="model-y")
+    llm.enqueue("Luna, or Miso.", "The home side, two to one.", "Biscuit suits a dog.",
+                purpose="reply")
+    app = await build_app(
+        Settings(), clock=clock, outbox=RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True)),
+        llm=llm, judge_llm=None, store_url=f"sqlite:///{tmp_path / 'replay.sqlite3'}",
+        judge=AddressedOnlyJudge(),
+    )
+    metrics = app_metrics(app)
+
+    def during(line: dict[str, object]) -> None:  # after each decision: what /metrics says
+        text = metrics.exposition()[0].decode()
+        seen.append(sum(s.value for f in text_string_to_metric_families(text)
+                        for s in f.samples if s.name == "kuuki_decisions_total"))
+
+    try:
+        async with serving(Settings(), metrics, port=0) as port:
+            decisions = await replay(app.engine, clock, transcript, emit=during)
+            async with httpx.AsyncClient() as client:
+                text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+    finally:
+        await app.close()
+    assert [d.action.kind for d in decisions] == [
+        ActionKind.NONE, ActionKind.REPLY, ActionKind.NONE, ActionKind.REPLY, ActionKind.REPLY]
+    assert seen == [1, 2, 3, 4, 5]  # the counter moved by one with each decision
+    samples: Samples = {(s.name, frozenset(s.labels.items())): s.value
+                        for f in text_string_to_metric_families(text) for s in f.samples}
+    assert value(samples, "kuuki_decisions_total", action="reply", stage="addressed") == 3
+    assert value(samples, "kuuki_decisions_total", action="none", stage="local") == 2
+    assert value(samples, "kuuki_llm_calls_total", model="model-y", purpose="reply") == 3
+    assert value(samples, "kuuki_llm_tokens_total", model="model-y", purpose="reply",
+                 kind="completion") == 3 + 6 + 4  # the answers' words
+    assert value(samples, "kuuki_llm_tokens_total", model="model-y", purpose="reply",
+                 kind="prompt") == prompt_tokens(llm, "reply")
+    assert value(samples, "kuuki_guard_verdicts_total", verdict="ok") == 3
+    # on the replay's clock no time passes while the model writes: three replies, 0 s each
+    assert value(samples, "kuuki_reply_latency_seconds_count") == 3
+    assert value(samples, "kuuki_reply_latency_seconds_sum") == 0
