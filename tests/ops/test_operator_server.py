@@ -163,6 +163,10 @@ def test_the_dashboard_is_not_offered_with_workers(tmp_path: Path,
     args = build_parser().parse_args(["run", "--workers", "2", "--dashboard"])
     with pytest.raises(KuukiError, match="not with --workers"):
         cli_run.cmd_run(args)
+    monkeypatch.setenv("KUUKI_DASHBOARD_PORT", "9100")  # the setting, not the flag
+    args = build_parser().parse_args(["run", "--workers", "2"])
+    with pytest.raises(KuukiError, match="not with --workers"):
+        cli_run.cmd_run(args)
 
 
 async def test_kuuki_run_dashboard_serves_metrics_beside_the_bot(tmp_path: Path) -> None:

@@ -73,10 +73,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.workers:
         from kuuki.scale.cli import run_with_workers
 
-        if args.dashboard is not None:
+        if args.dashboard is not None or settings.dashboard_port:
             from kuuki.errors import KuukiError
 
-            raise KuukiError("--dashboard runs beside one process: not with --workers (yet)")
+            raise KuukiError("the operator server (--dashboard, dashboard.port) runs beside "
+                             "one process: not with --workers (yet)")
 
         return run_with_workers(args, settings)
     return asyncio.run(run_platforms(settings, dashboard=_dashboard_port(args, settings)))
