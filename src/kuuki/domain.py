@@ -313,6 +313,9 @@ class Decision:
     # output guard rejected twice becomes a reaction (``action``), the decision stays a
     # reply. None when the action is the decision.
     decided: ActionKind | None = None
+    # When the message was written (its platform time): with ``decided_at`` (after the
+    # send), the reply latency the metrics observe (kuuki.ops.metrics).
+    message_at: datetime | None = None
 
     @property
     def judged(self) -> ActionKind:

@@ -129,11 +129,24 @@ def platform_starters(
     return names, outboxes, starters
 
 
-async def run_platforms(settings: Settings) -> int:
-    """`kuuki run`: every configured platform at once, on one engine and one store."""
+async def run_platforms(
+    settings: Settings, *, dashboard: int | None = None, slack_api: str | None = None,
+    ready: Callable[[int], object] | None = None,
+) -> int:
+    """`kuuki run`: every configured platform at once, on one engine and one store.
+
+    The operator server (kuuki.ops: /metrics) runs beside them when ``dashboard`` is a port
+    (`--dashboard`; 0 picks a free one) or `dashboard.port` is set. ``slack_api`` points
+    Slack's Web API elsewhere (the local test server); ``ready`` hears the operator
+    server's port once it listens (tests)."""
     import asyncio
 
-    names, outboxes, starters = platform_starters(settings)
+    from kuuki.settings import check_dashboard
+
+    port = dashboard if dashboard is not None else settings.dashboard_port or None
+    if port is not None:
+        check_dashboard(settings)  # before connecting anywhere: a refusal is the first word
+    names, outboxes, starters = platform_starters(settings, slack_api=slack_api)
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes))
     from kuuki.app.heap import settle
     from kuuki.platforms.playground.model_status import ModelLoader
@@ -146,9 +159,27 @@ async def run_platforms(settings: Settings) -> int:
         print(f"kuuki run: {status.headline()}", flush=True,
               file=sys.stderr if status.state == "failed" else sys.stdout)
     print(f"kuuki run: {settings.persona.name} on {', '.join(names)}", flush=True)
-    settle()  # start-up is over: its objects leave the collector's passes (kuuki.app.heap)
     try:
-        await asyncio.gather(*(start(app) for start in starters))
+        async with contextlib.AsyncExitStack() as stack:
+            if port is not None:
+                bound = await stack.enter_async_context(_operator_server(app, port))
+                if ready is not None:
+                    ready(bound)
+            settle()  # start-up is over: its objects leave the collector's passes
+            await asyncio.gather(*(start(app) for start in starters))
     finally:
         await app.close()
     return 0
+
+
+@contextlib.asynccontextmanager
+async def _operator_server(app: App, port: int) -> AsyncIterator[int]:
+    """The operator server (kuuki.ops) for ``app`` on ``port`` while the block runs."""
+    from kuuki.ops.server import app_metrics, serving
+
+    s = app.settings
+    async with serving(s, app_metrics(app), port=port) as bound:
+        host = f"[{s.dashboard_host}]" if ":" in s.dashboard_host else s.dashboard_host
+        print(f"kuuki run: operator server on http://{host}:{bound}/ (metrics at /metrics)",
+              flush=True)
+        yield bound

@@ -69,7 +69,8 @@ def test_kuuki_run_flags_reach_the_settings(
 
     seen = []
 
-    async def fake_run(settings: object) -> int:
+    async def fake_run(settings: object, **options: object) -> int:
+        assert options == {"dashboard": None}  # no --dashboard: no operator server
         seen.append(settings)
         return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import resource
 import tempfile
@@ -95,13 +96,17 @@ def synthetic_stream(
 
 
 async def ingest(
-    messages: int, channels: int, store_url: str | None = None, *, window: int = 256
+    messages: int, channels: int, store_url: str | None = None, *, window: int = 256,
+    metrics: bool = False,
 ) -> dict[str, Any]:
     """Steps 0-7 for `messages` messages over `channels` channels, LLM off, on SQLite,
     each message durable (acknowledged) before the platform would be told it arrived;
-    ``window`` unacknowledged messages at most (1: one at a time, no group commit)."""
+    ``window`` unacknowledged messages at most (1: one at a time, no group commit).
+    ``metrics``: as `kuuki run --dashboard`, the Prometheus metrics counted and the
+    operator server listening (issue 27: what they cost the message path)."""
     from kuuki.app import build_app
     from kuuki.app.heap import settle
+    from kuuki.ops.server import app_metrics, serving
 
     events = synthetic_events(messages, channels)
     with tempfile.TemporaryDirectory(prefix="kuuki-bench-") as tmp:
@@ -121,11 +126,15 @@ async def ingest(
             decisions += 1
 
         app.engine.on_decision(count)
-        started = time.perf_counter()
-        acks = await feed(app.engine, events, window=window)
-        await app.engine.idle()
-        await app.writer.flush()
-        elapsed = time.perf_counter() - started
+        async with contextlib.AsyncExitStack() as stack:
+            counted = app_metrics(app) if metrics else None
+            if counted is not None:
+                await stack.enter_async_context(serving(app.settings, counted, port=0))
+            started = time.perf_counter()
+            acks = await feed(app.engine, events, window=window)
+            await app.engine.idle()
+            await app.writer.flush()
+            elapsed = time.perf_counter() - started
         peak = peak_rss_mb()  # the message path's high-water mark, before shutdown work
         commits = app.engine.intake.commits
         await app.close()
@@ -134,6 +143,9 @@ async def ingest(
         "messages": messages,
         "channels": channels,
         "window": window,
+        "metrics": metrics,
+        # what /metrics counted, when on (it must be every decision)
+        "metrics_decisions": counted_decisions(counted) if counted is not None else None,
         "decisions": decisions,
         "seconds": round(elapsed, 3),
         "messages_per_s": round(messages / elapsed, 1),
@@ -163,6 +175,16 @@ async def feed(engine: Any, events: list[ChatEvent], *, window: int) -> list[flo
     while waiting:
         await settle_one()
     return acks
+
+
+def counted_decisions(metrics: Any) -> int:
+    """The decisions the metrics counted, summed over their labels."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = metrics.exposition()[0].decode()
+    return int(sum(s.value for f in text_string_to_metric_families(text)
+                   if f.name == "kuuki_decisions" for s in f.samples
+                   if s.name == "kuuki_decisions_total"))
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -25,7 +25,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _ingest(args: argparse.Namespace) -> int:
     from kuuki.bench.ingest import ingest
 
-    result = asyncio.run(ingest(args.messages, args.channels, args.store, window=args.window))
+    result = asyncio.run(ingest(args.messages, args.channels, args.store, window=args.window,
+                                metrics=args.metrics))
     print(json.dumps(result), flush=True)
     return 0
 

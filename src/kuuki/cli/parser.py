@@ -154,6 +154,9 @@ def _add_bench_ingest(bsub: Subparsers) -> None:
     ing.add_argument("--window", type=int, default=256, metavar="N",
                      help="messages handed over but not yet acknowledged, at most, as a platform "
                      "delivers them (default 256; 1: one at a time)")
+    ing.add_argument("--metrics", action="store_true",
+                     help="count the Prometheus metrics and serve them, as kuuki run "
+                     "--dashboard does (issue 27: their cost)")
     ing.set_defaults(fn=cmd_bench)
 
 
@@ -320,6 +323,12 @@ def _add_run(sub: Subparsers) -> None:
     run.add_argument("--host", help="address the Slack HTTP endpoint listens on "
                      "(default 0.0.0.0)")
     run.add_argument("--port", help="port of the Slack HTTP endpoint (default 3000)")
+    run.add_argument(
+        "--dashboard", nargs="?", type=int, const=-1, metavar="PORT",
+        help="serve the operator server (Prometheus /metrics) beside the bot, on PORT "
+        "(0: a free one; default: dashboard.port, else 8766), on 127.0.0.1 unless "
+        "dashboard.host says otherwise, which then needs KUUKI_DASHBOARD_TOKEN",
+    )
     run.set_defaults(fn=cmd_run)
     add_parsers(sub, run)
 

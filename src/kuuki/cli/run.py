@@ -9,6 +9,7 @@ import sys
 
 from kuuki import __version__
 from kuuki.cli.common import settings_for
+from kuuki.settings import Settings
 from kuuki.settings.urls import path_or_url
 
 
@@ -72,5 +73,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.workers:
         from kuuki.scale.cli import run_with_workers
 
+        if args.dashboard is not None or settings.dashboard_port:
+            from kuuki.errors import KuukiError
+
+            raise KuukiError("the operator server (--dashboard, dashboard.port) runs beside "
+                             "one process: not with --workers (yet)")
+
         return run_with_workers(args, settings)
-    return asyncio.run(run_platforms(settings))
+    return asyncio.run(run_platforms(settings, dashboard=_dashboard_port(args, settings)))
+
+
+def _dashboard_port(args: argparse.Namespace, settings: Settings) -> int | None:
+    """`--dashboard [PORT]`: the port asked for, else the setting's, else the default."""
+    if args.dashboard is None:
+        return None
+    if args.dashboard >= 0:
+        return int(args.dashboard)
+    from kuuki.ops.server import DEFAULT_PORT
+
+    return settings.dashboard_port or DEFAULT_PORT

@@ -144,6 +144,7 @@ class Actor:
             decided_at=self.clock.now(),
             trace=trace,
             decided=verdict.action if verdict.action is not action.kind else None,
+            message_at=msg.ts,
         )
         if delivered:
             self.pipeline.sent(case, decision)

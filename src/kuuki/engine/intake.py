@@ -170,6 +170,13 @@ class Intake:
     def waiting(self) -> int:
         return len(self._waiting)
 
+    def lag(self) -> float:
+        """Seconds the oldest event not yet committed has waited (0 when none waits): read
+        when metrics are scraped, never on the message path."""
+        if not self._waiting:
+            return 0.0
+        return max(0.0, self.clock.monotonic() - self._waiting[0].since)
+
     async def drain(self) -> None:
         """Wait until every event submitted so far is committed or has failed."""
         while self._task is not None and not self._task.done():

@@ -7,8 +7,10 @@ in `values`; the reply tools' settings in `tools`; database URLs in `urls`.
 from kuuki.settings.core import Settings, llm_backends
 from kuuki.settings.loader import (
     apply_values,
+    check_dashboard,
     describe,
     load_settings,
+    loopback,
     remember_secrets,
     typed_values,
     validate,
@@ -20,9 +22,11 @@ __all__ = [
     "Persona",
     "Settings",
     "apply_values",
+    "check_dashboard",
     "describe",
     "llm_backends",
     "load_settings",
+    "loopback",
     "remember_secrets",
     "typed_values",
     "validate",

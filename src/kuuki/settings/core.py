@@ -101,6 +101,15 @@ class Settings:
     # process, no broker (the default).
     broker_url: str = field(default="", repr=False)
     broker_partitions: int = 16
+    # The operator server (issue 27, kuuki.ops): /metrics for Prometheus and the operator
+    # page, next to `kuuki run` when a port is set here (or `kuuki run --dashboard`).
+    # Loopback by default; any other host needs the token, asked of every request.
+    dashboard_port: int = 0  # 0: no operator server unless `kuuki run --dashboard`
+    dashboard_host: str = "127.0.0.1"
+    dashboard_token: str = field(default="", repr=False)
+    # A channel label on the decision counters: one time series per channel and action,
+    # so off by default (label cardinality; docs/decisions.md, issue 27).
+    dashboard_metrics_per_channel: bool = False
     # attribute path → (key as the user wrote it, where it came from); see `key_of`.
     sources: Mapping[str, tuple[str, str]] = field(
         default_factory=dict, compare=False, repr=False
@@ -221,6 +230,13 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "KUUKI_BROKER_PARTITIONS", "broker.partitions", "broker_partitions",
         _int_range(1, 1024),
+    ),
+    Spec("KUUKI_DASHBOARD_PORT", "dashboard.port", "dashboard_port", _int_range(0, 65_535)),
+    Spec("KUUKI_DASHBOARD_HOST", "dashboard.host", "dashboard_host", _name),
+    Spec("KUUKI_DASHBOARD_TOKEN", "dashboard.token", "dashboard_token", _str),
+    Spec(
+        "KUUKI_METRICS_PER_CHANNEL", "dashboard.metrics_per_channel",
+        "dashboard_metrics_per_channel", _bool,
     ),
     *(
         Spec(name, f"tuning.{name}", name, parser)

@@ -7,6 +7,7 @@ environment wins over the file, flags over both), then checked across settings (
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import logging
 import os
 import tomllib
@@ -190,7 +191,7 @@ def remember_secrets(s: Settings) -> None:
     values (and the credential after a header's scheme word, ``Bearer <this>``)."""
     llms = [s.llm] + ([s.judge_llm] if s.judge_llm is not None else [])
     remember(*(m.api_key for m in llms), s.discord_token, s.slack_bot_token,
-             s.slack_app_token, s.slack_signing_secret)
+             s.slack_app_token, s.slack_signing_secret, s.dashboard_token)
     for url in (s.store_url, s.broker_url, *(m.base_url for m in llms)):
         remember_url(url)
     for tool in s.tools.http:
@@ -225,6 +226,8 @@ def validate(s: Settings) -> Settings:
     if not s.persona.emoji:
         raise s.error("persona.emoji", "expected at least one emoji")
     _validate_platforms(s)
+    if s.dashboard_port:
+        check_dashboard(s)
     overlap = set(s.channel_allow) & set(s.channel_deny)
     if overlap:
         raise s.error("channel_deny", f"channels both allowed and denied: {sorted(overlap)}")
@@ -251,6 +254,41 @@ def _validate_platforms(s: Settings) -> None:
             "slack_signing_secret",
             "the HTTP Events API mode needs the app's signing secret (Basic Information → "
             "App Credentials → Signing Secret) to check that requests come from Slack",
+        )
+
+
+DASHBOARD_TOKEN_CHARS = 16
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only: localhost or a loopback address (a host
+    name may resolve to anything, so it is not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_dashboard(s: Settings) -> None:
+    """The operator server's rule (issue 27): loopback needs nothing; any other host needs
+    `dashboard.token`, long enough not to be guessed, which every request must then carry."""
+    token = s.dashboard_token
+    if token and len(token) < DASHBOARD_TOKEN_CHARS:
+        raise s.error(
+            "dashboard_token",
+            f"expected at least {DASHBOARD_TOKEN_CHARS} characters (e.g. the output of "
+            "`openssl rand -hex 16`)",
+        )
+    if not loopback(s.dashboard_host) and not token:
+        host = s.key_of("dashboard_host")[0]
+        raise s.error(
+            "dashboard_token",
+            f"the operator server listens on {s.dashboard_host} ({host}), which is not this "
+            "machine only: set a token, which every request must then carry "
+            "(Authorization: Bearer <token>, or ?token= in a browser), or leave the host at "
+            "127.0.0.1",
         )
 
 

@@ -1,0 +1,126 @@
+"""The operator server next to a running bot (issue 27): read-only, GET only.
+
+    GET /         what this server is, and where its metrics are (the operator page
+                  grows here)
+    GET /metrics  Prometheus's text format, from the app's own registry (kuuki.ops.metrics)
+
+Loopback by default. On any other host `dashboard.token` is required (checked at start,
+`kuuki.settings.check_dashboard`) and every request must carry it: ``Authorization: Bearer
+<token>`` (Prometheus's ``authorization`` scrape setting) or ``?token=`` (a browser). It is
+compared in constant time and never logged (uvicorn's access log is off: a query string
+would hold it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import html
+from collections.abc import AsyncIterator
+from urllib.parse import urlencode
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kuuki.app import App
+from kuuki.ops.metrics import Metrics
+from kuuki.platforms.asgi_server import running_server
+from kuuki.settings import Settings, check_dashboard
+
+__all__ = ["DEFAULT_PORT", "app_metrics", "operator_app", "serving"]
+
+DEFAULT_PORT = 8766  # the playground's 8765, plus one
+_IN_QUERY = "kuuki.token_in_query"  # the scope's note that a browser sent ?token=
+
+_INDEX = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>kuuki: {name}</title></head>
+<body>
+<h1>kuuki operator server: {name}</h1>
+<p>This server runs next to <code>kuuki run</code> and only reads: it changes nothing.</p>
+<ul><li><a href="metrics{query}">/metrics</a>: Prometheus metrics of this bot (decisions,
+LLM calls and tokens, reply latency, guard verdicts, queues, breakers)</li></ul>
+</body></html>
+"""
+
+
+def app_metrics(app: App) -> Metrics:
+    """Metrics for ``app``: its decisions counted as they finish, its engine and model
+    doors read at scrape time; a channel label only when `dashboard.metrics_per_channel`."""
+    metrics = Metrics(per_channel=app.settings.dashboard_metrics_per_channel)
+    app.engine.on_decision(metrics.observe)
+    metrics.watch(app.engine, app.models)
+    return metrics
+
+
+def operator_app(metrics: Metrics, *, name: str, token: str = "") -> ASGIApp:
+    """The server's ASGI app; with ``token``, every request must carry it."""
+
+    async def index(request: Request) -> Response:
+        # The link keeps a browser's ?token= so /metrics opens from the page.
+        query = "?" + urlencode({"token": token}) if request.scope.get(_IN_QUERY) else ""
+        return HTMLResponse(_INDEX.format(name=html.escape(name), query=html.escape(query)))
+
+    async def scrape(request: Request) -> Response:
+        body, content_type = metrics.exposition(request.headers.get("accept", ""))
+        return Response(body, headers={"Content-Type": content_type})
+
+    app = Starlette(routes=[
+        Route("/", index, methods=["GET"]),
+        Route("/metrics", scrape, methods=["GET"]),
+    ])
+    return _TokenGate(app, token) if token else app
+
+
+class _TokenGate:
+    """Every HTTP request carries the token, or gets 401 (before routing: no path says
+    whether it exists)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            request = Request(scope)
+            carried = self._carries(request)
+            # Taken out of the request once read: whatever logs its URL later (an access
+            # log an operator turned on) never sees the token.
+            query = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            if len(query) != len(request.query_params.multi_items()):
+                scope["query_string"] = urlencode(query).encode()
+                scope[_IN_QUERY] = True
+            if not carried:
+                response = PlainTextResponse(
+                    "401: this operator server needs its token (Authorization: Bearer "
+                    "<token>, or ?token=)\n", status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _carries(self, request: Request) -> bool:
+        given = ""
+        scheme, _, credential = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer":
+            given = credential.strip()
+        elif "token" in request.query_params:
+            given = request.query_params["token"]
+        return hmac.compare_digest(given.encode(), self.token)
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    settings: Settings, metrics: Metrics, *, port: int | None = None
+) -> AsyncIterator[int]:
+    """Serve the operator server for ``settings`` while the block runs; yields its port.
+    ``port`` overrides the setting (0: a free one). Refuses a host other than loopback
+    without a token (`ConfigError` naming the setting) before binding anything."""
+    check_dashboard(settings)
+    chosen = settings.dashboard_port if port is None else port
+    app = operator_app(metrics, name=settings.persona.name, token=settings.dashboard_token)
+    async with running_server(app, host=settings.dashboard_host, port=chosen,
+                              lifespan="off") as bound:
+        yield bound
