@@ -175,11 +175,11 @@ async def run_platforms(
 @contextlib.asynccontextmanager
 async def _operator_server(app: App, port: int) -> AsyncIterator[int]:
     """The operator server (kuuki.ops) for ``app`` on ``port`` while the block runs."""
-    from kuuki.ops.server import app_metrics, serving
+    from kuuki.ops.server import app_metrics, dashboard_pages, serving
 
     s = app.settings
-    async with serving(s, app_metrics(app), port=port) as bound:
+    async with serving(s, app_metrics(app), port=port, pages=dashboard_pages(app)) as bound:
         host = f"[{s.dashboard_host}]" if ":" in s.dashboard_host else s.dashboard_host
-        print(f"kuuki run: operator server on http://{host}:{bound}/ (metrics at /metrics)",
+        print(f"kuuki run: operator dashboard on http://{host}:{bound}/ (metrics at /metrics)",
               flush=True)
         yield bound

@@ -184,10 +184,15 @@ async def test_kuuki_run_dashboard_serves_metrics_beside_the_bot(tmp_path: Path)
         assert not task.done(), task.result()
         port = listening.result()
         await server.wait_for(lambda: server.connected, 15)  # the bot runs, too
-        async with httpx.AsyncClient() as client:
-            scraped = await client.get(f"http://127.0.0.1:{port}/metrics")
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            scraped = await client.get("/metrics")
+            page = await client.get("/")
+            overview = await client.get("/api/overview", params={"window": "24h"})
         names = {f.name for f in text_string_to_metric_families(scraped.text)}
         assert {"kuuki_decisions", "kuuki_queue_depth", "kuuki_llm_breaker_state"} <= names
+        # the operator dashboard, on the bot's own store (kuuki.platforms.dashboard)
+        assert page.status_code == 200 and "kuuki — how the bot is doing" in page.text
+        assert overview.json()["totals"]["messages"] == 0
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

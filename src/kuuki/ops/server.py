@@ -1,14 +1,17 @@
 """The operator server next to a running bot (issue 27): read-only, GET only.
 
-    GET /         what this server is, and where its metrics are (the operator page
-                  grows here)
+    GET /         the operator dashboard (kuuki.platforms.dashboard: charts, the latest
+                  decisions, a search), or, with no store to read, where the metrics are
+    GET /api/…    the dashboard's data
     GET /metrics  Prometheus's text format, from the app's own registry (kuuki.ops.metrics)
 
 Loopback by default. On any other host `dashboard.token` is required (checked at start,
 `kuuki.settings.check_dashboard`) and every request must carry it: ``Authorization: Bearer
 <token>`` (Prometheus's ``authorization`` scrape setting) or ``?token=`` (a browser). It is
 compared in constant time and never logged (uvicorn's access log is off: a query string
-would hold it).
+would hold it). The page's own files (``/shared/``, ``/dashboard/``: scripts and styles
+shipped in the package, no data) load without it; the page sends the token it was opened
+with on each of its requests.
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ from __future__ import annotations
 import contextlib
 import hmac
 import html
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kuuki.app import App
@@ -34,6 +37,7 @@ __all__ = ["DEFAULT_PORT", "app_metrics", "operator_app", "serving"]
 
 DEFAULT_PORT = 8766  # the playground's 8765, plus one
 _IN_QUERY = "kuuki.token_in_query"  # the scope's note that a browser sent ?token=
+PUBLIC = ("/shared/", "/dashboard/")  # the page's packaged files: no data, no token
 
 _INDEX = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kuuki: {name}</title></head>
@@ -46,6 +50,23 @@ LLM calls and tokens, reply latency, guard verdicts, queues, breakers)</li></ul>
 """
 
 
+def dashboard_pages(app: App) -> list[BaseRoute]:
+    """The operator dashboard's routes on ``app``'s store (none without a store)."""
+    from kuuki.platforms.dashboard import dashboard_routes
+    from kuuki.platforms.dashboard.overview import overview_of
+
+    s = app.settings
+    if app.store is None:
+        return []
+    return dashboard_routes(
+        app.store,
+        overview_of(app.store, app.clock, prices=s.llm.price_per_1k_tokens,
+                    show_private=s.dashboard_show_private),
+        bot_names=(s.persona.name, *s.persona.aliases),
+        show_private=s.dashboard_show_private,
+    )
+
+
 def app_metrics(app: App) -> Metrics:
     """Metrics for ``app``: its decisions counted as they finish, its engine and model
     doors read at scrape time; a channel label only when `dashboard.metrics_per_channel`."""
@@ -55,8 +76,12 @@ def app_metrics(app: App) -> Metrics:
     return metrics
 
 
-def operator_app(metrics: Metrics, *, name: str, token: str = "") -> ASGIApp:
-    """The server's ASGI app; with ``token``, every request must carry it."""
+def operator_app(
+    metrics: Metrics, *, name: str, token: str = "", pages: Sequence[BaseRoute] = (),
+) -> ASGIApp:
+    """The server's ASGI app; with ``token``, every request must carry it. ``pages``: the
+    operator dashboard's routes (kuuki.platforms.dashboard), which bring their own ``/``;
+    without them (no store to read) ``/`` is a short page linking ``/metrics``."""
 
     async def index(request: Request) -> Response:
         # The link keeps a browser's ?token= so /metrics opens from the page.
@@ -68,8 +93,9 @@ def operator_app(metrics: Metrics, *, name: str, token: str = "") -> ASGIApp:
         return Response(body, headers={"Content-Type": content_type})
 
     app = Starlette(routes=[
-        Route("/", index, methods=["GET"]),
         Route("/metrics", scrape, methods=["GET"]),
+        *pages,
+        Route("/", index, methods=["GET"]),  # when no page took "/"
     ])
     return _TokenGate(app, token) if token else app
 
@@ -83,7 +109,7 @@ class _TokenGate:
         self.token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and not str(scope.get("path", "")).startswith(PUBLIC):
             request = Request(scope)
             carried = self._carries(request)
             # Taken out of the request once read: whatever logs its URL later (an access
@@ -113,14 +139,16 @@ class _TokenGate:
 
 @contextlib.asynccontextmanager
 async def serving(
-    settings: Settings, metrics: Metrics, *, port: int | None = None
+    settings: Settings, metrics: Metrics, *, port: int | None = None,
+    pages: Sequence[BaseRoute] = (),
 ) -> AsyncIterator[int]:
     """Serve the operator server for ``settings`` while the block runs; yields its port.
     ``port`` overrides the setting (0: a free one). Refuses a host other than loopback
     without a token (`ConfigError` naming the setting) before binding anything."""
     check_dashboard(settings)
     chosen = settings.dashboard_port if port is None else port
-    app = operator_app(metrics, name=settings.persona.name, token=settings.dashboard_token)
+    app = operator_app(metrics, name=settings.persona.name, token=settings.dashboard_token,
+                       pages=pages)
     async with running_server(app, host=settings.dashboard_host, port=chosen,
                               lifespan="off") as bound:
         yield bound

@@ -110,6 +110,8 @@ class Settings:
     # A channel label on the decision counters: one time series per channel and action,
     # so off by default (label cardinality; docs/decisions.md, issue 27).
     dashboard_metrics_per_channel: bool = False
+    # The operator page shows a private channel's text only when this is set; a DM's never.
+    dashboard_show_private: bool = False
     # attribute path → (key as the user wrote it, where it came from); see `key_of`.
     sources: Mapping[str, tuple[str, str]] = field(
         default_factory=dict, compare=False, repr=False
@@ -237,6 +239,10 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "KUUKI_METRICS_PER_CHANNEL", "dashboard.metrics_per_channel",
         "dashboard_metrics_per_channel", _bool,
+    ),
+    Spec(
+        "KUUKI_DASHBOARD_SHOW_PRIVATE", "dashboard.show_private",
+        "dashboard_show_private", _bool,
     ),
     *(
         Spec(name, f"tuning.{name}", name, parser)

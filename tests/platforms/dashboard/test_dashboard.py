@@ -163,3 +163,35 @@ async def test_a_person_reads_the_dashboard_in_a_browser(store: Store) -> None:
             await page.screenshot(path=str(SHOTS / "dashboard.png"), full_page=True)
         finally:
             await browser.close()
+
+
+TOKEN = "a-long-dashboard-token-0123456789"
+
+
+async def test_with_a_token_the_data_needs_it_and_the_page_sends_it(store: Store) -> None:
+    from kuuki.ops.metrics import Metrics
+    from kuuki.ops.server import operator_app
+
+    routes = app_of(store).routes
+    served = operator_app(Metrics(), name="Kuu", token=TOKEN, pages=routes)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served),
+                                 base_url="http://dash") as client:
+        for path in ("/", "/api/decisions", "/api/overview?window=7d", "/metrics"):
+            assert (await client.get(path)).status_code == 401
+        for path in ("/shared/cards.js", "/shared/base.css", "/dashboard/dashboard.js"):
+            assert (await client.get(path)).status_code == 200  # packaged files, no data
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        assert (await client.get("/api/decisions", headers=bearer)).status_code == 200
+    if shutil.which(CHROMIUM) is None:
+        service_missing("chromium", f"no browser at {CHROMIUM} (apt-get install chromium)")
+    async with running_server(served, port=0) as port, async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = await browser.new_page()
+            await page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}")
+            await expect(page.get_by_test_id("totals")).to_contain_text("15")
+            await expect(page.get_by_test_id("decision").first).to_be_visible()
+            assert TOKEN not in page.url  # out of the address bar once read
+            assert await page.get_attribute("#metrics-link", "href") == f"/metrics?token={TOKEN}"
+        finally:
+            await browser.close()

@@ -7,6 +7,14 @@ const $ = (sel) => document.querySelector(sel);
 const SVG = "http://www.w3.org/2000/svg";
 const PALETTE = ["#3b5bdb", "#0b8a7a", "#c28a00", "#c92a2a", "#7048e8", "#2b8a3e", "#d6336c"];
 const D = { decisions: [], selected: null };
+// On a host beyond loopback the server wants its token (kuuki.ops.server): opened as
+// ?token=…, the page sends it with each request, and takes it out of the address bar.
+const TOKEN = new URLSearchParams(location.search).get("token");
+if (TOKEN) {
+  history.replaceState(null, "", location.pathname);
+  $("#metrics-link").href = `/metrics?token=${encodeURIComponent(TOKEN)}`;
+}
+const api = (path) => fetch(path, TOKEN ? { headers: { Authorization: `Bearer ${TOKEN}` } } : {});
 
 function s(tag, attrs, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -87,7 +95,7 @@ function renderChannels(rows) {
 async function loadOverview() {
   const q = new URLSearchParams({ window: $("#window").value });
   if ($("#channel").value) q.set("channel", $("#channel").value);
-  const res = await fetch(`/api/overview?${q}`);
+  const res = await api(`/api/overview?${q}`);
   const o = await res.json();
   renderTotals(o.totals);
   lineChart($("#chart-speech"), o.days, o.speech);
@@ -111,7 +119,7 @@ function renderDecisions(list, note) {
   $("#decisions-note").textContent = note || "";
 }
 async function loadDecisions() {
-  const res = await fetch("/api/decisions");
+  const res = await api("/api/decisions");
   const data = await res.json();
   const hidden = data.hidden ? `${data.hidden} more in direct messages${data.show_private ? "" : " or private channels"}, counted above but not shown here.` : "";
   renderDecisions(data.decisions, hidden);
@@ -120,7 +128,7 @@ async function search(event) {
   event.preventDefault();
   const id = $("#search-id").value.trim();
   if (!id) return loadDecisions();
-  const res = await fetch(`/api/search?message_id=${encodeURIComponent(id)}`);
+  const res = await api(`/api/search?message_id=${encodeURIComponent(id)}`);
   const data = await res.json();
   D.selected = data.decisions.length ? data.decisions[0].seq : null;
   renderDecisions(data.decisions, data.note || `${data.decisions.length} decision(s) about ${id}`);
