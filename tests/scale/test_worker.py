@@ -3,6 +3,7 @@ fields aio-pika gives (body, redelivered, ack), the App is real (SQLite store, e
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -127,3 +128,28 @@ def test_envelopes_round_trip_and_bad_ones_name_the_field() -> None:
         decode(b'{"v": 1, "kind": "event"}')
     with pytest.raises(BadEnvelope, match="not JSON"):
         decode(b"\xff")
+
+
+async def test_a_delivery_acked_at_its_commit_is_not_acked_again_by_its_admission(
+    tmp_path: Path
+) -> None:
+    """A takeover's recovered event is handled and committed while the redelivery of it,
+    taken after the takeover, still waits for the inbox's answer ("taken in before"): the
+    commit acknowledges the delivery, and the answer must not acknowledge it again (the
+    broker closes the channel on a second ack of one delivery tag: the worker stops; seen
+    in tests/scale/test_cluster.py with a kill mid-batch)."""
+    app, _ = await app_for(tmp_path, ScriptedLLM())
+    try:
+        worker = Worker(app)
+        event = posted(1, "lunch anyone?")
+        delivery = Delivery(encode(Envelope(CHANNEL, event)), redelivered=True)
+        worker._recovering.add(event.event_id)  # pending when the takeover began
+        worker._unacked[event.event_id] = [delivery]  # taken, its admission under way
+        worker._committed([event.event_id])  # the recovered event's handling committed
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        answer.set_result(False)  # the inbox: taken in before
+        worker._submitted(event.event_id, delivery, answer)
+        await worker.drain()
+        assert delivery.acked == 1
+    finally:
+        await app.close()

@@ -157,6 +157,11 @@ class Worker:
         # Taken in before: handled already, unless a takeover queued it again or its first
         # delivery is still being handled here (both are acknowledged at that commit).
         waiting = self._unacked.get(event_id, [])
+        if not any(m is message for m in waiting):
+            # Acknowledged already: the commit of its handling (a takeover's recovered
+            # event) came between this delivery's take and its admission's answer. A
+            # second ack of one delivery tag closes the broker channel: the worker stops.
+            return
         if event_id in self._recovering or len(waiting) > 1:
             return
         self._unacked.pop(event_id, None)
