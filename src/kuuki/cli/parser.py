@@ -99,12 +99,16 @@ def _add_why(sub: Subparsers) -> None:
     )
     why.add_argument("--channel", metavar="ID", help="the latest decision in this channel")
     why.add_argument("--json", action="store_true", help="print the stored rows as JSON")
-    why.add_argument(
+    _reading_store(why)
+    why.set_defaults(fn=cmd_why)
+
+
+def _reading_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "--store", metavar="PATH",
         help="the SQLite file (or database URL) to read, e.g. one written by "
         "`kuuki replay --store` (default: the configured store)",
     )
-    why.set_defaults(fn=cmd_why)
 
 
 def _add_stats(sub: Subparsers) -> None:
@@ -123,11 +127,7 @@ def _add_stats(sub: Subparsers) -> None:
     )
     st.add_argument("--channel", metavar="NAME", help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="one JSON object, for scripts")
-    st.add_argument(
-        "--store", metavar="PATH",
-        help="the SQLite file (or database URL) to read, e.g. one written by "
-        "`kuuki replay --store` (default: the configured store)",
-    )
+    _reading_store(st)
     st.set_defaults(fn=cmd_stats)
 
 

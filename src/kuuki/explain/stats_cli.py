@@ -14,9 +14,8 @@ from typing import Any, TextIO
 
 from kuuki.errors import KuukiError
 from kuuki.explain.stats import ChannelStats, Stats
-from kuuki.explain.why import not_found, where_looked
+from kuuki.explain.why import open_to_read, where_looked
 from kuuki.settings import Settings
-from kuuki.settings.urls import sqlite_file
 
 
 async def run_stats(
@@ -31,13 +30,7 @@ async def run_stats(
 ) -> int:
     """Print the stats of the last ``span`` before ``now`` (one channel, or all)."""
     from kuuki.explain.stats_read import channel_names, find_channel, read_stats
-    from kuuki.store import Store
-
-    url = store_url if store_url is not None else (settings.store_url or None)
-    file = sqlite_file(url)
-    if file is not None and not file.exists():
-        raise not_found(settings, None, store_url, empty=True)
-    store = await Store.open(url)
+    store = await open_to_read(settings, store_url)
     try:
         names = await channel_names(store)
         channel_id = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kuuki.domain import GuardRecord, Message
 from kuuki.errors import KuukiError
@@ -18,6 +18,9 @@ from kuuki.explain.lines import feature_line, guard_line, tool_line, tool_record
 from kuuki.explain.models import model_lines
 from kuuki.settings import Settings
 from kuuki.settings.urls import display_url, normalise_url, sqlite_file
+
+if TYPE_CHECKING:
+    from kuuki.store import Store
 
 
 def trace_lines(trace: dict[str, Any], bot_names: Collection[str] = ()) -> list[str]:
@@ -131,6 +134,20 @@ def not_found(
     )
 
 
+async def open_to_read(
+    settings: Settings, store_url: str | None, message_id: str | None = None
+) -> Store:
+    """The store a reading command names (``--store``, else the configured one); a SQLite
+    file that is not there is an error (opening would create an empty database)."""
+    from kuuki.store import Store
+
+    url = store_url if store_url is not None else (settings.store_url or None)
+    file = sqlite_file(url)
+    if file is not None and not file.exists():
+        raise not_found(settings, message_id, store_url, empty=True)
+    return await Store.open(url)
+
+
 async def run_why(
     settings: Settings,
     message_id: str | None,
@@ -140,14 +157,7 @@ async def run_why(
     store_url: str | None = None,
 ) -> int:
     """Print the decisions about `message_id` (default: the latest decision)."""
-    from kuuki.store import Store
-
-    url = store_url if store_url is not None else (settings.store_url or None)
-    file = sqlite_file(url)
-    if file is not None and not file.exists():
-        # Opening would create an empty database: say there is none instead.
-        raise not_found(settings, message_id, store_url, empty=True)
-    store = await Store.open(url)
+    store = await open_to_read(settings, store_url, message_id)
     try:
         if message_id is None:
             latest = await store.latest_decision(channel)

@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from kuuki.domain import Visibility
 from kuuki.explain.card import decision_card, decision_of
-from kuuki.platforms.web import SHARED, SHARED_URL
+from kuuki.platforms.web import SHARED, SHARED_URL, jsonable
 from kuuki.replay.runner import decision_line
 
 STATIC = Path(__file__).parent / "static"
@@ -111,7 +111,7 @@ def view(record: Mapping[str, Any], bot_names: tuple[str, ...]) -> dict[str, Any
     """A stored decision as the page's card takes it (the playground's shape)."""
     d = decision_of(record)
     line = decision_line(d)
-    out: dict[str, Any] = _jsonable({
+    out: dict[str, Any] = jsonable({
         **line,
         "seq": record["id"],
         "channel": record.get("channel_name") or d.channel_id,
@@ -122,18 +122,6 @@ def view(record: Mapping[str, Any], bot_names: tuple[str, ...]) -> dict[str, Any
         "prompts": [],
     })
     return out
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
 
 
 def _bad(reason: str) -> Response:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import tempfile
 from collections import deque
@@ -40,6 +39,7 @@ from kuuki.platforms.playground.memory import MemorySnapshot, failed, render
 from kuuki.platforms.playground.playback import Player
 from kuuki.platforms.playground.room import Hub, Room, RoomError, dumps
 from kuuki.platforms.playground.timeline import ClockDriver, timer_driven
+from kuuki.platforms.web import jsonable
 
 log = logging.getLogger("kuuki.playground")
 
@@ -213,7 +213,7 @@ class Playground:
             "trace": d.trace.to_dict(),
             "prompts": keys,
         }
-        payload = _jsonable(payload)
+        payload = jsonable(payload)
         self.decisions.append(payload)
         if view is not None:
             view["decision"] = {"action": payload["action"], "seq": self._seq}
@@ -277,7 +277,7 @@ class Playground:
         if not force and self._memory_sent.get(channel_id) == text:
             return
         self._memory_sent[channel_id] = text
-        self.hub.publish({"type": "memory", "channel": channel_id, "memory": _jsonable(view)})
+        self.hub.publish({"type": "memory", "channel": channel_id, "memory": jsonable(view)})
 
     async def _on_move(self) -> None:
         self.hub.publish({"type": "clock", **self.driver.status()})
@@ -356,7 +356,3 @@ class Playground:
             out.append(f"next timer at {clock_time(due)}")
         return out
 
-
-def _jsonable(value: Any) -> Any:
-    """Datetimes and other values as plain JSON values (a round trip through json)."""
-    return json.loads(dumps(value))
