@@ -13,6 +13,7 @@ from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_stats, cmd_why, span
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
+from kuuki.cli.store import add_store_parser
 from kuuki.cli.train import cmd_disentangle, cmd_eval, cmd_train, cmd_train_embeddings, data_dir
 from kuuki.scale.cli import add_parsers
 from kuuki.settings import llm_backends
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_doctor(sub)
     _add_playground(sub, *llm)
     _add_memory(sub)
+    add_store_parser(sub)
     _add_training(sub)
     return p
 

@@ -137,15 +137,17 @@ def not_found(
 async def open_to_read(
     settings: Settings, store_url: str | None, message_id: str | None = None
 ) -> Store:
-    """The store a reading command names (``--store``, else the configured one); a SQLite
-    file that is not there is an error (opening would create an empty database)."""
+    """The store a reading command names (``--store``, else the configured one), opened
+    only to read (`Store.open_to_read`): nothing is created, migrated or changed. No file
+    there is the error `not_found` words; any other store this kuuki cannot read is
+    refused with the line that says why."""
     from kuuki.store import Store
 
     url = store_url if store_url is not None else (settings.store_url or None)
     file = sqlite_file(url)
     if file is not None and not file.exists():
         raise not_found(settings, message_id, store_url, empty=True)
-    return await Store.open(url)
+    return await Store.open_to_read(url)
 
 
 async def run_why(

@@ -7,7 +7,7 @@ running the bot (`report` renders it). The CLI module wires the arguments.
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kuuki.clock import RealClock
 from kuuki.errors import KuukiError
@@ -16,23 +16,36 @@ from kuuki.memory.service import MemoryService
 from kuuki.settings import Settings
 from kuuki.text.wording import plural
 
-
-async def _open(settings: Settings) -> tuple[object, MemoryService]:
+if TYPE_CHECKING:
     from kuuki.store import Store
 
-    store = await Store.open(settings.store_url or None)
-    service = await MemoryService.open(settings, store=store, clock=RealClock(), llm=None)
+
+async def _open(settings: Settings, *, to_read: bool = False) -> tuple[Store, MemoryService]:
+    """The store and the memory layer over it; ``to_read``: opened only to read
+    (`Store.open_to_read`: `list` and `show` change nothing)."""
+    from kuuki.store import Store
+
+    url = settings.store_url or None
+    store = await (Store.open_to_read(url) if to_read else Store.open(url))
+    try:
+        service = await MemoryService.open(settings, store=store, clock=RealClock(), llm=None)
+    except BaseException:
+        await store.close()
+        raise
     return store, service
 
 
-async def _close(store: object, service: MemoryService) -> None:
-    await service.close()
-    await store.close()  # type: ignore[attr-defined]
+async def _close(store: Store, service: MemoryService) -> None:
+    if store.read_only:
+        await service.close_without_writing()
+    else:
+        await service.close()
+    await store.close()
 
 
 async def run_memory_list(settings: Settings, out: TextIO) -> int:
     """Per channel, who and what is remembered; then everyone the bot knows."""
-    store, service = await _open(settings)
+    store, service = await _open(settings, to_read=True)
     try:
         channels, people = service.report()
     finally:
@@ -45,7 +58,7 @@ async def run_memory_show(
     settings: Settings, out: TextIO, *, user: str | None = None, channel: str | None = None
 ) -> int:
     """What the bot remembers about a person (`user`: id) or a channel (id or name)."""
-    store, service = await _open(settings)
+    store, service = await _open(settings, to_read=True)
     try:
         channels, people = service.report()
     finally:

@@ -232,18 +232,29 @@ class MemoryService:
         if self._closed:
             return
         self._closed = True
-        for handle in (self._maintenance,):
-            if handle is not None:
-                handle.cancel()
-        self.summarizer.cancel_timers()
-        self.reflector.cancel_timers()
-        self.proactive.cancel_timers()
-        await self.jobs.close()
+        await self._stop()
         try:
             await self.check_forgotten()  # before profiles are written back
         except Exception as exc:  # the store refuses their rows anyway
             log.warning("could not read who is forgotten: %s", exc)
         await self.profiles.flush(self.clock.now())
+
+    async def close_without_writing(self) -> None:
+        """Stop timers and jobs and write nothing back: for a store opened only to read
+        (`kuuki memory list|show`), which must be left as it was found."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._stop()
+
+    async def _stop(self) -> None:
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            self._maintenance = None
+        self.summarizer.cancel_timers()
+        self.reflector.cancel_timers()
+        self.proactive.cancel_timers()
+        await self.jobs.close()
 
     # --- what a person may look at ----------------------------------------------------------
 

@@ -6,6 +6,7 @@ stops start-up first); the store opens what `normalise_url` returns.
 Accepted forms::
 
     None                              -> SQLite file under platformdirs.user_data_dir("kuuki")
+                                         (its directory made only by an opening that writes)
     ":memory:" / "sqlite://"          -> in-memory SQLite (one connection, lost on close)
     "sqlite:///relative/path.db"      -> SQLite file (4 slashes for an absolute path)
     "sqlite+aiosqlite:///path.db"
@@ -32,14 +33,29 @@ _SQLITE_DRIVERS = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
 _PG_DRIVERS = {"postgresql", "postgres", "postgresql+asyncpg"}
 
 
+def default_sqlite_path() -> Path:
+    """The default database file, under the user's data directory (not created here)."""
+    return Path(platformdirs.user_data_dir("kuuki")) / DEFAULT_DB_NAME
+
+
 def default_sqlite_url() -> str:
-    """URL of the default database file, creating its directory if needed."""
-    directory = Path(platformdirs.user_data_dir("kuuki"))
+    """URL of the default database file. Nothing is created: the store's read-write
+    opening makes the directory (`ensure_directory`); a command that only reads must
+    leave the user's data directory as it found it."""
+    return f"sqlite+aiosqlite:///{default_sqlite_path()}"
+
+
+def ensure_directory(url: URL) -> None:
+    """Create the default database file's directory, for an opening that will write."""
+    if url.get_backend_name() != "sqlite" or is_memory(url):
+        return
+    directory = Path(str(url.database)).parent
+    if directory != default_sqlite_path().parent or directory.is_dir():
+        return
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create data directory {directory}: {exc.strerror}") from exc
-    return f"sqlite+aiosqlite:///{directory / DEFAULT_DB_NAME}"
 
 
 def path_or_url(value: str) -> str:
@@ -122,7 +138,7 @@ def _sqlite(parsed: URL) -> URL:
         return url.set(database=":memory:")
     assert url.database is not None
     parent = Path(url.database).expanduser().parent
-    if not parent.is_dir():
+    if not parent.is_dir() and parent != default_sqlite_path().parent:
         raise StoreError(
             f"database URL {display_url(url)!r}: directory {str(parent)!r} does not exist"
         )

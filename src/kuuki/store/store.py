@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from kuuki.clock import Clock
 from kuuki.domain import Channel, Decision, Message, User
 from kuuki.errors import StoreError
-from kuuki.settings.urls import display_url, normalise_url
+from kuuki.settings.urls import display_url, ensure_directory, normalise_url
 from kuuki.store import fastwrite, migrations
 from kuuki.store.browse import BrowseMixin
 from kuuki.store.engine import create_engine, in_chunks, insert_ignore
@@ -33,6 +33,7 @@ from kuuki.store.history import HistoryMixin
 from kuuki.store.hot import HotConnection
 from kuuki.store.memories import MemoryStoreMixin
 from kuuki.store.messages import MessageWrites
+from kuuki.store.reading import open_read_only
 from kuuki.store.records import (
     MESSAGE_COLUMNS,
     decision_row,
@@ -70,8 +71,10 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
         batch_size: int = 500,
         batch_delay: float = 0.05,
         clock: Clock | None = None,
+        read_only: bool = False,
     ) -> None:
         self._engine = engine
+        self.read_only = read_only
         self.url = url
         # The password joins the secrets every error is cleaned of (kuuki.text.secrets).
         remember(None if url.password is None else str(url.password))
@@ -109,6 +112,7 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
         gives one) configure :attr:`writer`.
         """
         parsed = normalise_url(url)
+        ensure_directory(parsed)
         engine = create_engine(parsed)
         store = cls(
             engine,
@@ -133,6 +137,15 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
                 f"cannot open database {store.url_for_display}: {store._scrub(exc)}"
             ) from exc
         return store
+
+    @classmethod
+    async def open_to_read(cls, url: str | None = None) -> Self:
+        """Open the store at ``url`` only to read it: nothing is created, migrated or
+        changed, and one that this kuuki cannot read as it is — no file, an empty or
+        foreign database, an older or newer schema — is refused with a
+        :class:`StoreError` that says which (``kuuki.store.reading``)."""
+        parsed, engine = await open_read_only(url)
+        return cls(engine, parsed, read_only=True)
 
     async def _load_seq(self) -> None:
         async with self._engine.connect() as conn:
@@ -181,6 +194,8 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
         if self._writer is None:
             if self._closed:
                 raise StoreError("store is closed")
+            if self.read_only:
+                raise StoreError(f"{self.url_for_display} was opened only to read")
             self._writer = BatchedWriter(self, max_items=self._batch[0],
                                          max_delay=self._batch[1], clock=self._clock)
         return self._writer
