@@ -76,7 +76,8 @@ class Tracker(Protocol):
 
 
 class MessageStore(Protocol):
-    async def upsert_channel(self, ch: Channel) -> None: ...
+    """The messages as the engine's steps change them: a channel's recent messages (read
+    when its queue starts), edits, deletes and reactions (the store's messages part)."""
 
     async def recent_messages(
         self, channel_id: str, *, limit: int = 50, since: Any = None
@@ -88,6 +89,11 @@ class MessageStore(Protocol):
 
     async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: Any) -> None: ...
 
+
+class CatchUpHistory(Protocol):
+    """What the decider asks when it catches up (the store's history part): which messages
+    were decided or answered, which re-checks were still open, messages by id."""
+
     async def decided(self, message_ids: Sequence[str]) -> set[str]: ...
 
     async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]: ...
@@ -96,7 +102,25 @@ class MessageStore(Protocol):
 
     async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]: ...
 
+
+class DecisionLog(Protocol):
+    """The decisions stored, for `/kuuki why` (the store's browse part)."""
+
     async def latest_decision(self, channel_id: str | None = None) -> dict[str, Any] | None: ...
+
+
+class EngineStorage(Protocol):
+    """The parts of the store the engine's steps use (kuuki.store.Store has them); each
+    step is handed the one it needs."""
+
+    @property
+    def messages(self) -> MessageStore: ...
+
+    @property
+    def history(self) -> CatchUpHistory: ...
+
+    @property
+    def browse(self) -> DecisionLog: ...
 
 
 class Writer(Protocol):

@@ -59,7 +59,7 @@ async def test_a_marker_waits_for_the_events_delivered_before_it(tmp_path: Path)
         await worker.drain()  # handled, committed, acknowledged
         replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
         assert [a.text for a in replies] == ["caught up, here I am"]
-        assert await app.store.pending_events() == []
+        assert await app.store.inbox.pending_events() == []
         assert (event.acked, marker.acked) == (1, 1)
     finally:
         await app.close()
@@ -94,7 +94,7 @@ async def test_a_takeover_answers_what_the_dead_worker_took_in_but_never_handled
     app, outbox = await app_for(tmp_path, llm)
     try:
         pending = posted(1, "Kuu, still there?")
-        assert await app.store.admit_events([pending]) == {pending.event_id}  # then it died
+        assert await app.store.inbox.admit_events([pending]) == {pending.event_id}  # then it died
         worker = Worker(app)
         redelivery = Delivery(encode(Envelope(CHANNEL, pending)), redelivered=True)
         later = Delivery(encode(Envelope(CHANNEL, posted(2, "anyway, lunch?"))))
@@ -104,9 +104,9 @@ async def test_a_takeover_answers_what_the_dead_worker_took_in_but_never_handled
         assert worker.takeovers == 1
         replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
         assert [(a.text, a.reply_to) for a in replies] == [("sorry for the wait", "m1")]
-        assert await app.store.pending_events() == []
+        assert await app.store.inbox.pending_events() == []
         assert (redelivery.acked, later.acked) == (1, 1)
-        assert sorted(m.id for m in await app.store.messages_by_ids(["m1", "m2"])) == [
+        assert sorted(m.id for m in await app.store.history.messages_by_ids(["m1", "m2"])) == [
             "m1", "m2"
         ]
     finally:

@@ -222,12 +222,12 @@ def test_a_live_bots_store_is_read_through_its_wal(tmp_path: Path) -> None:
             from datetime import UTC, datetime
 
             from kuuki.domain import Channel, User
-            await writer.upsert_channel(Channel("c1", "general", "public"))
-            await writer.upsert_user(User("u1", "alice"), datetime(2026, 1, 5, tzinfo=UTC))
+            await writer.roster.upsert_channel(Channel("c1", "general", "public"))
+            await writer.roster.upsert_user(User("u1", "alice"), datetime(2026, 1, 5, tzinfo=UTC))
             assert Path(f"{tmp_path}/kuuki.db-wal").exists()  # the writer holds it open
             reader = await Store.open_to_read(url)
             try:
-                assert [c.name for c in await reader.channels()] == ["general"]
+                assert [c.name for c in await reader.roster.channels()] == ["general"]
                 assert reader.read_only
                 with pytest.raises(Exception, match="opened only to read"):
                     reader.writer  # noqa: B018

@@ -72,7 +72,7 @@ async def test_the_default_data_dir_is_made_by_an_opening_that_writes_only(
     store = await Store.open()
     try:
         assert store.url_for_display == url
-        await store.add_message(msg("m1"))
+        await store.messages.add_message(msg("m1"))
     finally:
         await store.close()
     assert (data / "kuuki.sqlite3").exists()
@@ -98,7 +98,7 @@ async def test_in_memory_store_works() -> None:
     store = await Store.open(":memory:")
     try:
         assert store.url_for_display == "sqlite+aiosqlite:///:memory:"
-        await store.add_message(msg("m1"))
-        assert await store.get_message("m1") == msg("m1")
+        await store.messages.add_message(msg("m1"))
+        assert await store.messages.get_message("m1") == msg("m1")
     finally:
         await store.close()

@@ -231,7 +231,8 @@ async def build_app(
             settings, clock=clock, store=store, writer=writer, outbox=outbox,
             responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
             bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
-            prepare=_prefetcher(embedder), inbox=store, **(engine_options or {}),
+            prepare=_prefetcher(embedder), inbox=None if store is None else store.inbox,
+            **(engine_options or {}),
         )
         if memory is not None:
             memory.attach(engine)

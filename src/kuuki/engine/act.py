@@ -62,7 +62,7 @@ class Actor:
         responder: Responder,
         pipeline: Decider,
         timeline: Timeline,
-        store: MessageStore | None,
+        messages: MessageStore | None,
         writer: Writer | None,
         bot_name: str,
     ) -> None:
@@ -71,7 +71,7 @@ class Actor:
         self.responder = responder
         self.pipeline = pipeline
         self.timeline = timeline
-        self.store = store
+        self.messages = messages
         self.writer = writer
         self.bot_name = bot_name  # the bot's own reactions are stored under it
         self.meter = Meter(clock)
@@ -182,10 +182,10 @@ class Actor:
             )
             state.bot.last_reply_to = case.addressing.kind
         reacted = posted is None and delivered and action.kind is ActionKind.REACT
-        if reacted and self.store is not None:
+        if reacted and self.messages is not None:
             # Remembered so that catching up after a crash knows this was answered.
             with contextlib.suppress(Exception):
-                await self.store.add_reaction(msg.id, self.bot_name, action.emoji or "", now)
+                await self.messages.add_reaction(msg.id, self.bot_name, action.emoji or "", now)
         if posted is not None:
             await self.timeline.record_own(state, posted)
         return delivered

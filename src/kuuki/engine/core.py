@@ -57,9 +57,9 @@ from kuuki.engine.timeline import Timeline
 from kuuki.engine.worker import Prepare, Worker
 from kuuki.ports import (
     BufferFactory,
+    EngineStorage,
     LiveChannel,
     MemoryHook,
-    MessageStore,
     Outbox,
     Responder,
     Tracker,
@@ -83,7 +83,7 @@ class Engine:
         config: EngineConfig,
         *,
         clock: Clock,
-        store: MessageStore | None,
+        store: EngineStorage | None,
         writer: Writer | None,
         outbox: Outbox,
         responder: Responder,
@@ -120,17 +120,20 @@ class Engine:
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
         seen = Seen(seen_capacity)
+        messages = None if store is None else store.messages
+        history = None if store is None else store.history
         self.filter = MessageFilter(config, self.bot_user_ids)  # 1
         self.timeline = Timeline(seen, writer=writer, memory_hooks=memory_hooks,  # 2-4, 6
                                  marks_handled=self.inbox is not None)
         self.recorder = Recorder(self.filter, self.timeline, seen,  # 1-4
-                                 store=store, writer=writer)
+                                 messages=messages, writer=writer)
         self.actor = Actor(clock=clock, outbox=outbox, responder=responder,  # 6-7
-                           pipeline=pipeline, timeline=self.timeline, store=store,
+                           pipeline=pipeline, timeline=self.timeline,
+                           messages=messages,
                            writer=writer, bot_name=config.bot_name)
         self.decider = Decider(clock=clock, pipeline=pipeline, actor=self.actor,  # 5
                                filter=self.filter, channels=self.channels,
-                               backlog=self.backlog, store=store,
+                               backlog=self.backlog, history=history,
                                mark_handled=self.timeline.handled,
                                catch_up_minutes=config.catch_up_minutes)
         self.worker = Worker(  # takes each channel's items forward through the steps
@@ -361,4 +364,4 @@ class Engine:
     async def latest_decision(self, channel_id: str) -> dict[str, Any] | None:
         if self.store is None:
             return None
-        return await self.store.latest_decision(channel_id)
+        return await self.store.browse.latest_decision(channel_id)

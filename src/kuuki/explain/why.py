@@ -162,10 +162,10 @@ async def run_why(
     store = await open_to_read(settings, store_url, message_id)
     try:
         if message_id is None:
-            latest = await store.latest_decision(channel)
+            latest = await store.browse.latest_decision(channel)
             message_id = latest["message_id"] if latest else None
-        rows = await store.decisions_for(message_id) if message_id else []
-        message = await store.get_message(message_id) if message_id else None
+        rows = await store.browse.decisions_for(message_id) if message_id else []
+        message = await store.messages.get_message(message_id) if message_id else None
     finally:
         await store.close()
     if not rows:

@@ -59,7 +59,7 @@ def dashboard_pages(app: App) -> list[BaseRoute]:
     if app.store is None:
         return []
     return dashboard_routes(
-        app.store,
+        app.store.browse,
         overview_of(app.store, app.clock, prices=s.llm.price_per_1k_tokens,
                     show_private=s.dashboard_show_private),
         bot_names=(s.persona.name, *s.persona.aliases),

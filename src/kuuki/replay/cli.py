@@ -131,7 +131,7 @@ async def _refuse_replayed_ids(store: Any, transcript: Transcript, where: str) -
     transcript (or another with the same ids, such as m1, m2...) into a store that holds
     an earlier run would silently skip those messages and print other decisions.
     """
-    seen = await store.taken_in([e.event_id for e in transcript.events])
+    seen = await store.inbox.taken_in([e.event_id for e in transcript.events])
     if not seen:
         return
     shown = ", ".join(seen[:5]) + (", ..." if len(seen) > 5 else "")

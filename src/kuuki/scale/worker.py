@@ -179,7 +179,7 @@ class Worker:
         self.takeovers += 1
         try:
             assert self.app.store is not None
-            pending = await self.app.store.pending_events(channel_id=channel.id)
+            pending = await self.app.store.inbox.pending_events(channel_id=channel.id)
             self._recovering.update(e.event_id for e in pending)
             await self.engine.recover(channel_id=channel.id)
             await self.engine.recover_timers(channel)

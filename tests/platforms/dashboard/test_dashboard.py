@@ -70,14 +70,14 @@ async def fill(store: Store) -> None:
         (DM, alice, DM_TEXT, ActionKind.REPLY, 1),
     ]
     for ch in (GENERAL, OPS, DM):
-        await store.upsert_channel(ch)
+        await store.roster.upsert_channel(ch)
     n = 0
     for day in (2, 1, 0):
         for ch, user, text, kind, calls in said:
             n += 1
             at = NOW - timedelta(days=day, hours=1, minutes=n)
-            await store.add_message(Message(f"m{n}", ch.id, user, text, at))
-            await store.save_decisions([decision(f"m{n}", ch, kind, at, calls=calls)])
+            await store.messages.add_message(Message(f"m{n}", ch.id, user, text, at))
+            await store.messages.save_decisions([decision(f"m{n}", ch, kind, at, calls=calls)])
 
 
 @pytest.fixture

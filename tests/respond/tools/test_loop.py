@@ -42,7 +42,7 @@ async def test_a_call_runs_the_tool_and_the_answer_uses_its_result(tmp_path: Pat
         assert (rec.name, rec.outcome, rec.round) == ("now", "ok", 1)
         assert rec.result_chars == len(_tool_turns(h.llm, 1)[0])
         # The stored trace says it too, and `kuuki why` prints it.
-        row = await h.app.store.decision_for(mid)
+        row = await h.app.store.browse.decision_for(mid)
         assert row["trace"]["tool_calls"][0]["name"] == "now"
         lines = "\n".join(trace_lines(row["trace"]))
         assert "tool now({}): ok · round 1" in lines
