@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kuuki.domain import Action, ActionKind, Channel, Decision, DecisionTrace, Message
+from kuuki.domain import Action, Channel, Decision, DecisionTrace, Message, Verdict
 
 if TYPE_CHECKING:
     from kuuki.llm.base import ChatMessage
@@ -185,33 +185,31 @@ class Generated(Protocol):
     def fallback(self) -> str | None: ...
 
 
-class Responder(Protocol):
-    """Step 6's generation with the output guard (kuuki.respond.responder.Responder).
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """What an action is about: the channel, the message (``trigger``), the conversation
+    it belongs to (oldest first, the message included) and the channel's other recent
+    messages."""
 
-    `act` writes the ``kind`` of action about ``trigger``, given its conversation and the
-    channel's other recent messages; a model failure or a rejected text ends in the
-    documented fallback (said in ``Generated.fallback``), never in an exception from the
-    model. `fallback` is that safe default, for a failure the engine caught itself.
+    channel: Channel
+    trigger: Message
+    conversation: Sequence[Message]
+    other: Sequence[Message]
+
+
+class Responder(Protocol):
+    """Step 6's generation with the output guard (kuuki.respond.responder.ModelResponder).
+
+    `act` carries out a verdict about the scene's message: the action, with the text the
+    model wrote; a model failure or a rejected text ends in the documented fallback (said
+    in ``Generated.fallback``), never in an exception from the model. `fallback` is that
+    safe default, for a failure the engine caught itself.
     """
 
-    async def act(
-        self,
-        kind: ActionKind,
-        channel: Channel,
-        trigger: Message,
-        conversation: Sequence[Message],
-        other: Sequence[Message],
-        trace: DecisionTrace,
-        *,
-        emoji: str | None = None,
-        task: str | None = None,
-        extra: dict[str, str] | None = None,
-        addressed: bool = False,
-    ) -> Generated: ...
+    async def act(self, verdict: Verdict, scene: Scene, trace: DecisionTrace) -> Generated: ...
 
     def fallback(
-        self, channel: Channel, trigger: Message, trace: DecisionTrace, why: str, *,
-        addressed: bool,
+        self, verdict: Verdict, scene: Scene, trace: DecisionTrace, why: str
     ) -> Generated: ...
 
 
@@ -287,7 +285,7 @@ class EngineCommands(Protocol):
 
 
 @dataclass(slots=True)
-class Usage:
+class DailyUsage:
     """LLM use per UTC day, for `/kuuki status`."""
 
     day: str = ""

@@ -11,7 +11,7 @@ import pytest
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge, Situation, Verdict
+from kuuki.decide.base import AddressedOnlyJudge, Situation
 from kuuki.domain import (
     ActionKind,
     Channel,
@@ -22,6 +22,7 @@ from kuuki.domain import (
     Message,
     Stage,
     User,
+    Verdict,
     Visibility,
 )
 from kuuki.errors import LLMBadOutput, LLMTimeout
@@ -84,8 +85,7 @@ async def make(
         outbox=outbox,
         llm=llm,
         judge_llm=None,
-        store_url=f"sqlite:///{tmp_path / name}",
-        store=store,
+        store=store if store is not None else f"sqlite:///{tmp_path / name}",
         judge=judge or AddressedOnlyJudge(),
     )
     h = Harness(app, clock, outbox, llm)

@@ -89,7 +89,7 @@ async def fill(
     small = ScriptedLLM(name="small")
     outbox = RecordingOutbox(clock, bot, fail_with=fail_sends)
     app = await build_app(settings, clock=clock, outbox=outbox, llm=big, judge_llm=small,
-                          store_url=store_url)
+                          store=store_url)
     try:
         await replay(app.engine, clock, transcript)
     finally:

@@ -32,7 +32,7 @@ async def test_a_new_owner_rebuilds_the_recheck_the_dead_worker_had_scheduled(
     clock = VirtualClock()
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     app = await build_app(Settings(), clock=clock, outbox=outbox, llm=None, judge_llm=None,
-                          embedder=None, store_url=f"sqlite:///{tmp_path}/kuuki.sqlite3")
+                          embedder=None, store=f"sqlite:///{tmp_path}/kuuki.sqlite3")
     try:
         store = app.store
         question = Message("m1", CHANNEL.id, User("u1", "alice"),

@@ -1,4 +1,4 @@
-"""Step 5 of the engine: the glue around the decision pipeline (the `Decider` port).
+"""Step 5 of the engine: the glue around the decision pipeline (the `DecisionPipeline` port).
 
 A posted message the recorder let in (`Admitted`), a timer (a settled burst, a re-check)
 or proposed proactive talk becomes a `Case` (the situation, the pass, the trace) and runs
@@ -19,10 +19,19 @@ from dataclasses import replace
 from datetime import timedelta
 
 from kuuki.clock import Clock
-from kuuki.decide.base import Situation, Verdict
+from kuuki.decide.base import Situation
 from kuuki.decide.types import Case, Pass, Proposal
-from kuuki.decide.types import Decider as Pipeline
-from kuuki.domain import ActionKind, Channel, ChatEvent, Decision, DecisionTrace, Message, Stage
+from kuuki.decide.types import DecisionPipeline as Pipeline
+from kuuki.domain import (
+    ActionKind,
+    Channel,
+    ChatEvent,
+    Decision,
+    DecisionTrace,
+    Message,
+    Stage,
+    Verdict,
+)
 from kuuki.engine.act import Actor
 from kuuki.engine.channels import (
     Backlog,
@@ -131,7 +140,7 @@ class Decider:
     ) -> Case:
         now = self.clock.now()
         trace = trace or DecisionTrace(msg.id, state.channel.id, now)
-        addressing = self.pipeline.detector.detect(
+        addressing = self.pipeline.address(
             msg,
             bot_user_ids=self.filter.bot_user_ids,
             bot_message_ids=self._own_posts(state),

@@ -28,7 +28,7 @@ from kuuki.memory.proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, LedgerPort,
 from kuuki.memory.profiles import Profiles, familiarity
 from kuuki.memory.provider import MemoryContextProvider
 from kuuki.memory.reflection import BacklogPort, Reflector
-from kuuki.memory.report import ChannelView, PersonView, channel_view, person_view
+from kuuki.memory.report import ChannelReport, PersonReport, channel_view, person_view
 from kuuki.memory.snapshot import ChannelMemory, SnapshotReader
 from kuuki.memory.summarizer import Summarizer
 from kuuki.ports import EngineControl
@@ -42,17 +42,17 @@ log = logging.getLogger("kuuki.memory")
 MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
 
 
-class Channels(Protocol):
+class ChannelsPort(Protocol):
     async def channels(self) -> list[Channel]: ...
 
 
-class Messages(BacklogPort, Protocol):
+class MessagesPort(BacklogPort, Protocol):
     async def recent_messages(
         self, channel_id: str, *, limit: int = 50, since: datetime | None = None
     ) -> list[Message]: ...
 
 
-class Facts(FactStorePort, LedgerPort, Protocol):
+class FactsPort(FactStorePort, LedgerPort, Protocol):
     async def touch_fact(self, fact_id: int, at: datetime) -> None: ...
 
     async def proactive_ledger(
@@ -67,16 +67,16 @@ class MemoryStorage(Protocol):
     def memories(self) -> MemoryStorePort: ...
 
     @property
-    def facts(self) -> Facts: ...
+    def facts(self) -> FactsPort: ...
 
     @property
     def forgetting(self) -> TombstoneStore: ...
 
     @property
-    def roster(self) -> Channels: ...
+    def roster(self) -> ChannelsPort: ...
 
     @property
-    def messages(self) -> Messages: ...
+    def messages(self) -> MessagesPort: ...
 
 
 class MemoryService:
@@ -341,7 +341,7 @@ class MemoryService:
         lines.append("Say `/kuuki forget-me` to have all of this forgotten.")
         return "\n".join(lines)
 
-    def report(self) -> tuple[list[ChannelView], list[PersonView]]:
+    def report(self) -> tuple[list[ChannelReport], list[PersonReport]]:
         """Every channel and person remembered, as views for the operator (`report`)."""
         thresholds = self.settings.FAMILIARITY_THRESHOLDS
         profiles = self.profiles.all()

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from kuuki.clock import VirtualClock
 from kuuki.domain import User
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Failure, Timeline, check
+from kuuki.replay.expect import Failure, Played, check
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import Transcript, apply_setup, read_transcript
 from kuuki.settings import Settings
@@ -49,7 +49,7 @@ async def run_replay(
     settings = apply_setup(settings, transcript)
     clock = VirtualClock(transcript.events[0].at if transcript.events else None)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
-    timeline = Timeline()
+    timeline = Played()
 
     def emit(line: dict[str, Any]) -> None:
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -64,7 +64,7 @@ async def run_replay(
             replace(settings, llm=replace(settings.llm, backend=llm), judge_llm=None),
             clock=clock,
             outbox=RecordingOutbox(clock, bot),
-            store_url=store_url,
+            store=store_url,
             dump=PromptDumper(dump_dir) if dump_dir else None,
         )
         try:
@@ -94,7 +94,7 @@ def _read(path: Path, skip_bad_lines: bool, check_expectations: bool, err: TextI
 
 
 def _outcome(
-    transcript: Transcript, timeline: Timeline, check_expectations: bool, llm: str,
+    transcript: Transcript, timeline: Played, check_expectations: bool, llm: str,
     out: TextIO, err: TextIO,
 ) -> int:
     """The exit code: 0 without ``--check`` (saying what was not checked), else the report

@@ -54,7 +54,7 @@ class WorkerStopped(Exception):
     had not acknowledged goes to another worker."""
 
 
-class Worker:
+class BrokerWorker:
     """Feeds broker deliveries to an App's engine and acknowledges them (module doc)."""
 
     def __init__(
@@ -245,7 +245,7 @@ class Worker:
 
 
 async def consume(
-    worker: Worker,
+    worker: BrokerWorker,
     url: str,
     partitions: int,
     *,

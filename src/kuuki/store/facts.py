@@ -20,7 +20,7 @@ from sqlalchemy import delete, func, insert, select, update
 from kuuki.domain import Visibility
 from kuuki.store.database import Database
 from kuuki.store.engine import in_chunks, insert_stmt
-from kuuki.store.forgetting import Forgetting, tombstones
+from kuuki.store.forgetting import Erasure, tombstones
 from kuuki.store.records import FactRecord, embedding_bytes, row_to_fact
 from kuuki.store.schema import FactRow, ProactiveLedgerRow
 from kuuki.store.types import to_utc
@@ -29,7 +29,7 @@ from kuuki.store.types import to_utc
 class Facts:
     """Facts and the proactive ledger (module doc)."""
 
-    def __init__(self, db: Database, forgetting: Forgetting) -> None:
+    def __init__(self, db: Database, forgetting: Erasure) -> None:
         self._db = db
         self._forgetting = forgetting
 

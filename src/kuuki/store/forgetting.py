@@ -1,4 +1,4 @@
-"""Forgetting a person, and keeping them forgotten (issue 11).
+"""Erasure a person, and keeping them forgotten (issue 11).
 
 `forget_user` erases, in one transaction, everything the store holds of one person: their
 messages, the bot's messages that answered them (a reply to one of theirs, or in a thread
@@ -134,8 +134,8 @@ def _without_notes_from(content: Any, channels: set[str]) -> dict[str, Any] | No
     return {**content, "lastConversationSummary": kept}
 
 
-class Forgetting:
-    """Forgetting a person and the tombstones every write path of the store consults
+class Erasure:
+    """Erasure a person and the tombstones every write path of the store consults
     (the module doc); the other parts ask `refused` and `keep_remembered`."""
 
     def __init__(self, db: Database, queued: Queued) -> None:

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from kuuki.domain import Channel, ChatEvent, Message
 from kuuki.store.database import Database, Queued
 from kuuki.store.engine import in_chunks
-from kuuki.store.inbox import Inbox
+from kuuki.store.inbox import EventInbox
 from kuuki.store.records import row_to_message
 from kuuki.store.roster import Roster
 from kuuki.store.schema import DecisionRow, MessageRow, ReactionRow, UserRow
@@ -35,10 +35,10 @@ _SELECT = select(
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
-class History:
+class StoredHistory:
     """What catching up asks (module doc)."""
 
-    def __init__(self, db: Database, queued: Queued, roster: Roster, inbox: Inbox) -> None:
+    def __init__(self, db: Database, queued: Queued, roster: Roster, inbox: EventInbox) -> None:
         self._db = db
         self._queued = queued
         self._roster = roster

@@ -36,7 +36,7 @@ from kuuki.store.types import clean_text, to_utc
 _INBOX_KEYS = ("event_id", "seen_at", "channel_id", "payload", "handled", "arrival")
 
 
-class Inbox:
+class EventInbox:
     """The inbox of events (the module doc), and the ids of events seen before."""
 
     def __init__(

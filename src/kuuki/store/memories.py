@@ -17,7 +17,7 @@ from sqlalchemy import delete, select
 from kuuki.domain import Visibility
 from kuuki.store.database import Database
 from kuuki.store.engine import insert_stmt
-from kuuki.store.forgetting import Forgetting
+from kuuki.store.forgetting import Erasure
 from kuuki.store.records import MemoryRecord, row_to_memory
 from kuuki.store.schema import MEMORY_SCOPES, MemoryRow
 from kuuki.store.types import to_utc
@@ -31,7 +31,7 @@ def _check_scope(scope: str) -> None:
 class Memories:
     """The memory documents (module doc)."""
 
-    def __init__(self, db: Database, forgetting: Forgetting) -> None:
+    def __init__(self, db: Database, forgetting: Erasure) -> None:
         self._db = db
         self._forgetting = forgetting
 

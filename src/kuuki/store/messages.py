@@ -21,7 +21,7 @@ from kuuki.domain import Decision, Message
 from kuuki.store import fastwrite
 from kuuki.store.database import Database, Queued
 from kuuki.store.engine import in_chunks, insert_ignore
-from kuuki.store.forgetting import Forgetting
+from kuuki.store.forgetting import Erasure
 from kuuki.store.records import (
     DECISION_KEYS,
     MESSAGE_COLUMNS,
@@ -57,7 +57,7 @@ class Messages:
     """Messages, reactions and decisions as the message path writes and reads them."""
 
     def __init__(
-        self, db: Database, queued: Queued, roster: Roster, forgetting: Forgetting
+        self, db: Database, queued: Queued, roster: Roster, forgetting: Erasure
     ) -> None:
         self._db = db
         self._queued = queued

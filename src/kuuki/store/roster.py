@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from kuuki.domain import Channel, User, Visibility
 from kuuki.store.database import Database
 from kuuki.store.engine import insert_ignore, insert_stmt
-from kuuki.store.forgetting import Forgetting
+from kuuki.store.forgetting import Erasure
 from kuuki.store.records import channel_row, row_to_channel
 from kuuki.store.schema import ChannelRow, UserRow
 from kuuki.store.types import to_utc
@@ -28,7 +28,7 @@ from kuuki.store.types import to_utc
 class Roster:
     """Channels and users: reads, and the writes the other parts share."""
 
-    def __init__(self, db: Database, forgetting: Forgetting) -> None:
+    def __init__(self, db: Database, forgetting: Erasure) -> None:
         self._db = db
         self._forgetting = forgetting
         self._known: set[str] = set()  # channels with a row (real or placeholder)

@@ -36,10 +36,10 @@ from kuuki.store.browse import Browse
 from kuuki.store.database import Database, Queued
 from kuuki.store.engine import create_engine
 from kuuki.store.facts import Facts
-from kuuki.store.forgetting import Forgetting
-from kuuki.store.history import History
+from kuuki.store.forgetting import Erasure
+from kuuki.store.history import StoredHistory
 from kuuki.store.hot import HotConnection
-from kuuki.store.inbox import Inbox
+from kuuki.store.inbox import EventInbox
 from kuuki.store.memories import Memories
 from kuuki.store.messages import Messages
 from kuuki.store.reading import open_read_only
@@ -87,25 +87,27 @@ class Store:
     # The parts a test double replaces with faulty ones (kuuki.testing.faults): each made
     # by one overridable method, so that every other part is built on the replacement.
 
-    def _forgetting(self, db: Database, queued: Queued) -> Forgetting:
-        return Forgetting(db, queued)
+    def _forgetting(self, db: Database, queued: Queued) -> Erasure:
+        return Erasure(db, queued)
 
-    def _roster(self, db: Database, forgetting: Forgetting) -> Roster:
+    def _roster(self, db: Database, forgetting: Erasure) -> Roster:
         return Roster(db, forgetting)
 
-    def _inbox(self, db: Database, queued: Queued, roster: Roster, cache_size: int) -> Inbox:
-        return Inbox(db, queued, roster, event_cache_size=cache_size)
+    def _inbox(self, db: Database, queued: Queued, roster: Roster, cache_size: int) -> EventInbox:
+        return EventInbox(db, queued, roster, event_cache_size=cache_size)
 
     def _messages(
-        self, db: Database, queued: Queued, roster: Roster, forgetting: Forgetting
+        self, db: Database, queued: Queued, roster: Roster, forgetting: Erasure
     ) -> Messages:
         return Messages(db, queued, roster, forgetting)
 
-    def _history(self, db: Database, queued: Queued, roster: Roster, inbox: Inbox) -> History:
-        return History(db, queued, roster, inbox)
+    def _history(
+        self, db: Database, queued: Queued, roster: Roster, inbox: EventInbox
+    ) -> StoredHistory:
+        return StoredHistory(db, queued, roster, inbox)
 
     def _batched_writer(
-        self, messages: Messages, inbox: Inbox, *, max_items: int, max_delay: float,
+        self, messages: Messages, inbox: EventInbox, *, max_items: int, max_delay: float,
         clock: Clock | None,
     ) -> BatchedWriter:
         return BatchedWriter(messages, inbox, max_items=max_items, max_delay=max_delay,

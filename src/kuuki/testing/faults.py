@@ -17,7 +17,7 @@ public seams (`Store.open`'s subclass and its part makers, `build_app(store=...)
   commits of the inbox succeed and still fail, as a connection lost after COMMIT does:
   the events are in the store, and the bot was told they are not). `wait_handled` waits
   until the inbox holds nothing left to handle.
-- `FlakyInbox`: an in-memory inbox (`kuuki.engine.intake.Inbox`) for the intake alone.
+- `FlakyInbox`: an in-memory inbox (`kuuki.engine.intake.EventInbox`) for the intake alone.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.errors import StoreError
 from kuuki.store import Store
 from kuuki.store.database import Database, Queued
-from kuuki.store.forgetting import Forgetting
-from kuuki.store.history import History
-from kuuki.store.inbox import Inbox
+from kuuki.store.forgetting import Erasure
+from kuuki.store.history import StoredHistory
+from kuuki.store.inbox import EventInbox
 from kuuki.store.messages import Messages
 from kuuki.store.roster import Roster
 from kuuki.store.writer import BatchedWriter
@@ -130,22 +130,24 @@ class FaultyStore(Store):
         self.ambiguous = 0  # inbox commits still to succeed and be reported failed
         super().__init__(*args, **kwargs)
 
-    def _roster(self, db: Database, forgetting: Forgetting) -> Roster:
+    def _roster(self, db: Database, forgetting: Erasure) -> Roster:
         return _Roster(self, db, forgetting)
 
-    def _inbox(self, db: Database, queued: Queued, roster: Roster, cache_size: int) -> Inbox:
+    def _inbox(self, db: Database, queued: Queued, roster: Roster, cache_size: int) -> EventInbox:
         return _Inbox(self, db, queued, roster, event_cache_size=cache_size)
 
     def _messages(
-        self, db: Database, queued: Queued, roster: Roster, forgetting: Forgetting
+        self, db: Database, queued: Queued, roster: Roster, forgetting: Erasure
     ) -> Messages:
         return _Messages(self, db, queued, roster, forgetting)
 
-    def _history(self, db: Database, queued: Queued, roster: Roster, inbox: Inbox) -> History:
+    def _history(
+        self, db: Database, queued: Queued, roster: Roster, inbox: EventInbox
+    ) -> StoredHistory:
         return _History(self, db, queued, roster, inbox)
 
     def _batched_writer(
-        self, messages: Messages, inbox: Inbox, *, max_items: int, max_delay: float,
+        self, messages: Messages, inbox: EventInbox, *, max_items: int, max_delay: float,
         clock: Clock | None,
     ) -> BatchedWriter:
         return _Writer(self, messages, inbox, max_items=max_items, max_delay=max_delay,
@@ -170,7 +172,7 @@ class FaultyStore(Store):
 
     @property
     def refused(self) -> int:
-        """Inbox commits refused (down) or lost (ambiguous) so far."""
+        """EventInbox commits refused (down) or lost (ambiguous) so far."""
         return self.admits.failed
 
     async def goes_away_at(self, fault: Fault, failed: int, *, give_up_s: float = 20) -> None:
@@ -213,7 +215,7 @@ class FaultyStore(Store):
             self.writer.committed.remove(told)
 
 
-class _Inbox(Inbox):
+class _Inbox(EventInbox):
     def __init__(self, faults: FaultyStore, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.faults = faults
@@ -250,7 +252,7 @@ class _Roster(Roster):
         return await super().channels()
 
 
-class _History(History):
+class _History(StoredHistory):
     def __init__(self, faults: FaultyStore, *args: Any) -> None:
         super().__init__(*args)
         self.faults = faults

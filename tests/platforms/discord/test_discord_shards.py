@@ -46,7 +46,7 @@ async def start_bot(
     llm.enqueue(f"hello from shard {shard}")
     outbox = DiscordOutbox()
     app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
-                          store_url=store or f"sqlite:///{tmp_path}/shard{shard}.sqlite3",
+                          store=store or f"sqlite:///{tmp_path}/shard{shard}.sqlite3",
                           embedder=None)
     task = asyncio.create_task(run_discord(
         app, server.token, outbox, guild_ready_timeout=0.05,

@@ -165,7 +165,7 @@ async def test_the_judge_is_never_offered_tools(tmp_path: Path) -> None:
     clock = VirtualClock(START)
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     app = await build_app(replace(settings(), judge_mode="llm"), clock=clock, outbox=outbox,
-                          llm=llm, store_url=f"sqlite:///{tmp_path / 'j.db'}",
+                          llm=llm, store=f"sqlite:///{tmp_path / 'j.db'}",
                           embedder=FakeEmbedder())
     try:
         for i, text in enumerate(["anyone know what time it is?", "what time is it?"]):

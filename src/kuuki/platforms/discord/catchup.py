@@ -251,7 +251,7 @@ class _Owed:
             return
         if any(r.me for r in message.reactions):
             self.waiting.clear()  # answered by a reaction, and so was all before it
-        elif engine.pipeline.detector.detect(
+        elif engine.pipeline.address(
             msg, bot_user_ids=engine.bot_user_ids, bot_message_ids=self.own,
             dm=event.channel.visibility is Visibility.DM,
         ):
