@@ -103,7 +103,7 @@ async def test_chat_loads_the_model_once_before_the_first_prompt(tmp_path: Path)
     code = await run_chat(
         load_settings(env={}), lines=lines("alice: Kuu, are you there?"), out=out, llm=llm,
         judge_llm=None, judge=AddressedOnlyJudge(), embedder=None,
-        store_url=f"sqlite:///{tmp_path}/chat.sqlite3",
+        store=f"sqlite:///{tmp_path}/chat.sqlite3",
     )
     text = out.getvalue()
     assert code == 0 and llm.warms == 1

@@ -93,7 +93,7 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 def app_of(store: Store, *, show_private: bool = False) -> Starlette:
     clock = VirtualClock(NOW)
     return Starlette(routes=dashboard_routes(
-        store, overview_of(store, clock, show_private=show_private), bot_names=("Kuu",),
+        store.browse, overview_of(store, clock, show_private=show_private), bot_names=("Kuu",),
         show_private=show_private))
 
 
