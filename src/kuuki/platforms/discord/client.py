@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -107,26 +107,26 @@ class KuukiClient(discord.AutoShardedClient):
         self._bind()
         if self.store is None:
             return
-        self._inflight += 1
-        self._idle.clear()
+        with self._busy():
+            try:
+                async with self._in_order:  # live events wait: they come after the history
+                    await self._catch_up_known(self.store)
+            except Exception:
+                log.exception("catching up after connecting failed; carrying on")
+            finally:
+                self.caught_up.set()
+
+    async def _catch_up_known(self, store: History) -> None:
+        """Every channel the store knows, read back from where its history was left."""
+        # where reading back starts, taken before recovery stores anything
+        since = await last_messages(store, not_by=self.engine.bot_user_ids)
+        await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
         try:
-            async with self._in_order:  # live events wait: they come after the history
-                # before recovery stores anything
-                since = await last_messages(self.store, not_by=self.engine.bot_user_ids)
-                await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
-                try:
-                    await catch_up(self, self.store, None, since=since)
-                except IntakeUnavailable as exc:
-                    log.warning("could not store the history read back (%s); retrying", exc)
-                    self.retrier.missed(list(since), starts=since)
-                self.caught_up_rounds += 1
-        except Exception:
-            log.exception("catching up after connecting failed; carrying on")
-        finally:
-            self.caught_up.set()
-            self._inflight -= 1
-            if not self._inflight:
-                self._idle.set()
+            await catch_up(self, store, None, since=since)
+        except IntakeUnavailable as exc:
+            log.warning("could not store the history read back (%s); retrying", exc)
+            self.retrier.missed(list(since), starts=since)
+        self.caught_up_rounds += 1
 
     async def _catch_up_channels(
         self,
@@ -170,24 +170,31 @@ class KuukiClient(discord.AutoShardedClient):
         store happens after the lock, so consecutive events share a group commit. The
         body appends (event, result) pairs to the list it is given.
         """
+        handed: list[tuple[ChatEvent, Awaitable[bool]]] = []
+        with self._busy():
+            try:
+                async with self._in_order:
+                    yield handed
+                for event, result in handed:
+                    try:
+                        await result
+                    except IntakeUnavailable as exc:
+                        # Not stored, and Discord will not send it again: read the channel
+                        # back from its history once the store answers (from this message
+                        # at the latest: the channel's first message may be the one refused).
+                        log.warning("a Discord %s event could not be stored (%s); the "
+                                    "channel will be read back", kind, exc)
+                        self.retrier.refused(event)
+            except Exception:
+                log.exception("could not handle a Discord %s event; skipped", kind)
+
+    @contextlib.contextmanager
+    def _busy(self) -> Iterator[None]:
+        """A handler at work: `idle` waits until none is."""
         self._inflight += 1
         self._idle.clear()
-        handed: list[tuple[ChatEvent, Awaitable[bool]]] = []
         try:
-            async with self._in_order:
-                yield handed
-            for event, result in handed:
-                try:
-                    await result
-                except IntakeUnavailable as exc:
-                    # Not stored, and Discord will not send it again: read the channel back
-                    # from its history once the store answers (from this message at the
-                    # latest: the channel's first message may be the one refused).
-                    log.warning("a Discord %s event could not be stored (%s); the channel "
-                                "will be read back", kind, exc)
-                    self.retrier.refused(event)
-        except Exception:
-            log.exception("could not handle a Discord %s event; skipped", kind)
+            yield
         finally:
             self._inflight -= 1
             if not self._inflight:
@@ -295,6 +302,11 @@ class KuukiClient(discord.AutoShardedClient):
         listen (denied by id, or a thread of a denied channel)."""
         if self.engine.denies(str(found.id)):
             return None
+        return self._listened(found)
+
+    def _listened(self, found: Any) -> Channel | None:
+        """The kuuki Channel for a discord.py channel object, unless it is a thread of a
+        channel the settings deny."""
         parent = mapping.parent_of(found)
         if parent is not None and not self.engine.listening(parent):
             return None
@@ -315,10 +327,7 @@ class KuukiClient(discord.AutoShardedClient):
             self._fetched[channel_id] = found
         if found is None:
             return mapping.fallback_channel(channel_id, guild_id)
-        parent = mapping.parent_of(found)
-        if parent is not None and not self.engine.listening(parent):
-            return None
-        return mapping.channel_of(found)
+        return self._listened(found)
 
 
 def _with_reply_to(event: ChatEvent, reply_to: str) -> ChatEvent:
