@@ -35,10 +35,11 @@ from kuuki.engine.core import Engine
 from kuuki.errors import IntakeUnavailable
 from kuuki.platforms.commands import MemoryAdmin
 from kuuki.platforms.discord import mapping, seam
-from kuuki.platforms.discord.catchup import History, catch_up, last_messages
+from kuuki.platforms.discord.catchup import catch_up, last_messages
 from kuuki.platforms.discord.commands import kuuki_group
 from kuuki.platforms.discord.content import Payloads
 from kuuki.platforms.discord.outbox import DiscordOutbox
+from kuuki.platforms.readback import History
 from kuuki.platforms.retry import Retrier
 
 log = logging.getLogger("kuuki.discord")
