@@ -74,6 +74,6 @@ async def test_messages_read_back_over_rest_keep_what_discord_py_drops(
 
     await driver.restart(meanwhile)
     await driver.settle()
-    stored = await driver.app.store.get_message(said["crosspost"])
+    stored = await driver.app.store.messages.get_message(said["crosspost"])
     # the channel is another guild's: only the payload's mention_channels names it
     assert stored is not None and stored.text == "v2 is out, see #announcements"
