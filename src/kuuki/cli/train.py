@@ -87,7 +87,8 @@ def cmd_addressee(args: argparse.Namespace) -> int:
     from kuuki.cli.common import settings_for
     from kuuki.replay.addressee import run_addressee
 
-    return run_addressee(settings_for(args), Path(args.file), sys.stdout)
+    return run_addressee(settings_for(args), Path(args.file), sys.stdout,
+                         skip_bad_lines=args.skip_bad_lines)
 
 
 def _dir(raw: str) -> Path | None:
