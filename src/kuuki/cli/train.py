@@ -4,8 +4,12 @@ and `train`."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+# The corpora's folder for the commands' defaults and the corpus tests (README, "Corpora").
+DATA_ENV = "KUUKI_DATA_DIR"
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
@@ -43,12 +47,13 @@ def default_weights() -> Path:
 
 
 def data_dir() -> Path:
-    return Path("../shared/data/irc-disentanglement")
+    return shared_data() / "irc-disentanglement"
 
 
 def shared_data() -> Path:
-    """The corpora's folder: ../shared/data from the repository, as the other commands."""
-    return Path("../shared/data")
+    """The corpora's folder: ``$KUUKI_DATA_DIR``, else ../shared/data (beside the checkout,
+    run from it)."""
+    return Path(os.environ.get(DATA_ENV) or "../shared/data")
 
 
 def cmd_train_addressee(args: argparse.Namespace) -> int:
