@@ -394,13 +394,13 @@ def _add_training(sub: Subparsers) -> None:
 
     tr = sub.add_parser("train", help="training commands")
     tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
-    td = tsub.add_parser("disentangler", help="reproduce the shipped disentangler weights")
+    td = tsub.add_parser("disentangler", help="retrain the shipped disentangler")
     td.add_argument("--data", default=str(data_dir()), metavar="DIR",
                     help="the irc-disentanglement data (default: %(default)s)")
     td.add_argument("--out", metavar="FILE",
                     help="weights file to write (default: the packaged one)")
     td.set_defaults(fn=cmd_train)
-    te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
+    te = tsub.add_parser("embeddings", help="rebuild the static embedding table from USE v3")
     te.add_argument("--out", help="table file to write (default: the packaged one)")
     te.set_defaults(fn=cmd_train_embeddings)
     add_train_models(tsub)

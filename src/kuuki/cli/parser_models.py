@@ -51,8 +51,8 @@ def add_eval_addressee(esub: Subparsers) -> None:
 def add_train_models(tsub: Subparsers) -> None:
     data = shared_data()
     for what, fn, help_ in (
-        ("addressee", cmd_train_addressee, "reproduce the shipped addressee weights"),
-        ("seat", cmd_train_seat, "reproduce the shipped seat weights"),
+        ("addressee", cmd_train_addressee, "retrain the shipped addressee model"),
+        ("seat", cmd_train_seat, "retrain the shipped seat model"),
     ):
         tp = tsub.add_parser(what, help=help_)
         tp.add_argument("--irc", default=str(data / "irc-disentanglement" / "train"),
