@@ -1,4 +1,4 @@
-"""Ids and names typed on the command line (issue 33): an empty or blank one is refused as a
+"""Ids and names typed on the command line: an empty or blank one is refused as a
 bad argument, named, before any store is opened; a very long one is echoed back cut to its
 first 80 characters and "…"."""
 

@@ -1,5 +1,5 @@
 """What `kuuki addressee FILE` and `kuuki replay FILE` say about a transcript they cannot
-fully use (issue 33): both read it through one code path, so a bad line stops both with
+fully use: both read it through one code path, so a bad line stops both with
 file and line, `--skip-bad-lines` says each skipped line on stderr and goes on, and a file
 with no message to read is refused with a nonzero exit code."""
 

@@ -1,5 +1,5 @@
-"""A kuuki.toml nested too deeply or too large, and input the readers did not foresee
-(issue 33): one line naming the file, never a RecursionError's thousands of lines."""
+"""A kuuki.toml nested too deeply or too large, and input the readers did not foresee: one
+line naming the file, never a RecursionError's thousands of lines."""
 
 from __future__ import annotations
 

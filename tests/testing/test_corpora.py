@@ -1,6 +1,6 @@
-"""Where the corpus tests look for the corpora, and what they say when they are not there
-(issue 33): skipped on a developer's machine, failed under CI=true, and either way told
-where to put the data or which variable to set."""
+"""Where the corpus tests look for the corpora, and what they say when they are not there:
+skipped on a developer's machine, failed under CI=true, and either way told where to put
+the data or which variable to set."""
 
 from __future__ import annotations
 

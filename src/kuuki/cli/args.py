@@ -10,9 +10,10 @@ from kuuki.text.wording import echoed
 
 
 def given(what: str) -> Callable[[str], str]:
-    """An id or name as typed, refused when empty or blank: ``kuuki why ''`` matched no
-    decision and said "no decision stored" of a store that holds some, and
-    ``memory forget --user ''`` wrote a tombstone for nobody. ``what`` ends the error."""
+    """An id or name as typed, refused when empty or blank: it matches nothing, so the
+    command would answer about nothing (``why ''``: "no decision stored" of a store that
+    holds some) or act on no one (``memory forget --user ''``: a tombstone for nobody).
+    ``what`` ends the error."""
     def parse(raw: str) -> str:
         if not raw.strip():
             raise argparse.ArgumentTypeError(f"empty; give {what}")
