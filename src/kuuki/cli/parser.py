@@ -5,9 +5,10 @@ lists them; each command's function lives with its group (run, inspect, bench, t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from kuuki.cli.args import at_least, given
 from kuuki.cli.bench import add_seat_parser, cmd_bench
 from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_stats, cmd_why, span
@@ -97,9 +98,11 @@ def _add_why(sub: Subparsers) -> None:
     )
     why.add_argument(
         "message_id", nargs="?", metavar="MESSAGE_ID",
+        type=given("a message's id, or leave MESSAGE_ID out for the latest decision"),
         help="the message's id (default: the latest decision)",
     )
-    why.add_argument("--channel", metavar="ID", help="the latest decision in this channel")
+    why.add_argument("--channel", metavar="ID", type=given("a channel's id"),
+                     help="the latest decision in this channel")
     why.add_argument("--json", action="store_true", help="print the stored rows as JSON")
     _reading_store(why)
     why.set_defaults(fn=cmd_why)
@@ -107,7 +110,7 @@ def _add_why(sub: Subparsers) -> None:
 
 def _reading_store(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--store", metavar="PATH",
+        "--store", metavar="PATH", type=given("a SQLite file or a database URL"),
         help="the SQLite file (or database URL) to read, e.g. one written by "
         "`kuuki replay --store` (default: the configured store)",
     )
@@ -127,7 +130,8 @@ def _add_stats(sub: Subparsers) -> None:
         "--since", default="7d", type=span, metavar="SPAN",
         help="how far back: 30m, 12h, 7d (default) or 2w",
     )
-    st.add_argument("--channel", metavar="NAME", help="one channel, by name or id")
+    st.add_argument("--channel", metavar="NAME", type=given("a channel's name or id"),
+                    help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     _reading_store(st)
     st.set_defaults(fn=cmd_stats)
@@ -201,26 +205,12 @@ def _add_bench_crash(bsub: Subparsers) -> None:
     crash.add_argument("--postgres", action="store_true",
                        help="also stop a private PostgreSQL cluster for 6 s mid-stream (needs "
                        "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
-    crash.add_argument("--runs", type=_at_least(1), default=1, metavar="N",
+    crash.add_argument("--runs", type=at_least(1), default=1, metavar="N",
                        help="run all the selected cases N times in a row (default 1)")
-    crash.add_argument("--cpu-hogs", type=_at_least(0), default=0, metavar="N",
+    crash.add_argument("--cpu-hogs", type=at_least(0), default=0, metavar="N",
                        help="N CPU-bound processes beside the cases, from before the first to "
                        "after the last: a slower machine (default 0)")
     crash.set_defaults(fn=cmd_bench)
-
-
-def _at_least(least: int) -> Callable[[str], int]:
-    """An argparse type: a whole number, ``least`` or more (argparse names the option)."""
-    def parse(raw: str) -> int:
-        try:
-            n = int(raw)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
-        if n < least:
-            raise argparse.ArgumentTypeError(f"must be {least} or more, not {n}")
-        return n
-
-    return parse
 
 
 def _add_bench_disentangle(bsub: Subparsers) -> None:
@@ -372,16 +362,19 @@ def _add_memory(sub: Subparsers) -> None:
     msub = mem.add_subparsers(dest="what", required=True, metavar="ACTION")
     ml = msub.add_parser("list", help="per channel, who and what is remembered")
     ms = msub.add_parser("show", help="everything remembered about a person or a channel")
-    ms.add_argument("--user", metavar="ID", help="the person's user id (or name)")
-    ms.add_argument("--channel", metavar="NAME", help="the channel's name or id")
+    user, channel = given("a user's id"), given("a channel's name or id")
+    ms.add_argument("--user", metavar="ID", type=user, help="the person's user id (or name)")
+    ms.add_argument("--channel", metavar="NAME", type=channel, help="the channel's name or id")
     mf = msub.add_parser(
         "forget", help="erase a person's messages and what was learned from them, and learn "
         "nothing about them again (also in a running bot) until `unforget`")
-    mf.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    mf.add_argument("--user", required=True, metavar="ID", type=user,
+                    help="the person's user id")
     mu = msub.add_parser("unforget", help="let the bot learn about a forgotten person again")
-    mu.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    mu.add_argument("--user", required=True, metavar="ID", type=user,
+                    help="the person's user id")
     for mp in (ml, ms, mf, mu):
-        mp.add_argument("--store", metavar="PATH",
+        mp.add_argument("--store", metavar="PATH", type=given("a SQLite file or a database URL"),
                         help="the SQLite file (or database URL) to read (default: configured)")
         mp.set_defaults(fn=cmd_memory)
 
@@ -403,13 +396,13 @@ def _add_training(sub: Subparsers) -> None:
 
     tr = sub.add_parser("train", help="training commands")
     tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
-    td = tsub.add_parser("disentangler", help="reproduce the shipped disentangler weights")
+    td = tsub.add_parser("disentangler", help="retrain the shipped disentangler")
     td.add_argument("--data", default=str(data_dir()), metavar="DIR",
                     help="the irc-disentanglement data (default: %(default)s)")
     td.add_argument("--out", metavar="FILE",
                     help="weights file to write (default: the packaged one)")
     td.set_defaults(fn=cmd_train)
-    te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
+    te = tsub.add_parser("embeddings", help="rebuild the static embedding table from USE v3")
     te.add_argument("--out", help="table file to write (default: the packaged one)")
     te.set_defaults(fn=cmd_train_embeddings)
     add_train_models(tsub)

@@ -305,9 +305,11 @@ def train(
 ) -> DisentanglerModel:
     """Train on ``data_dir/train`` and write the weights to ``out_path``.
 
-    The defaults reproduce the shipped ``weights.npz`` (run single-threaded,
-    ``OPENBLAS_NUM_THREADS=1``, for bit-identical floats, on the shipped embedding table);
-    it takes ~7 minutes on one core (~14 on a busy machine).
+    The defaults made the shipped ``weights.npz``, and rewrite it bit for bit on the same
+    machine (run single-threaded, ``OPENBLAS_NUM_THREADS=1``, on the shipped embedding
+    table); another machine's sums round differently, and how far Adam's epochs carry that
+    is not measured (docs/decisions.md, "Issue 33"). ~7 minutes on one core (~14 on a
+    busy machine).
     """
 
     def log(msg: str) -> None:

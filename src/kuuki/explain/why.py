@@ -18,6 +18,7 @@ from kuuki.explain.lines import feature_line, guard_line, tool_line, tool_record
 from kuuki.explain.models import model_lines
 from kuuki.settings import Settings
 from kuuki.settings.urls import display_url, normalise_url, sqlite_file
+from kuuki.text.wording import echoed
 
 if TYPE_CHECKING:
     from kuuki.store import Store
@@ -120,9 +121,12 @@ def where_looked(settings: Settings, store_url: str | None) -> str:
 
 
 def not_found(
-    settings: Settings, message_id: str | None, store_url: str | None, *, empty: bool = False
+    settings: Settings, message_id: str | None, store_url: str | None, *, empty: bool = False,
+    channel: str | None = None,
 ) -> KuukiError:
-    what = f"no decision stored for message {message_id}" if message_id else "no decision stored"
+    what = (f"no decision stored for message {echoed(message_id)}" if message_id else
+            f"no decision stored for channel {echoed(channel)!r}" if channel else
+            "no decision stored")
     where = where_looked(settings, store_url)
     if empty:
         what, where = "no store", where + ": nothing was ever recorded there"
@@ -169,7 +173,7 @@ async def run_why(
     finally:
         await store.close()
     if not rows:
-        raise not_found(settings, message_id, store_url)
+        raise not_found(settings, message_id, store_url, channel=channel)
     if as_json:
         out.write(json.dumps(rows, ensure_ascii=False, default=str, indent=2) + "\n")
     else:

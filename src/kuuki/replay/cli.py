@@ -22,7 +22,7 @@ from kuuki.domain import User
 from kuuki.errors import KuukiError
 from kuuki.replay.expect import Failure, Played, check
 from kuuki.replay.runner import RecordingOutbox, replay
-from kuuki.replay.transcript import Transcript, apply_setup, read_transcript
+from kuuki.replay.transcript import Transcript, apply_setup, read_for_command
 from kuuki.settings import Settings
 from kuuki.settings.urls import mask_raw, path_or_url
 from kuuki.text.wording import plural
@@ -80,11 +80,9 @@ async def run_replay(
 
 
 def _read(path: Path, skip_bad_lines: bool, check_expectations: bool, err: TextIO) -> Transcript:
-    """The transcript, each skipped line said on ``err``; refused under ``--check`` when it
-    expects nothing."""
-    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
-    for problem in transcript.errors:
-        err.write(f"kuuki: skipped {problem}\n")
+    """The transcript as every command reads it (`read_for_command`); refused under
+    ``--check`` when it expects nothing."""
+    transcript = read_for_command(path, skip_bad_lines=skip_bad_lines, err=err)
     if check_expectations and not transcript.expectations:
         raise KuukiError(
             f"{path}: no expect lines, so --check has nothing to test; add lines such as "

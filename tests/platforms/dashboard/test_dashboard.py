@@ -135,6 +135,11 @@ async def test_decisions_never_show_a_dm_and_private_text_only_when_asked(store:
     assert card["action"] == "reply" and card["card"]["calls"]  # the playground's card
 
 
+async def test_a_long_id_searched_for_is_echoed_cut_to_80_characters(store: Store) -> None:
+    found = (await get(app_of(store), "/api/search?message_id=" + "x" * 50_000)).json()
+    assert found == {"decisions": [], "note": "no decision stored for " + "x" * 80 + "…"}
+
+
 async def test_a_person_reads_the_dashboard_in_a_browser(store: Store) -> None:
     if shutil.which(CHROMIUM) is None:
         service_missing("chromium", f"no browser at {CHROMIUM} (apt-get install chromium)")
