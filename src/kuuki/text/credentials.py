@@ -126,8 +126,8 @@ def _names_a_secret(view: str, found: re.Match[str]) -> bool:
         start += 1
     name, word = view[start:found.end("n")], found["n"]
     plain = found["s"] == "=" or found["c"] is not None  # key=…, "key": … (not prose)
-    if word == "key":
-        return bool(_KEY_NAME.search(name))
+    if word == "key":  # "api_key: …" is a field; "press any key: then…" a sentence
+        return bool(_KEY_NAME.search(name)) and (plain or name != word)
     if word in _WHOLE_WORD_ONLY:
         return name == word and plain
     if word in ("password", "passwd", "passphrase"):
