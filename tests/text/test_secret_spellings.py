@@ -9,8 +9,11 @@ import io
 import json
 from pathlib import Path
 
+import httpx2
+import openai
 import pytest
 
+from kuuki.llm.openai_wire import status_message
 from kuuki.replay.cli import run_replay
 from kuuki.settings import Settings
 from kuuki.settings.urls import display_url, mask_raw, normalise_url
@@ -124,3 +127,16 @@ async def test_no_chat_message_is_redacted(tmp_path: Path, monkeypatch: pytest.M
     decided = [json.loads(line) for line in out.getvalue().splitlines()]
     assert len(decided) >= 300 and any(d["action"] != "none" for d in decided)
     assert calls == []
+
+
+@pytest.mark.parametrize(("what", "said", "parts"), UNCONFIGURED,
+                         ids=[u[0] for u in UNCONFIGURED])
+def test_an_authentication_error_quoting_a_shape_is_clean(what: str, said: str,
+                                                          parts: tuple[str, ...]) -> None:
+    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    refused = openai.AuthenticationError(f"Error code: 401 - {said}",
+                                         response=httpx2.Response(401, request=request),
+                                         body=None)
+    shown = status_message(refused)
+    assert shown.startswith("HTTP 401: Error code: 401 - ") and "***" in shown
+    assert [part for part in parts if part in shown] == [], shown
