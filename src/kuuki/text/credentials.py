@@ -20,10 +20,11 @@ back-end's own); these shapes catch it:
 
 Speed is part of the contract (redaction runs on every error body an edge sees, some of
 them kilobytes long): every pattern starts with a literal (the regular-expression engine
-then jumps between its occurrences instead of trying each position), the text is searched
-once lowercased rather than case-insensitively (several times faster), and an escaped line
-break counts as the blank it stands for, in a view of the same length so the spans found
-there are the spans to mask.
+then jumps between its occurrences instead of trying each position, and checks that a
+word starts there only after), and the text is searched lowercased rather than
+case-insensitively (many times faster), in a copy of the same length, so the spans found
+there are the spans to mask. An escaped line break (``\\n``) counts as the break it
+stands for: a word starts after it.
 """
 
 from __future__ import annotations
