@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kuuki.cli.args import at_least, given
-from kuuki.cli.bench import add_seat_parser, cmd_bench
+from kuuki.cli.bench import add_redact_parser, add_seat_parser, cmd_bench
 from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_stats, cmd_why, span
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
@@ -147,6 +147,7 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
     _add_bench_disentangle(bsub)
     _add_bench_broker(bsub)
     _add_bench_secrets(bsub)
+    add_redact_parser(bsub)
     return bsub
 
 

@@ -14,18 +14,21 @@ Accepted forms::
     "postgres://…", "postgresql+asyncpg://…"
 
 Any problem raises :class:`~kuuki.errors.StoreError` that names the problem and shows the
-URL with its password masked — never the password itself.
+URL with its password masked — never the password itself. A password may hold ``@``, ``/``
+or ``'`` unencoded: it ends at the last ``@``; and it joins the secrets every error is
+cleaned of (kuuki.text.secrets) as soon as the URL is read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import platformdirs
 from sqlalchemy.engine import URL, make_url
 
 from kuuki.errors import StoreError
-from kuuki.text.secrets import mask_userinfo
+from kuuki.text.secrets import mask_userinfo, remember_url, split_userinfo
 
 DEFAULT_DB_NAME = "kuuki.sqlite3"
 
@@ -98,8 +101,9 @@ def normalise_url(url: str | None) -> URL:
             f"database URL {mask_raw(raw)!r} is not a URL; use sqlite:///path/to/file.db, "
             "postgresql://user:password@host/db or :memory:"
         )
+    remember_url(raw)  # its password, also when the URL came from --store, not settings
     try:
-        parsed = make_url(raw)
+        parsed = _parsed(raw)
     except Exception as exc:
         # The library's message may quote the URL verbatim, password included.
         raise StoreError(
@@ -121,6 +125,18 @@ def normalise_url(url: str | None) -> URL:
         f"database URL {display_url(parsed)!r}: unsupported database {scheme!r}; "
         "kuuki supports sqlite and postgresql"
     )
+
+
+def _parsed(raw: str) -> URL:
+    """``raw`` as a URL whose password ends at the last ``@``, as people type passwords
+    (SQLAlchemy's parser ends it at the first, taking the rest of it for the host)."""
+    parts = split_userinfo(raw)
+    if parts is None:
+        return make_url(raw)
+    scheme, user, password, rest = parts
+    url = make_url(f"{scheme}{rest}")
+    return url.set(username=unquote(user) or None,
+                   password=None if password is None else unquote(password))
 
 
 def is_memory(url: URL) -> bool:

@@ -180,7 +180,7 @@ async def test_with_a_token_the_data_needs_it_and_the_page_sends_it(store: Store
     routes = app_of(store).routes
     served = operator_app(Metrics(), name="Kuu", token=TOKEN, pages=routes)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served),
-                                 base_url="http://dash") as client:
+                                 base_url="http://localhost") as client:
         for path in ("/", "/api/decisions", "/api/overview?window=7d", "/metrics"):
             assert (await client.get(path)).status_code == 401
         for path in ("/shared/cards.js", "/shared/base.css", "/dashboard/dashboard.js"):
