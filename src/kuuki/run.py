@@ -45,7 +45,7 @@ async def run_chat(
     console.line(f"kuuki chat — {settings.persona.name} is listening. Starting…")
     app = await build_app(settings, clock=clock, outbox=TerminalOutbox(clock, bot, console),
                           **build)
-    loader = ModelLoader(app)
+    loader = ModelLoader(app, check=True)
     driver.start()
     try:
         status = loader.status
