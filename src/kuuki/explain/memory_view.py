@@ -34,13 +34,32 @@ def _updated(at: datetime | None, now: datetime) -> str:
     return f"updated {when(at, now)}" if at is not None else ""
 
 
+SMALL_MODEL = ("The small built-in model rarely manages a summary; a larger model does "
+               "(“use your own model”, at the top).")
+
+
+def plainly(reason: str) -> str:
+    """Why a memory job's answer was not kept, in plain words (the guard's own words are
+    for the trace)."""
+    if any(x in reason for x in ("example value", "repeats the prompt", "copies the prompt")):
+        return "the model copied the prompt's example instead of summarizing"
+    if "says nothing" in reason:
+        return "the model wrote nothing usable"
+    if "timeout" in reason or "took longer" in reason:
+        return "the model took too long"
+    if "not JSON" in reason:
+        return "the model's answer was cut off or not in the form asked for"
+    return reason
+
+
 def _attempt(outcome: JobOutcome | None, now: datetime) -> str:
     if outcome is None or outcome.ok:
         return ""
-    return f"The last attempt, at {when(outcome.at, now)}, left it unchanged: {outcome.reason}."
+    return (f"The last attempt, at {when(outcome.at, now)}, was not kept: "
+            f"{plainly(outcome.reason)}.")
 
 
-def _summary(mem: ChannelMemory) -> Section:
+def _summary(mem: ChannelMemory, small_model: bool = False) -> Section:
     now, s, p = mem.now, mem.summary, mem.progress
     items = []
     if s is not None:
@@ -56,8 +75,11 @@ def _summary(mem: ChannelMemory) -> Section:
     waiting = f"{plural(p.waiting, 'message')} since the last one" if s else \
         f"{plural(p.waiting, 'message')} so far"
     now_writing = "A summary is being written right now. " if p.writing else ""
-    note = f"{now_writing}{cadence}; {waiting}. {_attempt(p.last_attempt, now)}".strip()
-    return _section("summary", "Channel summary", items, "No summary yet.", note)
+    failed = p.last_attempt is not None and not p.last_attempt.ok
+    small = f" {SMALL_MODEL}" if failed and small_model else ""
+    note = f"{now_writing}{cadence}; {waiting}. {_attempt(p.last_attempt, now)}{small}".strip()
+    empty = "No summary yet: the model could not write one." if failed else "No summary yet."
+    return _section("summary", "Channel summary", items, empty, note)
 
 
 def _note(key: str, title: str, note: Note | None, now: datetime, empty: str) -> Section:
@@ -105,11 +127,12 @@ def _proactive(mem: ChannelMemory) -> Section:
     return _section("proactive", "Brought up by itself", items, empty, note)
 
 
-def render(mem: ChannelMemory, *, bot_name: str) -> dict[str, Any]:
-    """The panel's content: titled sections of sentences, plus the raw snapshot."""
+def render(mem: ChannelMemory, *, bot_name: str, small_model: bool = False) -> dict[str, Any]:
+    """The panel's content: titled sections of sentences, plus the raw snapshot.
+    ``small_model``: the tiny built-in model writes the summaries (a failed one says so)."""
     now = mem.now
     sections = [
-        _summary(mem),
+        _summary(mem, small_model),
         _note("history", "History", mem.history, now,
               "Nothing yet: written with the summary, once there is something to keep."),
         _note("recent_events", "Recent events", mem.recent_events, now,

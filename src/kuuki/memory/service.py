@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from kuuki.clock import Clock, TimerHandle
-from kuuki.domain import Channel, Message
+from kuuki.domain import Channel, Decision, Message
 from kuuki.embed import Embedder
 from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM
@@ -196,6 +196,14 @@ class MemoryService:
         self._active_since_maintenance = True
         if self._maintenance is None:
             self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
+
+    def decided(self, decision: Decision) -> None:
+        """A decision listener (`Engine.on_decision`): a message the engine judged
+        addressed to the bot counts as its author talking to the bot."""
+        if self._closed or not self.settings.USER_PROFILE_ENABLED:
+            return
+        if decision.trace.features.get("addressed"):
+            self.profiles.addressed(decision.message_id)
 
     async def _on_maintenance(self) -> None:
         self._maintenance = None
