@@ -71,7 +71,8 @@ function lineChart(el, times, series, opts = {}) {
   const values = series.flatMap((x) => x.values).filter((v) => v !== null && v !== undefined);
   const svg = svgEl("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img",
     "aria-label": series.map((x) => x.label).join(", ") || "chart" });
-  if (!times.length || !values.length) {
+  // Counts that are all zero: nothing happened (a latency of 0 ms is a figure, though).
+  if (!times.length || !values.length || (integer && !values.some((v) => v !== 0))) {
     svg.append(svgEl("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty-chart" }, empty));
     el.replaceChildren(svg);
     return;

@@ -97,7 +97,7 @@ function cardEl(d, open, ctx) {
   h("summary", {},
     h("div", { class: "headline" },
       h("span", { class: `action act-${d.action}`, "data-testid": "decision-action" }, d.action),
-      d.emoji ? h("span", { class: "emoji" }, d.emoji) : null,
+      d.emoji && !c.headline ? h("span", { class: "emoji" }, d.emoji) : null,  // the headline says it
       c.fallback ? h("span", { class: "warn", title: "the safe default ran: no text was posted", "aria-label": "fallback" }, "⚠") : null,
       h("span", { class: "reason", "data-testid": "decision-reason", title: c.reason || d.reason }, c.headline || d.reason),
     ),
