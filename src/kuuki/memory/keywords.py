@@ -167,6 +167,12 @@ def _en_topics(text: str) -> list[str]:
     return out
 
 
+def warm_topics() -> None:
+    """Load lemminflect's tables now (about half a second, once per process), at start-up:
+    not in the middle of traffic, when the first profile flush would otherwise pay it."""
+    getAllLemmas("topic")
+
+
 def topics(texts: Iterable[str], limit: int = 12) -> list[str]:
     """The topics of several texts (a person's recent lines, a channel's batch): nouns
     and names (the module doc), the most frequent first, ties in order of appearance."""

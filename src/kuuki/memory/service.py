@@ -9,6 +9,7 @@ profile persistence, forgetting decayed facts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import timedelta
 from typing import Any
@@ -23,6 +24,7 @@ from kuuki.memory.book import MemoryBook
 from kuuki.memory.fact_store import FactMemory
 from kuuki.memory.forgetting import Forgetting
 from kuuki.memory.jobs import Jobs, ModelCalls
+from kuuki.memory.keywords import warm_topics
 from kuuki.memory.privacy import ChannelRegistry
 from kuuki.memory.proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
 from kuuki.memory.profiles import Profiles, familiarity
@@ -150,6 +152,8 @@ class MemoryService:
         await self.forgotten.load()
         await self.book.load()
         await self.profiles.load()
+        if self.settings.USER_PROFILE_ENABLED or self.settings.CHANNEL_CONTEXT_ENABLED:
+            await asyncio.to_thread(warm_topics)
         count = await self.facts.load()
         log.debug("memory loaded: %d channels, %d facts", len(self.registry.all()), count)
 
