@@ -235,7 +235,6 @@ async def build_app(
         )
         if memory is not None:
             memory.attach(engine)
-            engine.on_decision(memory.decided)  # "talked to the bot" as the engine judged
         models = list({id(m): m for m in scheduled.values()}.values())
         # HTTP back-ends hold a connection pool: closed with the app.
         closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]

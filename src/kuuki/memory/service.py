@@ -161,6 +161,7 @@ class MemoryService:
         """Give the service the engine it acts through (proactive talk, forgetting,
         maintenance): the engine is built after memory, whose hook it calls."""
         self.engine = engine
+        engine.on_decision(self.decided)  # "talked to the bot": what the engine judged
         if self.settings.PROACTIVE_CONVERSATION_ENABLED and self.llm is not None:
             self.proactive.engine = engine
 
