@@ -147,3 +147,25 @@ def test_one_headline_style_and_no_field_names_or_raw_times() -> None:
     assert not [x for x in lines if "recheck s" in x or "answered by:" in x or x[-1:] == "—"]
     [told] = [x for x in lines if x.startswith("asked to be quiet here until ")]
     assert "(in 30 min)" in told and quiet not in told and "T10:30" not in told
+
+
+def test_a_silent_fallback_and_a_model_leaning_to_a_bot_not_in_the_talk_read_right() -> None:
+    """A stage chose to speak (score 89) and both replies were rejected: the headline says
+    it meant to speak. The model leaned to the bot (73 % ≥ 65 %) but the bot was not part
+    of the talk, so the message was not counted as addressed: the card says why, and does
+    not mark the bot as the one chosen."""
+    trace = DecisionTrace("m7", "c1", T0)
+    trace.features.update({"addressed": None, "addressee": {
+        "to": "Kuu", "p": 0.73, "bot": 0.73, "candidates": {"Kuu": 0.73, "room": 0.27},
+        "top": [["a question to the seat", 1.2]], "threshold": 0.65}})
+    d = Decision("m7", "c1", Action(ActionKind.NONE, "c1", "m7"), Stage.LOCAL, 89.0,
+                 "score 89 → reply rejected twice (nothing left to say): stayed silent", T0,
+                 trace)
+    card = decision_card(d, NAMES)
+    assert card["headline"] == (
+        "Stayed silent instead of replying: a member would speak here (score 89), but the "
+        "reply was rejected twice (nothing left to say)")
+    a = card["addressee"]
+    assert [c["label"] for c in a["candidates"] if c["chosen"]] == []
+    assert a["notes"] == ["the model leans to the bot (≥ 65 %), but the bot was not part of "
+                          "this talk and was not named: not counted as addressed"]

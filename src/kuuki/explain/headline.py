@@ -64,10 +64,11 @@ def _score(value: float) -> str:
     return f"score {value:.0f}"
 
 
-def why(reason: str, d: Decision) -> str:
-    """One stage's reason in plain words (the module doc)."""
+def why(reason: str, d: Decision, *, meant_to_speak: bool = False) -> str:
+    """One stage's reason in plain words (the module doc); ``meant_to_speak``: the stage
+    chose to speak, and a fallback made it silent."""
     r = reason.strip()
-    silent = d.action.kind is ActionKind.NONE
+    silent = d.action.kind is ActionKind.NONE and not meant_to_speak
     if r.startswith("addressed by "):
         kind, _, rest = r.removeprefix("addressed by ").partition(": ")
         said = ADDRESSED_WHY.get(kind, f"addressed by {kind}")
@@ -95,7 +96,7 @@ def why(reason: str, d: Decision) -> str:
 def headline(d: Decision) -> str:
     """The decision in one line: what it did, then why (the module doc)."""
     head, arrow, tail = d.reason.partition(" → ")
-    reason = why(head, d)
+    reason = why(head, d, meant_to_speak=bool(arrow))
     if not arrow:
         return f"{did(d)}: {reason}"
     m = _FALLBACK.match(tail)

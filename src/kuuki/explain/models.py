@@ -201,10 +201,14 @@ def addressee_view(
 
     ranked = sorted(candidates.items(), key=lambda kv: -kv[1])
     explicit = EXPLICIT.get(str(addressed)) if addressed else None
-    chosen = me if explicit and me is not None else to
+    threshold = _number(value.get("threshold"))
+    leans = (not addressed and me is not None and threshold is not None
+             and candidates.get(me, 0.0) >= threshold)
+    # The bar in bold is what the decision took: the bot when addressed, and not the bot
+    # when the model leaned to it but the message was not counted as addressed.
+    chosen = me if explicit and me is not None else None if leans and to == me else to
     shares = tuple(Share(label(n), p, n == chosen, n == me) for n, p in ranked[:SHOWN])
     told = _contributions(value.get("top"))
-    threshold = _number(value.get("threshold"))
     return AddresseeView(
         shares=shares,
         others=max(0, len(ranked) - SHOWN),
@@ -212,14 +216,18 @@ def addressee_view(
         threshold=threshold,
         because=f"to {label(to)} because: {told}" if told and to else "",
         decided=explicit or "",
-        verdict="" if explicit or threshold is None else _verdict(addressed, threshold),
+        verdict="" if explicit or threshold is None else _verdict(addressed, threshold, leans),
     )
 
 
-def _verdict(addressed: Any, threshold: float) -> str:
-    """What the threshold made of the guess: for the bot by context, or not for it."""
+def _verdict(addressed: Any, threshold: float, leans: bool) -> str:
+    """What the threshold made of the guess: for the bot by context, or not for it — and
+    when the model leaned to the bot all the same, why that did not count."""
     if addressed == "context":
         return f"for the bot by context (it counts from {percent(threshold)})"
+    if leans:
+        return (f"the model leans to the bot (≥ {percent(threshold)}), but the bot was not "
+                "part of this talk and was not named: not counted as addressed")
     return f"not for the bot (it would count from {percent(threshold)})"
 
 
