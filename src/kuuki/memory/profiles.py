@@ -2,9 +2,10 @@
 
 Counters change on every message, in memory; keyword extraction and persistence happen in
 `flush` (called by the service's periodic maintenance and on close), never on the message
-path. "Talked to the bot" counts the messages the engine judged addressed to it (a
-mention, its name called, a reply to it, a DM, its thread, or by context: `addressed`,
-from the finished decision), once each — not every message that names it in passing.
+path. "Talked to the bot" counts the messages the engine judged addressed to it, once
+each — not every message that names it in passing: a platform @mention of the bot (always
+addressed) as it is seen, the others (its name called, a reply to it, a DM, its thread, by
+context) from the finished decision (`addressed`).
 Everything learned from a channel — topics, tags, the last conversation summary — is
 kept per source channel, so rendering a profile for a prompt can drop what came from a
 DM or another private channel.
@@ -147,6 +148,8 @@ class Profiles:
             p = self._profiles[msg.user.id] = UserProfile(msg.user.id, msg.user.name)
         p.display_name = msg.user.name
         p.interaction_count += 1
+        if any(m in self.bot_ids for m in msg.mentions):
+            p.mentioned_bot_count += 1  # an @mention is always addressed: counted now
         self._authors[msg.id] = msg.user.id
         if len(self._authors) > AUTHORS_KEPT:
             self._authors.popitem(last=False)
@@ -159,12 +162,13 @@ class Profiles:
         del texts[:-PENDING_TEXTS]
         self._dirty.add(msg.user.id)
 
-    def addressed(self, message_id: str) -> bool:
-        """The engine judged this message addressed to the bot: its author talked to the
-        bot (counted once a message, however many decisions it gets)."""
+    def addressed(self, message_id: str, kind: str) -> bool:
+        """The engine judged this message addressed to the bot (``kind``: how): its author
+        talked to the bot (counted once a message, however many decisions it gets; an
+        @mention was counted when it was seen)."""
         user_id = self._authors.pop(message_id, None)
         p = self._profiles.get(user_id) if user_id is not None else None
-        if p is None:
+        if p is None or kind == "mention":
             return False
         p.mentioned_bot_count += 1
         self._dirty.add(p.user_id)

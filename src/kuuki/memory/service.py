@@ -207,8 +207,9 @@ class MemoryService:
         addressed to the bot counts as its author talking to the bot."""
         if self._closed or not self.settings.USER_PROFILE_ENABLED:
             return
-        if decision.trace.features.get("addressed"):
-            self.profiles.addressed(decision.message_id)
+        kind = decision.trace.features.get("addressed")
+        if kind:
+            self.profiles.addressed(decision.message_id, str(kind))
 
     async def _on_maintenance(self) -> None:
         self._maintenance = None
