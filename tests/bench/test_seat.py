@@ -24,7 +24,7 @@ from kuuki.cli import main
 from kuuki.conversation.mrmp import read_split
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Stage
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Timeline
+from kuuki.replay.expect import Played
 from kuuki.settings import Settings
 
 MEMBERS = ["あずき", "たらこ", "いくら"]
@@ -167,7 +167,7 @@ def test_the_first_decision_line_and_the_strongest_action_until_the_next_message
         return Decision(mid, "general", Action(kind, "general", mid), Stage.LOCAL, score, "",
                         t0, DecisionTrace(mid, "general", t0 + timedelta(seconds=1)))
 
-    timeline = Timeline()
+    timeline = Played()
     decisions = [decided("u3", ActionKind.NONE, 40.04), decided("u3", ActionKind.REPLY, 90)]
     for n in range(7):
         timeline.message(f"u{n}")

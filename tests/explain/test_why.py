@@ -94,9 +94,9 @@ def test_why_shows_the_posted_text_and_every_decision(
     async def fill() -> None:
         store = await Store.open(f"sqlite:///{tmp_path}/s.db")
         try:
-            await store.upsert_channel(channel)
-            await store.add_message(msg)
-            await store.save_decisions([
+            await store.roster.upsert_channel(channel)
+            await store.messages.add_message(msg)
+            await store.messages.save_decisions([
                 decision(ActionKind.NONE, None, 0),
                 decision(ActionKind.REPLY, "Menya Kuu, near the station!", 3),
             ])
@@ -140,9 +140,9 @@ def why_lines(tmp_path: Path, features: dict[str, object],
     async def fill() -> None:
         store = await Store.open(f"sqlite:///{tmp_path}/s.db")
         try:
-            await store.upsert_channel(Channel("c1", "general"))
-            await store.add_message(Message("m1", "c1", User("u2", "bob"), "alice, ready?", t0))
-            await store.save_decisions([decision])
+            await store.roster.upsert_channel(Channel("c1", "general"))
+            await store.messages.add_message(Message("m1", "c1", User("u2", "bob"), "alice, ready?", t0))
+            await store.messages.save_decisions([decision])
         finally:
             await store.close()
 

@@ -5,7 +5,9 @@ collector for a long-running process.
 """
 
 from kuuki.app.build import (
+    FROM_SETTINGS,
     App,
+    FromSettings,
     PromptDumper,
     build_app,
     build_toolbox,
@@ -15,7 +17,9 @@ from kuuki.app.build import (
 from kuuki.app.models import judge_mode_for, model_languages, prompt_budget, tools_off
 
 __all__ = [
+    "FROM_SETTINGS",
     "App",
+    "FromSettings",
     "PromptDumper",
     "build_app",
     "build_toolbox",

@@ -50,7 +50,7 @@ from kuuki.clock import VirtualClock
 from kuuki.conversation.mrmp import Dialogue, read_split
 from kuuki.domain import Decision, User
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Timeline
+from kuuki.replay.expect import Played
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import apply_setup, parse_lines
 from kuuki.settings import Settings
@@ -90,7 +90,7 @@ def transcript_lines(dialogue: Dialogue, bot: str, gap: float) -> list[dict[str,
 
 async def replay_lines(
     settings: Settings, lines: Sequence[dict[str, Any]], name: str
-) -> tuple[list[Decision], Timeline]:
+) -> tuple[list[Decision], Played]:
     """One transcript through the engine with no model, on its own clock and store."""
     from kuuki.app import build_app
 
@@ -99,10 +99,10 @@ async def replay_lines(
     run = replace(run, llm=replace(run.llm, backend="none"), judge_llm=None)
     clock = VirtualClock(transcript.events[0].at if transcript.events else None)
     bot = User(run.persona.name, run.persona.name, is_bot=True)
-    timeline = Timeline()
+    timeline = Played()
     with tempfile.TemporaryDirectory(prefix="kuuki-seat-") as tmp:
         app = await build_app(run, clock=clock, outbox=RecordingOutbox(clock, bot),
-                              store_url=f"sqlite:///{tmp}/seat.sqlite3")
+                              store=f"sqlite:///{tmp}/seat.sqlite3")
         try:
             decisions = await replay(app.engine, clock, transcript, None, timeline)
         finally:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kuuki.conversation.mrmp import Dialogue
 from kuuki.domain import ActionKind, Decision
-from kuuki.replay.expect import Expectation, Timeline, strongest
+from kuuki.replay.expect import Expectation, Played, strongest
 from kuuki.replay.runner import decision_line
 
 SPOKE = (ActionKind.REPLY, ActionKind.ACK)
@@ -54,7 +54,7 @@ def labelled(dialogue: Dialogue, seat: str) -> list[tuple[int, bool]]:
 
 
 def judged(
-    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Timeline
+    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Played
 ) -> list[Judged]:
     """What the seat's replay did about each of its labelled messages."""
     first: dict[str, float] = {}

@@ -5,15 +5,17 @@ lists them; each command's function lives with its group (run, inspect, bench, t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from kuuki.cli.bench import add_seat_parser, cmd_bench
+from kuuki.cli.args import at_least, given
+from kuuki.cli.bench import add_redact_parser, add_seat_parser, cmd_bench
 from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.parser_reading import add_dashboard, add_stats, add_why
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
+from kuuki.cli.store import add_store_parser
 from kuuki.cli.train import cmd_disentangle, cmd_eval, cmd_train, cmd_train_embeddings, data_dir
 from kuuki.scale.cli import add_parsers
 from kuuki.settings import llm_backends
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_doctor(sub)
     _add_playground(sub, *llm)
     _add_memory(sub)
+    add_store_parser(sub)
     _add_training(sub)
     return p
 
@@ -101,6 +104,7 @@ def _add_bench_speed(sub: Subparsers) -> Subparsers:
     _add_bench_disentangle(bsub)
     _add_bench_broker(bsub)
     _add_bench_secrets(bsub)
+    add_redact_parser(bsub)
     return bsub
 
 
@@ -159,26 +163,12 @@ def _add_bench_crash(bsub: Subparsers) -> None:
     crash.add_argument("--postgres", action="store_true",
                        help="also stop a private PostgreSQL cluster for 6 s mid-stream (needs "
                        "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
-    crash.add_argument("--runs", type=_at_least(1), default=1, metavar="N",
+    crash.add_argument("--runs", type=at_least(1), default=1, metavar="N",
                        help="run all the selected cases N times in a row (default 1)")
-    crash.add_argument("--cpu-hogs", type=_at_least(0), default=0, metavar="N",
+    crash.add_argument("--cpu-hogs", type=at_least(0), default=0, metavar="N",
                        help="N CPU-bound processes beside the cases, from before the first to "
                        "after the last: a slower machine (default 0)")
     crash.set_defaults(fn=cmd_bench)
-
-
-def _at_least(least: int) -> Callable[[str], int]:
-    """An argparse type: a whole number, ``least`` or more (argparse names the option)."""
-    def parse(raw: str) -> int:
-        try:
-            n = int(raw)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
-        if n < least:
-            raise argparse.ArgumentTypeError(f"must be {least} or more, not {n}")
-        return n
-
-    return parse
 
 
 def _add_bench_disentangle(bsub: Subparsers) -> None:
@@ -330,16 +320,19 @@ def _add_memory(sub: Subparsers) -> None:
     msub = mem.add_subparsers(dest="what", required=True, metavar="ACTION")
     ml = msub.add_parser("list", help="per channel, who and what is remembered")
     ms = msub.add_parser("show", help="everything remembered about a person or a channel")
-    ms.add_argument("--user", metavar="ID", help="the person's user id (or name)")
-    ms.add_argument("--channel", metavar="NAME", help="the channel's name or id")
+    user, channel = given("a user's id"), given("a channel's name or id")
+    ms.add_argument("--user", metavar="ID", type=user, help="the person's user id (or name)")
+    ms.add_argument("--channel", metavar="NAME", type=channel, help="the channel's name or id")
     mf = msub.add_parser(
         "forget", help="erase a person's messages and what was learned from them, and learn "
         "nothing about them again (also in a running bot) until `unforget`")
-    mf.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    mf.add_argument("--user", required=True, metavar="ID", type=user,
+                    help="the person's user id")
     mu = msub.add_parser("unforget", help="let the bot learn about a forgotten person again")
-    mu.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    mu.add_argument("--user", required=True, metavar="ID", type=user,
+                    help="the person's user id")
     for mp in (ml, ms, mf, mu):
-        mp.add_argument("--store", metavar="PATH",
+        mp.add_argument("--store", metavar="PATH", type=given("a SQLite file or a database URL"),
                         help="the SQLite file (or database URL) to read (default: configured)")
         mp.set_defaults(fn=cmd_memory)
 
@@ -361,13 +354,13 @@ def _add_training(sub: Subparsers) -> None:
 
     tr = sub.add_parser("train", help="training commands")
     tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
-    td = tsub.add_parser("disentangler", help="reproduce the shipped disentangler weights")
+    td = tsub.add_parser("disentangler", help="retrain the shipped disentangler")
     td.add_argument("--data", default=str(data_dir()), metavar="DIR",
                     help="the irc-disentanglement data (default: %(default)s)")
     td.add_argument("--out", metavar="FILE",
                     help="weights file to write (default: the packaged one)")
     td.set_defaults(fn=cmd_train)
-    te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
+    te = tsub.add_parser("embeddings", help="rebuild the static embedding table from USE v3")
     te.add_argument("--out", help="table file to write (default: the packaged one)")
     te.set_defaults(fn=cmd_train_embeddings)
     add_train_models(tsub)

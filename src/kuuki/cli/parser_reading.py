@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kuuki.cli.args import given
 from kuuki.cli.inspect import cmd_dashboard, cmd_stats, cmd_why, span
 
 Subparsers = Any  # argparse's _SubParsersAction, private in typeshed's terms
@@ -17,9 +18,11 @@ def add_why(sub: Subparsers) -> None:
     )
     why.add_argument(
         "message_id", nargs="?", metavar="MESSAGE_ID",
+        type=given("a message's id, or leave MESSAGE_ID out for the latest decision"),
         help="the message's id (default: the latest decision)",
     )
-    why.add_argument("--channel", metavar="ID", help="the latest decision in this channel")
+    why.add_argument("--channel", metavar="ID", type=given("a channel's id"),
+                     help="the latest decision in this channel")
     why.add_argument("--json", action="store_true", help="print the stored rows as JSON")
     reading_store(why)
     why.set_defaults(fn=cmd_why)
@@ -27,7 +30,7 @@ def add_why(sub: Subparsers) -> None:
 
 def reading_store(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--store", metavar="PATH",
+        "--store", metavar="PATH", type=given("a SQLite file or a database URL"),
         help="the SQLite file (or database URL) to read, e.g. one written by "
         "`kuuki replay --store` (default: the configured store)",
     )
@@ -50,7 +53,8 @@ def add_stats(sub: Subparsers) -> None:
         "--since", default="7d", type=span, metavar="SPAN",
         help="how far back: 30m, 12h, 7d (default), 2w or 1y",
     )
-    st.add_argument("--channel", metavar="NAME", help="one channel, by name or id")
+    st.add_argument("--channel", metavar="NAME", type=given("a channel's name or id"),
+                    help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     reading_store(st)
     st.set_defaults(fn=cmd_stats)

@@ -30,7 +30,7 @@ from kuuki.memory.channel_context import ChannelContext
 from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
 from kuuki.memory.keywords import topics
 from kuuki.memory.summary_answers import (
-    ChannelSummary,
+    SummaryAnswer,
     has_words,
     read_channel_summary,
     summary_schema,
@@ -251,7 +251,7 @@ class Summarizer:
         batch: list[Message],
         threads: dict[str, list[Message]],
         previous: ChannelContext | None,
-        answer: ChannelSummary,
+        answer: SummaryAnswer,
         now: datetime,
     ) -> bool:
         """Write a checked channel update: the context, the channel's history and recent

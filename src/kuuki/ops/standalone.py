@@ -1,12 +1,13 @@
 """`kuuki dashboard`: the operator page on any store, with no bot running and no platform.
 
 The store is opened as the other reading commands open it (kuuki.explain.why.open_to_read:
-``--store``, else the configured one) and only read. The page is the one `kuuki run
---dashboard` serves (kuuki.platforms.dashboard) behind the same token rule (loopback needs
-nothing; another host needs `dashboard.token`, kuuki.ops.server); there is no ``/metrics``,
-since no bot counts anything here. The page opens on ``--since``'s window (default 7 days)
-and says where the store's data lies when that window holds none — a replayed store is
-dated where its transcript says.
+``--store``, else the configured one) read-only (kuuki.store.reading): nothing is created,
+migrated or changed, and what is not a store this kuuki reads is refused in one line. The
+page is the one `kuuki run --dashboard` serves (kuuki.platforms.dashboard) behind the same
+gates (on loopback, only requests for this machine; another host needs `dashboard.token`,
+kuuki.ops.server); there is no ``/metrics``, since no bot counts anything here. The page
+opens on ``--since``'s window (default 7 days) and says where the store's data lies when
+that window holds none — a replayed store is dated where its transcript says.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ async def serve_store(
         label = where_looked(settings, store_url)
         persona = settings.persona
         routes = dashboard_routes(
-            store,
+            store.browse,
             overview_of(store, clock or RealClock(), prices=settings.llm.price_per_1k_tokens,
                         show_private=settings.dashboard_show_private),
             bot_names=(persona.name, *persona.aliases),
@@ -56,7 +57,7 @@ async def serve_store(
             about={"window": window, "metrics": False, "store": label},
         )
         app = operator_app(None, name=persona.name, token=settings.dashboard_token,
-                           pages=routes)
+                           pages=routes, host=settings.dashboard_host)
         async with running_server(app, host=settings.dashboard_host, port=chosen,
                                   lifespan="off") as bound:
             shown = f"[{settings.dashboard_host}]" if ":" in settings.dashboard_host \

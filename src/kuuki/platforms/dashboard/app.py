@@ -30,6 +30,7 @@ from kuuki.explain.card import decision_card, decision_of
 from kuuki.explain.window import parse_span
 from kuuki.platforms.web import SHARED, SHARED_URL, jsonable
 from kuuki.replay.runner import decision_line
+from kuuki.text.wording import echoed
 
 STATIC = Path(__file__).parent / "static"
 ALL = "all"  # the window of everything the store holds
@@ -101,7 +102,7 @@ def dashboard_routes(
             return _bad("message_id is required")
         rows = await store.recent_decisions(PAGE, message_id=mid)
         if not rows:
-            return JSONResponse({"decisions": [], "note": f"no decision stored for {mid}"})
+            return JSONResponse({"decisions": [], "note": f"no decision stored for {echoed(mid)}"})
         if not all(shown.listed(r) for r in rows):
             return JSONResponse({"decisions": [], "note": shown.why_not(rows[0])})
         return JSONResponse({"decisions": [view(r, bot_names) for r in reversed(rows)]})
