@@ -56,7 +56,9 @@ def test_help_explains_host_port_file_and_run_and_hides_the_scripted_back_end() 
     assert "run the bot on Discord and/or Slack" in top and "memory" in top
     assert "doctor" in top and "exit 0 only when all pass" in run_help("doctor")
     st = run_help("stats")
-    assert "--since SPAN" in st and "30m, 12h, 7d (default) or 2w" in st and "--json" in st
+    assert "--since SPAN" in st and "30m, 12h, 7d (default), 2w or 1y" in st and "--json" in st
+    db = run_help("dashboard")
+    assert "--store PATH" in db and "It only reads" in db.replace("\n", " ")
 
 
 @pytest.fixture

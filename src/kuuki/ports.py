@@ -233,8 +233,11 @@ class EngineControl(Protocol):
     messages (and the bot's answers to them) from buffers and trackers and returns the
     channels it erased from. `prune_buffers` drops expired buffer messages (how many);
     `evict_idle` drops idle channels (how many); `live_channels` and `buffered` count the
-    live channels and the messages their buffers hold.
+    live channels and the messages their buffers hold. `on_decision` calls ``listener``
+    with every finished decision (memory counts who talked to the bot from them).
     """
+
+    def on_decision(self, listener: Callable[[Decision], Any]) -> None: ...
 
     async def propose(
         self, channel: Channel, wake: Message, *, topic: str, score: float, reason: str

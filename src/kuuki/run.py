@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TextIO
 
 from kuuki.app import App, build_app
-from kuuki.clock import RealClock
+from kuuki.clock import RealClock, VirtualClock
 from kuuki.domain import Channel, User
 from kuuki.errors import KuukiError
 from kuuki.ports import Outbox
@@ -25,23 +25,28 @@ async def run_chat(
     out: TextIO | None = None,
     **build: Any,
 ) -> int:
-    """`kuuki chat`: the terminal room on the real clock until /quit, Ctrl-D or Ctrl-C.
+    """`kuuki chat`: the terminal room until /quit, Ctrl-D or Ctrl-C.
 
-    The model is loaded once before the first prompt, and the terminal says so while it
-    loads. ``lines``, ``out`` and ``build`` (build_app's keywords) are for tests.
+    Its clock follows real time and `/jump` moves it ahead (the playground's driver). The
+    model is loaded once before the first prompt, and the terminal says so while it loads.
+    ``lines``, ``out`` and ``build`` (build_app's keywords) are for tests.
     """
     import asyncio
 
     from kuuki.platforms.playground.model_status import PLUG_IN, ModelLoader
+    from kuuki.platforms.playground.timeline import ClockDriver
     from kuuki.platforms.terminal import Console, TerminalOutbox, TerminalRoom, stdin_lines
 
-    console = Console(out or sys.stdout)
-    clock = RealClock()
+    # A line typed on a terminal is shown by it; lines from a test or a pipe are echoed.
+    console = Console(out or sys.stdout, echo=True if lines is not None else None)
+    clock = VirtualClock(RealClock().now())
+    driver = ClockDriver(clock)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
     console.line(f"kuuki chat — {settings.persona.name} is listening. Starting…")
     app = await build_app(settings, clock=clock, outbox=TerminalOutbox(clock, bot, console),
                           **build)
-    loader = ModelLoader(app)
+    loader = ModelLoader(app, check=True)
+    driver.start()
     try:
         status = loader.status
         if (note := status.note()) is not None:
@@ -53,7 +58,9 @@ async def run_chat(
             console.line(f"({status.headline()})")
             status = await loader.load()
         console.line(f"({status.headline()})")
-        room = TerminalRoom(app.engine.handle, app.engine.idle, clock, console)
+        memory = app.memory.snapshot if app.memory is not None else None
+        room = TerminalRoom(app.engine.handle, app.engine.idle, clock, console,
+                            memory=memory, jump=driver.advance, bot_name=settings.persona.name)
         app.engine.on_decision(room.on_decision)
         await room.run(lines if lines is not None else stdin_lines())
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels us, then exits with 130
@@ -61,6 +68,7 @@ async def run_chat(
         console.line("(leaving kuuki chat)")
         raise
     finally:
+        await driver.stop()
         await loader.close()
         await app.close()
     return 0

@@ -73,3 +73,99 @@ async def test_a_stored_decision_gets_the_live_card(tmp_path: Path) -> None:
     assert any("search_memory" in line for line in reply["tools"])
     assert any("rejected" in line for line in reply["guard"])
     assert reply["calls"] and "smollm2" in reply["calls"][0]
+
+
+def addressed_decision(addressed: str | None, candidates: dict[str, float], *,
+                       reason: str, kind: ActionKind = ActionKind.REPLY,
+                       top: list[list[object]] | None = None) -> Decision:
+    trace = DecisionTrace("m9", "c1", T0)
+    trace.features.update({
+        "addressed": addressed,
+        "addressee": {"to": max(candidates, key=lambda k: candidates[k]),
+                      "p": max(candidates.values()), "bot": candidates.get("Kuu", 0.0),
+                      "candidates": candidates, "threshold": 0.65,
+                      "top": top or [["times known", 2.9], ["the author new here", 4.1]]},
+    })
+    action = Action(kind, "c1", "m9", text="sure" if kind is ActionKind.REPLY else None)
+    return Decision("m9", "c1", action, Stage.ADDRESSED, 80.0, reason, T0, trace)
+
+
+def test_the_headline_the_addressee_figures_and_the_reason_agree() -> None:
+    # Called by name while the model alone leans elsewhere: the name decides, the bars are
+    # the model's guess, and no threshold pretends to have decided.
+    named = decision_card(addressed_decision(
+        "name", {"Kuu": 0.54, "alice": 0.30, "room": 0.16}, reason="addressed by name"), NAMES)
+    assert named["headline"] == "Replied: called by name"
+    a = named["addressee"]
+    assert [c["label"] for c in a["candidates"] if c["chosen"]] == ["Kuu (the bot)"]
+    assert a["notes"] == ["called by name: that decides; the bars are the addressee model's "
+                          "guess alone"]
+    assert not any("counts as addressed" in n for n in a["notes"])
+    # A DM is for the bot: no "the room 100 % · Kuu 0 %".
+    dm = decision_card(addressed_decision(
+        "dm", {"room": 1.0, "Kuu": 0.0}, reason="addressed by dm"), NAMES)
+    assert dm["headline"] == "Replied: a direct message"
+    assert dm["addressee"]["candidates"] == []
+    assert dm["addressee"]["notes"] == ["a direct message: it is for the bot; no guess is needed"]
+    # By context: the figure and its threshold are what decided, and they agree.
+    context = decision_card(addressed_decision(
+        "context", {"Kuu": 0.72, "bob": 0.2, "room": 0.08}, reason="addressed by context",
+        top=[["'you' after them", 1.4]]), NAMES)
+    assert context["addressee"]["notes"] == ["for the bot by context (it counts from 65 %)"]
+    assert context["addressee"]["because"] == "to Kuu (the bot) because: 'you' after them +1.4"
+    # Not addressed: the "because" that every message shares is not shown at all.
+    room = decision_card(addressed_decision(
+        None, {"room": 0.9, "Kuu": 0.1}, reason="score below the low threshold",
+        kind=ActionKind.NONE), NAMES)
+    assert room["addressee"]["because"] == ""
+    assert room["addressee"]["notes"] == ["not for the bot (it would count from 65 %)"]
+
+
+def silent(reason: str, score: float, **features: object) -> Decision:
+    trace = DecisionTrace("m8", "c1", T0)
+    trace.features.update(features)
+    return Decision("m8", "c1", Action(ActionKind.NONE, "c1", "m8"), Stage.LOCAL, score,
+                    reason, T0, trace)
+
+
+def test_one_headline_style_and_no_field_names_or_raw_times() -> None:
+    heads = [decision_card(silent(r, s), NAMES)["headline"] for r, s in (
+        ("score 16", 16.2), ("judge mode rules; score 22", 22.0),
+        ("score below the low threshold", 6.0), ("answered by carol", 0.0))]
+    assert heads == [
+        "Stayed silent: little reason to speak (score 16)",
+        "Stayed silent: not sure it should speak (score 22); judged by rules alone",
+        "Stayed silent: little reason to speak (score 6)",
+        "Stayed silent: carol already answered it",
+    ]
+    quiet = T0.replace(minute=30).isoformat()
+    card = decision_card(silent("asked to be quiet here", 0, recheck_s=168.0, answered_by=None,
+                                quiet_until=quiet, local_score=16.2), NAMES)
+    lines = card["features"]
+    assert "will look at the question again in 2 min if nobody answers it" in lines
+    assert "nobody had answered it yet" in lines
+    assert not [x for x in lines if "recheck s" in x or "answered by:" in x or x[-1:] == "—"]
+    [told] = [x for x in lines if x.startswith("asked to be quiet here until ")]
+    assert "(in 30 min)" in told and quiet not in told and "T10:30" not in told
+
+
+def test_a_silent_fallback_and_a_model_leaning_to_a_bot_not_in_the_talk_read_right() -> None:
+    """A stage chose to speak (score 89) and both replies were rejected: the headline says
+    it meant to speak. The model leaned to the bot (73 % ≥ 65 %) but the bot was not part
+    of the talk, so the message was not counted as addressed: the card says why, and does
+    not mark the bot as the one chosen."""
+    trace = DecisionTrace("m7", "c1", T0)
+    trace.features.update({"addressed": None, "addressee": {
+        "to": "Kuu", "p": 0.73, "bot": 0.73, "candidates": {"Kuu": 0.73, "room": 0.27},
+        "top": [["a question to the seat", 1.2]], "threshold": 0.65}})
+    d = Decision("m7", "c1", Action(ActionKind.NONE, "c1", "m7"), Stage.LOCAL, 89.0,
+                 "score 89 → reply rejected twice (nothing left to say): stayed silent", T0,
+                 trace)
+    card = decision_card(d, NAMES)
+    assert card["headline"] == (
+        "Stayed silent instead of replying: a member would speak here (score 89), but the "
+        "reply was rejected twice (nothing left to say)")
+    a = card["addressee"]
+    assert [c["label"] for c in a["candidates"] if c["chosen"]] == []
+    assert a["notes"] == ["the model leans to the bot (≥ 65 %), but the bot was not part of "
+                          "this talk and was not named: not counted as addressed"]

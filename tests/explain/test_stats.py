@@ -11,7 +11,8 @@ What the transcript makes the bot do (each decision is printed by `kuuki replay`
   fallback, a reaction (mention).
 - 2026-01-06, #dev: v2, v3, v4 questions to the room: v3 goes to the judge (model small,
   answer unusable: a guard rejection); v4 finds the judge budget (1) spent → silent; three
-  minutes after v2, its re-check replies (unasked, model big, latency 180 s).
+  minutes after v2, its re-check replies (unasked, model big: a deliberate wait of 180 s,
+  kept out of the latency, which measures answers to messages that addressed the bot).
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from kuuki.cli import main
 from kuuki.clock import VirtualClock
 from kuuki.domain import Action, Decision, DecisionTrace, Stage, User
 from kuuki.errors import KuukiError
-from kuuki.explain.stats import DecisionFacts, Folder, parse_span
+from kuuki.explain.stats import DecisionFacts, Folder
 from kuuki.explain.stats_cli import run_stats
 from kuuki.explain.stats_read import find_channel
+from kuuki.explain.window import parse_span
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import apply_setup, read_transcript
 from kuuki.settings import Settings, load_settings
@@ -113,6 +115,7 @@ def row(cid: str, name: str, visibility: str, **figures: Any) -> dict[str, Any]:
         "share": None, "replies": 0, "acks": 0, "reactions": 0, "asked": 0, "asked_by": {},
         "unasked": 0, "llm_calls": 0, "tokens": 0,
         "latency": {"count": 0, "p50_ms": None, "p95_ms": None},
+        "waited": {"count": 0, "p50_ms": None, "p95_ms": None},
         "guard_rejections": 0, "fallbacks": 0, "silences": {"budget": 0, "quiet": 0},
     }
     return base | figures
@@ -127,14 +130,15 @@ GENERAL = row("general", "general", "public", messages=7, bot_messages=1, share=
               tokens=202 + 6, latency=lat(1, 0.0, 0.0), silences={"budget": 0, "quiet": 2})
 DEV = row("dev", "dev", "public", messages=5, bot_messages=1, share=0.2, replies=1,
           reactions=1, asked=1, asked_by={"mention": 1}, unasked=1, llm_calls=4,
-          tokens=206 + 49 + 306 + 8 + 233 + 7, latency=lat(1, 180_000.0, 180_000.0),
+          tokens=206 + 49 + 306 + 8 + 233 + 7, waited=lat(1, 180_000.0, 180_000.0),
           guard_rejections=3, fallbacks=1, silences={"budget": 1, "quiet": 0})
 DMS = row("dm", "direct messages", "dm", messages=2, bot_messages=1, share=0.5, acks=1,
           asked=1, asked_by={"dm": 1}, llm_calls=1, tokens=114 + 2,
           latency=lat(1, 0.0, 0.0)) | {"conversations": 1}
 TOTAL = row("*", "all channels", "", messages=14, bot_messages=3, share=0.2143, replies=2,
             acks=1, reactions=2, asked=4, asked_by={"dm": 1, "mention": 1, "name": 2},
-            unasked=1, llm_calls=6, tokens=208 + 809 + 116, latency=lat(3, 0.0, 180_000.0),
+            unasked=1, llm_calls=6, tokens=208 + 809 + 116, latency=lat(2, 0.0, 0.0),
+            waited=lat(1, 180_000.0, 180_000.0),
             guard_rejections=3, fallbacks=1, silences={"budget": 1, "quiet": 2})
 
 
@@ -178,7 +182,6 @@ async def test_json_counts_what_the_transcript_made_the_bot_do(
         ],
         "latency": [
             {"day": "2026-01-05", "count": 2, "p50_ms": 0.0, "p95_ms": 0.0},
-            {"day": "2026-01-06", "count": 1, "p50_ms": 180_000.0, "p95_ms": 180_000.0},
         ],
     }
     text = json.dumps(got)
@@ -199,16 +202,20 @@ async def test_text_is_aligned_names_channels_and_never_a_dm(
         "direct messages (1)         2    1   50 %        0     1          0      1        0",
         "all channels               14    3   21 %        2     1          2      4        1",
         "",
-        "channel              latency p50      p95  guard rejections  fallbacks  "
+        "channel              latency p50    p95  guard rejections  fallbacks  "
         "silent: budget  quiet",
-        "#general                   0.0 s    0.0 s                 0          0"
+        "#general                   0.0 s  0.0 s                 0          0"
         "               0      2",
-        "#dev                     180.0 s  180.0 s                 3          1"
+        "#dev                           -      -                 3          1"
         "               1      0",
-        "direct messages (1)        0.0 s    0.0 s                 0          0"
+        "direct messages (1)        0.0 s  0.0 s                 0          0"
         "               0      0",
-        "all channels               0.0 s  180.0 s                 3          1"
+        "all channels               0.0 s  0.0 s                 3          1"
         "               1      2",
+        "",
+        "latency: from a message that addressed the bot to its answer",
+        "waited on purpose: 1 reply after a deliberate wait (12–30 s for a burst to settle, "
+        "3 min before taking up an open question), median 3 min; kept out of the latency",
         "",
         "asked by: dm 1, mention 1, name 2",
         "",
@@ -223,7 +230,7 @@ async def test_since_leaves_out_what_came_before(tmp_path: Path, store_url: str)
     got = await stats(store_url, "30m", now=datetime(2026, 1, 6, 9, 10, tzinfo=UTC))
     dev = row("dev", "dev", "public", messages=4, bot_messages=1, share=0.25, replies=1,
               unasked=1, llm_calls=2, tokens=306 + 8 + 233 + 7,
-              latency=lat(1, 180_000.0, 180_000.0), guard_rejections=1,
+              waited=lat(1, 180_000.0, 180_000.0), guard_rejections=1,
               silences={"budget": 1, "quiet": 0})
     assert got["channels"] == [dev]
     assert got["dms"] == row("dm", "direct messages", "dm") | {"conversations": 0}
@@ -310,7 +317,8 @@ def test_a_skipped_call_no_call_a_negative_wait_none_and_a_dm_not_found_by_name(
     assert (model.calls, model.errors, model.tokens, model.cost) == (2, 1, 24, 0.024)
     assert got.total.llm_calls == 2
     # a platform's clock a second ahead of ours: no negative wait
-    folder.decisions([DecisionFacts("c1", "reply", "addressed", "addressed by name", NOW, {},
+    asked = {"features": {"addressed": "name", "pass": "first"}}
+    folder.decisions([DecisionFacts("c1", "reply", "addressed", "addressed by name", NOW, asked,
                                     NOW + timedelta(seconds=1))])
     assert folder.result(NOW - timedelta(days=1), NOW).total.latency.p50_ms == 0.0
     channels = {"C1": ("general", "public"), "D1": ("dave", "dm")}
@@ -329,3 +337,51 @@ async def test_a_fallback_to_silence_without_a_model_call_is_counted(tmp_path: P
         await store.messages.save_decisions([decision])
     got = await stats(url)
     assert got["total"]["fallbacks"] == 1 and got["total"]["replies"] == 0
+
+
+async def test_a_window_that_misses_the_data_says_where_it_is_and_how_to_reach_it(
+    tmp_path: Path, store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A replayed store is dated where its transcript says: months later, the default
+    window holds nothing, and the report says so, where the data is, and which --since
+    reaches it; years are a span too."""
+    await fill(tmp_path, store_url)
+    later = datetime(2026, 11, 27, 22, 0, tzinfo=UTC)
+    text = await stats(store_url, as_json=False, now=later)
+    assert text.splitlines()[-1] == ("nothing in the last 7 days; the store holds data from "
+                                     "2025-12-20 to 2026-01-06 — try --since 1y")
+    got = await stats(store_url, now=later)
+    assert got["data"] == {"first": "2025-12-20T09:00:00+00:00",
+                           "last": "2026-01-06T09:03:00+00:00"}
+    assert got["hint"].endswith("— try --since 1y")
+    reached = await stats(store_url, "1y", now=later)
+    assert reached["total"]["messages"] == 17 and reached["hint"] is None
+    assert (await stats(store_url, "2y", now=later))["total"]["messages"] == 17
+    early = await stats(store_url, "7d", now=datetime(2025, 6, 1, tzinfo=UTC))
+    assert "after this window's end" in early["hint"]
+
+
+def test_years_are_a_span_and_the_suggestion_is_round() -> None:
+    from kuuki.explain.window import suggest_span
+
+    assert parse_span("2y") == timedelta(days=730)
+    with pytest.raises(ValueError, match="more than 10 years"):
+        parse_span("11y")
+    at = datetime(2026, 11, 27, tzinfo=UTC)
+    assert [suggest_span(at - timedelta(days=d), at) for d in (3, 20, 200, 800)] == [
+        "3d", "3w", "1y", "3y"]
+
+
+async def test_a_day_is_counted_per_hour(tmp_path: Path, store_url: str) -> None:
+    """The dashboard's day view: messages per hour, not two points a day."""
+    from kuuki.explain.stats_read import read_stats
+
+    await fill(tmp_path, store_url)
+    async with await Store.open(store_url) as store:
+        got = await read_stats(store, datetime(2026, 1, 5, 9, 0, tzinfo=UTC),
+                               datetime(2026, 1, 6, 8, 0, tzinfo=UTC), hourly=True)
+    assert got.hourly
+    hours = sorted({d.at for d in got.channel_days})
+    assert hours == [datetime(2026, 1, 5, 10, 0, tzinfo=UTC)]  # all of Jan 5th's talk
+    assert sum(d.messages for d in got.channel_days) == 10
+    assert all(d.at.minute == 0 and d.at.second == 0 for d in got.model_days)

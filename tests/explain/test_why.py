@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +20,16 @@ LINES = [
     '{"id": "j1", "t": 0, "channel": "general", "user": "alice", "text": "hi all"}',
     '{"id": "j2", "t": 30, "channel": "general", "user": "carol", "text": "Kuu, any idea?"}',
 ]
+
+
+@pytest.fixture(autouse=True)
+def in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This machine's local time is Japan's: `kuuki why` tells times in it, not in UTC."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 def transcript(tmp_path: Path) -> Path:
@@ -46,14 +58,19 @@ def test_replay_kept_with_store_is_explained_by_why(
     assert f"decisions stored in {kept}" in capsys.readouterr().err
     assert main(["why", "j2", "--store", str(kept)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("message j2 in #general, carol at 2026-01-05 10:00:30 UTC:\n")
+    # in local time (10:00:30 UTC is 19:00:30 in Tokyo), and how long ago
+    assert out.startswith("message j2 in #general, carol at 2026-01-05 19:00:30 JST (")
+    assert " ago):\n" in out.splitlines()[0] + "\n" and "T10:00" not in out
     assert "'Kuu, any idea?'" in out
-    assert "reply (stage addressed, score 80.0) — addressed by name" in out
+    assert "decided as it arrived: Replied: called by name\n" in out
     assert "posted no text (generation off)" in out
     assert "+80  addressed:name" in out
-    # what both models read in it is told too (their figures change with the weights)
+    # what both models read in it is told too (their figures change with the weights); its
+    # name decided, so the model's guess is shown as a guess, with no threshold
     who = next(line for line in out.splitlines() if line.startswith("  · who it is for: "))
-    assert "Kuu (the bot)" in who and "counts as addressed at ≥ 65 %" in who
+    assert who.startswith("  · who it is for: the bot — called by name, which decides "
+                          "(the addressee model alone: ")
+    assert "Kuu (the bot)" in who and "counts as addressed" not in who
     assert "  · would a member in its seat speak: " in out
     assert "→ addressee → ping burst → local score → rate limit → addressed; addressed decided" in out
     assert main(["why", "j9", "--store", str(kept)]) == 2
@@ -89,11 +106,12 @@ def test_why_shows_the_posted_text_and_every_decision(
     asyncio.run(fill())
     assert main(["why", "m1", "--store", str(tmp_path / "s.db")]) == 0
     out = capsys.readouterr().out
-    assert "alice at 2026-01-05 10:00:00 UTC" in out and "'anyone know a good ramen place?'" in out
-    first, second = out.split("decision at ")[1:]
-    assert first.startswith("10:00:00: none (stage local, score 30.0) — none reason")
+    assert "alice at 2026-01-05 19:00:00 JST" in out
+    assert "'anyone know a good ramen place?'" in out
+    first, second = out.split("\ndecided ")[1:]
+    assert first.startswith("as it arrived: Stayed silent: none reason")
     assert "→ decided none" in first
-    assert second.startswith("10:03:00: reply")
+    assert second.startswith("3 min after the message: Replied: reply reason")
     assert "posted: 'Menya Kuu, near the station!'" in second
     assert main(["why", "m1", "--json", "--store", str(tmp_path / "s.db")]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -138,10 +156,10 @@ def test_why_tells_who_the_message_is_for_and_whether_its_seat_would_speak(
 ) -> None:
     lines = why_lines(
         tmp_path, {"language": "en", "addressee": ADDRESSEE, "seat": SEAT}, capsys)
-    start = lines.index("decision at 10:00:00: none (stage local, score 20.0) — for someone else")
+    start = lines.index("decided as it arrived: Stayed silent: for someone else")
     assert lines[start + 1:] == [
         "  · who it is for: alice 83 % · Kuu (the bot) 12 % · the room 5 %"
-        " — counts as addressed at ≥ 60 %",
+        " — not for the bot (it would count from 60 %)",
         "      to alice because: name at the start +2.1, answers alice's question +0.9",
         "  · would a member in its seat speak: 62 % (short remark 30 %)",
         "      because: p(to the seat) +1.8, turns since the seat spoke -0.4",
@@ -171,7 +189,7 @@ def test_the_bot_among_many_candidates_is_found_by_its_probability(
                       capsys)
     assert lines[-3:] == [
         "  · who it is for: the room 40 % · そら (the bot) 25 % · dave 15 % · erin 10 %"
-        " · fay 5 % · 2 more — counts as addressed at ≥ 50 %",
+        " · fay 5 % · 2 more — not for the bot (it would count from 50 %)",
         "      to the room because: greeting +1.2",
         "  · seat (unreadable): ['not', 'a', 'mapping']",
     ]

@@ -163,3 +163,24 @@ async def test_a_channel_in_a_language_the_model_does_not_write_is_not_summarize
         assert job.skipped and "does not write ja" in job.reason
     finally:
         await h.app.close()
+
+
+async def test_a_copied_time_stamp_is_no_summary_and_no_thread_is_asked_for_in_vain(
+    tmp_path: Path,
+) -> None:
+    """A small model copies the time stamps of the message lines into its notes: digits
+    alone say nothing. With no thread to summarise the schema allows no thread, so a model
+    held to it spends no tokens inventing ten."""
+    h = await make(tmp_path, s=_s())  # type: ignore[arg-type]
+    try:
+        h.llm.enqueue(summary_answer("2026-01-05 10:02:00"), purpose="memory_summary")
+        for text in ("a hike?", "sure", "at 9"):
+            await h.say(ALICE, text)
+        assert h.memory.summarizer.context("general") is None
+        assert "rejected: summary: says nothing (“2026-01-05 10:02:00”)" in [
+            r.reason for r in h.memory.jobs.of("summary")]
+        [call] = [c for c in h.llm.history if c.purpose == "memory_summary"]
+        assert call.json_schema is not None
+        assert call.json_schema["properties"]["threads"]["maxItems"] == 0
+    finally:
+        await h.app.close()

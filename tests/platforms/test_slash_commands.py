@@ -52,7 +52,7 @@ async def test_why_tells_who_the_message_was_for_and_whether_its_seat_would_spea
         "Reason: for someone else",
         "-30 one-to-one",
         "who it is for: alice 83 % · Kuu (the bot) 12 % · the room 5 %"
-        " — counts as addressed at ≥ 60 %",
+        " — not for the bot (it would count from 60 %)",
         "  to alice because: name at the start +2.1, answers alice's question +0.9",
         "would a member in its seat speak: 62 % (short remark 30 %)",
         "  because: p(to the seat) +1.8, turns since the seat spoke -0.4",

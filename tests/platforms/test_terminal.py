@@ -15,7 +15,8 @@ import pytest
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
 from kuuki.decide.judge.base import AddressedOnlyJudge
-from kuuki.domain import User
+from kuuki.decide.situation import Situation
+from kuuki.domain import ActionKind, DecisionTrace, Stage, User, Verdict
 from kuuki.platforms.terminal import Console, TerminalOutbox, TerminalRoom
 from kuuki.run import run_chat
 from kuuki.settings import Settings, load_settings
@@ -64,8 +65,8 @@ async def test_terminal_room_speaks_as_anyone_answers_inline_and_explains(
     assert "alice:\nanyone up for tea?" in llm.history[0].prompt
     # /why tells the decision about bob's message in sentences, not JSON.
     why = text.split("bob in #general> /why\n")[1].split("bob in #general> ")[0]
-    assert why.startswith(
-        "message t2-") and "in #general: reply (stage addressed, score 100) — " in why
+    assert why.startswith("message t2-")
+    assert "in #general, decided at 10:00:00 (just now): Replied: called by name\n" in why
     assert "addressed:name" in why
     assert re.search(r"llm: reply · scripted · \d+ ms · \d+\+\d+ tokens", why), why
     assert "guard: reply passed the guard" in why
@@ -73,6 +74,77 @@ async def test_terminal_room_speaks_as_anyone_answers_inline_and_explains(
     assert "(now in #random)\nbob in #random> /nope\n(unknown command /nope" in text
     assert text.endswith("bob in #random> /quit\n")
     assert "never read" not in text
+
+
+class ThanksAndQuestions:
+    """Thanks → an emoji; a call → a reply; a question → wait, and reply when it is still
+    open five minutes later; the rest → nothing."""
+
+    async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
+        text = situation.message.text
+        if "thanks" in text:
+            return Verdict(ActionKind.REACT, Stage.ADDRESSED, 50, "thanks", emoji="🙏")
+        if situation.addressing:
+            return Verdict(ActionKind.REPLY, Stage.ADDRESSED, 100, "addressed")
+        if situation.extra.get("recheck"):
+            return Verdict(ActionKind.REPLY, Stage.LOCAL, 70, "nobody answered the question")
+        if text.endswith("?"):
+            return Verdict(ActionKind.NONE, Stage.LOCAL, 30, "open question", recheck_s=300)
+        return Verdict(ActionKind.NONE, Stage.LOCAL, 0, "nothing to add")
+
+
+async def test_why_by_id_memory_a_clock_jump_and_no_typing_before_an_emoji(
+    tmp_path: Path,
+) -> None:
+    out = io.StringIO()
+    console = Console(out, echo=True)
+    clock = VirtualClock()
+    llm = ScriptedLLM("Try a cache mount.", "Hi!")
+    app = await build_app(
+        Settings(), clock=clock,
+        outbox=TerminalOutbox(clock, User("Kuu", "Kuu", is_bot=True), console),
+        llm=llm, judge_llm=None, store=f"sqlite:///{tmp_path}/chat.sqlite3",
+        judge=ThanksAndQuestions(),
+    )
+    assert app.memory is not None
+    room = TerminalRoom(app.engine.handle, app.engine.idle, clock, console,
+                        memory=app.memory.snapshot, jump=clock.advance, bot_name="Kuu")
+    app.engine.on_decision(room.on_decision)
+    try:
+        await room.run(lines(
+            "alice: how do I keep the build cache?", "bob: thanks Kuu!", "/why t2", "/why t1",
+            "/jump 5m", "/why t1", "/why t9", "/memory", "/jump soon", "/quit"))
+    finally:
+        await app.close()
+    text = out.getvalue()
+    thanks = text.split("bob: thanks Kuu!\n")[1].split("bob in #general> /why t2")[0]
+    assert "(Kuu reacted 🙏)" in thanks and "typing" not in thanks  # an emoji is not typed
+    why_t2 = text.split("> /why t2\n")[1].split("bob in #general> ")[0]
+    assert why_t2.startswith("message t2-") and ": Reacted 🙏: thanks" in why_t2
+    why_t1 = text.split("> /why t1\n")[1].split("bob in #general> ")[0]
+    assert why_t1.startswith("message t1-") and "Stayed silent: open question" in why_t1
+    jump = text.split("> /jump 5m\n")[1].split("bob in #general> ")[0]
+    assert "(jumping 5 min ahead…)" in jump and "(Kuu is typing…)" in jump
+    assert "Kuu: Try a cache mount." in jump and "(the clock moved 5 min ahead: it is now" in jump
+    again = text.split("> /why t1\n")[2].split("bob in #general> ")[0]
+    assert again.count("message t1-") == 2  # the first decision and the re-check's reply
+    assert "Replied: nobody answered the question" in again
+    assert "(no decision about t9 yet" in text
+    memory = text.split("> /memory\n")[1].split("bob in #general> ")[0]
+    assert memory.startswith("memory of #general")
+    assert "People (2)" in memory and "- alice — stranger" in memory
+    assert "(/jump: expected a duration such as 30m" in text
+
+
+def test_a_line_typed_on_a_terminal_is_not_shown_twice() -> None:
+    """A terminal shows what is typed on it (stdin a tty); only a line from a pipe or file
+    is echoed by the room — whatever stdout is (`kuuki chat | tee log`)."""
+    typed = io.StringIO()
+    Console(typed, tty=False, echo=False).answered("alice: hi\n")
+    assert typed.getvalue() == ""
+    piped = io.StringIO()
+    Console(piped, tty=True, echo=True).answered("alice: hi\n")
+    assert piped.getvalue() == "alice: hi\n"
 
 
 async def test_a_second_session_on_the_same_store_is_heard(tmp_path: Path) -> None:
@@ -173,3 +245,48 @@ def test_ctrl_c_leaves_kuuki_chat_cleanly(tmp_path: Path) -> None:
     assert "KUUKI_LLM_MODEL_PATH=/path/model.gguf" in text
     assert text.index("(loading the model SmolLM2-135M-Instruct…)") < text.index(
         "(model SmolLM2-135M-Instruct ready in ")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_kuuki_chat_piped_on_shows_each_typed_line_once(tmp_path: Path) -> None:
+    """`kuuki chat | cat`: typed on a terminal (which shows the line), read by a pipe; the
+    pipe gets the room's answers, not the line a second time."""
+    import pty
+
+    env = {**os.environ, "KUUKI_STORE_URL": f"sqlite:///{tmp_path}/chat.sqlite3"}
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", CLI, "chat", "--llm", "none"], stdin=child,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                            close_fds=True)
+    os.close(child)
+    assert proc.stdout is not None
+    piped = b""
+
+    def read_until(token: bytes) -> None:
+        nonlocal piped
+        while token not in piped:
+            ready, _, _ = select.select([proc.stdout], [], [], 120)
+            assert ready, f"waited for {token!r} after: {piped.decode(errors='replace')}"
+            chunk = os.read(proc.stdout.fileno(), 4096)  # type: ignore[union-attr]
+            assert chunk, piped.decode(errors="replace")
+            piped += chunk
+
+    try:
+        read_until(b"you in #general> ")
+        os.write(main, b"alice: hello there\n")
+        read_until(b"(you are now alice)")
+        os.write(main, b"/quit\n")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        shown = b""
+        while select.select([main], [], [], 0)[0]:
+            try:
+                shown += os.read(main, 4096)
+            except OSError:
+                break
+        os.close(main)
+        proc.stdout.close()
+    assert b"alice: hello there" not in piped  # the terminal showed it; the pipe did not
+    assert shown.count(b"alice: hello there") == 1  # the terminal's own echo, once

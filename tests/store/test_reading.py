@@ -1,7 +1,7 @@
-"""The commands that only read (`stats`, `why`, `memory list|show`, `doctor`) leave a store
-exactly as they found it, on SQLite and PostgreSQL: a 0-byte file, another application's
-database, an empty one, a kuuki store at an older or a newer schema, one on a read-only
-mount. What they cannot read is refused with one line; `kuuki store migrate` migrates on
+"""The commands that only read (`stats`, `why`, `memory list|show`, `doctor`, `dashboard
+--store`) leave a store exactly as they found it, on SQLite and PostgreSQL: a 0-byte file,
+another application's database, an empty one, a kuuki store at an older or a newer schema,
+one on a read-only mount. What they cannot read is refused with one line; `kuuki store migrate` migrates on
 purpose.
 """
 
@@ -12,11 +12,15 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import signal
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -40,7 +44,9 @@ READERS: dict[str, list[str]] = {
     "memory list": ["memory", "list"],
     "memory show": ["memory", "show", "--channel", "general"],
     "doctor": ["doctor"],
+    "dashboard": ["dashboard", "--port", "0"],
 }
+_SERVING = re.compile(r"kuuki dashboard: (http://127\.0\.0\.1:\d+/) ")
 
 
 def run(argv: list[str], store: str, env: pytest.MonkeyPatch,
@@ -52,12 +58,38 @@ def run(argv: list[str], store: str, env: pytest.MonkeyPatch,
     args = list(argv)
     if argv[0] != "doctor":
         args += ["--store", store]
+    if argv[0] == "dashboard":
+        return serve_and_read(args)
     code = main(args)
     out, err = capsys.readouterr()
     if argv[0] == "doctor":  # its other checks (no platform token here) fail on their own
         store_line = next(ln for ln in out.splitlines() if ln[2:].startswith("store:"))
         return (0 if store_line.startswith("✓") else 1), store_line + err
     return code, out + err
+
+
+def serve_and_read(args: list[str]) -> tuple[int, str]:
+    """`kuuki dashboard` serves until Ctrl-C, so it runs as a process: its page is read (the
+    overview of everything in the store, the latest decisions) and it is stopped with
+    Ctrl-C; a store it cannot read ends it at once with its line."""
+    proc = subprocess.Popen([sys.executable, "-m", "kuuki.cli", *args], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    found = _SERVING.search(first)
+    if found is None:
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, first + out + err
+    try:
+        with httpx.Client(base_url=found.group(1), timeout=60) as client:
+            overview = client.get("/api/overview", params={"window": "all"}).json()
+            decisions = client.get("/api/decisions").json()["decisions"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    about = sorted(d["after"] for d in decisions)
+    return 0, (f"{first}{out}{err}messages {overview['totals']['messages']}; "
+               f"decisions about {', '.join(about)}")
 
 
 def fill(store: str, tmp_path: Path) -> None:
@@ -169,7 +201,8 @@ def test_a_reading_command_reads_a_store_and_changes_no_byte_of_it(
     assert code == 0, said
     assert snapshot(d) == before
     expected = {"stats": "general", "why": "message a2", "memory list": "general",
-                "memory show": "#general", "doctor": f"schema current (version {CURRENT})"}
+                "memory show": "#general", "doctor": f"schema current (version {CURRENT})",
+                "dashboard": "messages 3; decisions about a1, a2"}  # a2 was answered
     assert expected[command] in said, said
 
 
@@ -198,7 +231,7 @@ def read_only(directory: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mount)], check=True)
 
 
-@pytest.mark.parametrize("command", ["stats", "why", "memory list", "doctor"])
+@pytest.mark.parametrize("command", ["stats", "why", "memory list", "doctor", "dashboard"])
 def test_a_store_on_a_read_only_mount_is_read(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

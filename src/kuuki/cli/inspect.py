@@ -1,4 +1,4 @@
-"""The commands that look back: `kuuki replay`, `why`, `stats` and `memory`."""
+"""The commands that look back: `kuuki replay`, `why`, `stats`, `dashboard` and `memory`."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 def span(text: str) -> str:
     """`--since`'s value, checked by argparse (which names the flag when it is bad)."""
-    from kuuki.explain.stats import parse_span
+    from kuuki.explain.window import parse_span
 
     try:
         parse_span(text)
@@ -52,8 +52,8 @@ def span(text: str) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from kuuki.clock import RealClock
-    from kuuki.explain.stats import parse_span
     from kuuki.explain.stats_cli import run_stats
+    from kuuki.explain.window import parse_span
 
     settings = settings_for(args)
     store = path_or_url(args.store) if args.store else None
@@ -84,3 +84,12 @@ def cmd_memory(args: argparse.Namespace) -> int:
     if args.what == "unforget":
         return asyncio.run(run_memory_unforget(settings, args.user, sys.stdout))
     return asyncio.run(run_memory_forget(settings, args.user, sys.stdout))
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from kuuki.ops.standalone import serve_store
+
+    settings = settings_for(args)
+    store = path_or_url(args.store) if args.store else None
+    return asyncio.run(serve_store(settings, store, window=args.since, out=sys.stdout,
+                                   host=args.host, port=args.port))

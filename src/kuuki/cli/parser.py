@@ -10,9 +10,10 @@ from typing import Any
 
 from kuuki.cli.args import given
 from kuuki.cli.doctor import cmd_doctor
-from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_stats, cmd_why, span
+from kuuki.cli.inspect import cmd_memory, cmd_replay
 from kuuki.cli.parser_bench import add_bench_quality, add_bench_speed
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
+from kuuki.cli.parser_reading import add_dashboard, add_stats, add_why
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
 from kuuki.cli.store import add_store_parser
 from kuuki.cli.train import cmd_disentangle, cmd_eval, cmd_train, cmd_train_embeddings, data_dir
@@ -41,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_version(sub)
     _add_chat(sub, *llm)
     _add_replay(sub, *llm)
-    _add_why(sub)
-    _add_stats(sub)
+    add_why(sub)
+    add_stats(sub)
+    add_dashboard(sub)
     add_bench_quality(add_bench_speed(sub))
     _add_run(sub)
     _add_doctor(sub)
@@ -91,49 +93,6 @@ def _add_replay(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None
     rp.set_defaults(fn=cmd_replay)
 
 
-def _add_why(sub: Subparsers) -> None:
-    why = sub.add_parser(
-        "why", help="the message, decision, reply and trace behind a message (default: latest)"
-    )
-    why.add_argument(
-        "message_id", nargs="?", metavar="MESSAGE_ID",
-        type=given("a message's id, or leave MESSAGE_ID out for the latest decision"),
-        help="the message's id (default: the latest decision)",
-    )
-    why.add_argument("--channel", metavar="ID", type=given("a channel's id"),
-                     help="the latest decision in this channel")
-    why.add_argument("--json", action="store_true", help="print the stored rows as JSON")
-    _reading_store(why)
-    why.set_defaults(fn=cmd_why)
-
-
-def _reading_store(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--store", metavar="PATH", type=given("a SQLite file or a database URL"),
-        help="the SQLite file (or database URL) to read, e.g. one written by "
-        "`kuuki replay --store` (default: the configured store)",
-    )
-
-
-def _add_stats(sub: Subparsers) -> None:
-    st = sub.add_parser(
-        "stats",
-        help="what the bot did over a window: messages, its replies and their share, asked "
-        "or not, LLM calls and tokens per model, latency, guard, silences",
-        description="Per channel and overall, from the store (read only): messages, the "
-        "bot's replies, acks and reactions and its share of the messages, how many were "
-        "asked, LLM calls, tokens and cost per model, reply latency p50/p95, guard "
-        "rejections, fallbacks and silences for budget or quiet. DMs are a count.",
-    )
-    st.add_argument(
-        "--since", default="7d", type=span, metavar="SPAN",
-        help="how far back: 30m, 12h, 7d (default) or 2w",
-    )
-    st.add_argument("--channel", metavar="NAME", type=given("a channel's name or id"),
-                    help="one channel, by name or id")
-    st.add_argument("--json", action="store_true", help="one JSON object, for scripts")
-    _reading_store(st)
-    st.set_defaults(fn=cmd_stats)
 
 
 def _add_run(sub: Subparsers) -> None:

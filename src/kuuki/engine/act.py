@@ -85,8 +85,11 @@ class Actor:
             conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
             addressed = verdict.stage is Stage.ADDRESSED
             scene = Scene(state.channel, msg, conversation, other)
+            # A reaction is not typed: no platform shows "typing…" before an emoji.
+            typing = (self.outbox.typing(state.channel) if verdict.action is not ActionKind.REACT
+                      else contextlib.nullcontext())
             try:
-                async with self.outbox.typing(state.channel):
+                async with typing:
                     response = await self.responder.act(verdict, scene, trace)
                 action = response.action
                 if response.fallback:

@@ -39,13 +39,15 @@ def decision_card(
     models, unreadable = card_parts(features, bot_names)
     return {
         "headline": e.headline,
+        "reason": d.reason,  # the deciding stage's own words, for the raw view
         "fallback": e.fallback,
         "time": clock_time(d.decided_at),
+        "at": d.decided_at.isoformat(),
         "language": language if isinstance(language, str) else None,
         "rules": e.rules,
         # The learned models get bars of their own; the list is the rest.
         **models,
-        "features": unreadable + feature_lines(features),
+        "features": unreadable + feature_lines(features, d.decided_at),
         "state": list(state),
         "calls": e.calls,
         "tools": e.tools,

@@ -10,14 +10,16 @@ trace stays available to developers beside it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from kuuki.domain import ActionKind, Decision, GuardRecord, LLMCallRecord, ToolCallRecord
 from kuuki.engine.channels import ChannelState
 from kuuki.explain import models
+from kuuki.explain.headline import headline
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 GENERATION = ("reply", "ack", "proactive")  # call purposes whose text would be posted
@@ -29,7 +31,16 @@ _OUTCOME = {
     "error": "failed",
 }
 _ADDRESSED = {"mention": "by an @mention", "reply": "by a reply to its message",
-              "name": "by name", "dm": "in a direct message", "thread": "in its thread"}
+              "name": "by name", "dm": "in a direct message", "thread": "in its thread",
+              "context": "by context (the addressee model)"}
+_PASS = {"first": "judged as it arrived", "settled": "judged once the burst had settled",
+         "recheck": "judged again: the question was still open",
+         "caught_up": "judged after reconnecting (missed while away)",
+         "proactive": "proactive talk: nobody asked"}
+_JUDGE_MODE = {"rules": "rules only, no LLM judge", "llm": "every unclear message to the LLM",
+               "hybrid": "rules, the LLM judge in the unclear band",
+               "auto": "rules, the LLM judge in the unclear band when a model can judge"}
+_ISO = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
 
 
 # -- words and times ---------------------------------------------------------------------
@@ -76,6 +87,20 @@ def when(at: datetime, now: datetime) -> str:
     if abs((at - now).total_seconds()) >= 86400:
         shown = at.astimezone().strftime("%b %d, ") + shown
     return f"{shown} ({relative(at, now)})"
+
+
+def local_times(text: str, now: datetime) -> str:
+    """Any ISO time stamp in ``text`` (a stage's step) as a person reads it: local time,
+    and how far from ``now``."""
+
+    def told(m: re.Match[str]) -> str:
+        try:
+            at = datetime.fromisoformat(m.group(0).replace("Z", "+00:00"))
+        except ValueError:
+            return m.group(0)
+        return when(at if at.tzinfo else at.replace(tzinfo=UTC), now)
+
+    return _ISO.sub(told, text)
 
 
 def language_name(code: str) -> str:
@@ -135,8 +160,15 @@ def guard_line(g: GuardRecord) -> str:
     by = f" by the {g.check} check" if g.check else ""
     line = f"{name} rejected{by}: {g.reason or 'no reason given'}"
     if g.text:
-        line += f" — it wrote “{g.text}”"
+        line += f" — it wrote “{one_line(g.text)}”"
     return line
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """A model's text on one line, cut at ``limit`` characters (a rejected answer may be a
+    page of '#')."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def fell_back(d: Decision) -> bool:
@@ -195,11 +227,15 @@ def _judgment(v: Mapping[str, Any]) -> str:
     return text + (f": {v['reason']}" if v.get("reason") else "")
 
 
-def feature_line(key: str, value: Any) -> str | None:
+def feature_line(key: str, value: Any, now: datetime | None = None) -> str | None:
     """A feature the judge saw, as a sentence; None for what the card shows elsewhere (the
-    conversation; the learned models, told by `kuuki.explain.models`)."""
-    if key == "conversation" or key in models.KEYS:
+    conversation; the score; the learned models, told by `kuuki.explain.models`). ``now``
+    (the decision's time) tells times relative to it."""
+    if key in ("conversation", "local_score") or key in models.KEYS:
         return None
+    told = _told(key, value, now)
+    if told is not None:
+        return told
     if key == "language" and isinstance(value, str):
         return f"language: {language_name(value)}"
     if key == "addressed":
@@ -221,14 +257,42 @@ def feature_line(key: str, value: Any) -> str | None:
         return (f"{'same' if same else 'another'} conversation as its last intervention "
                 f"(confidence {_number(confidence)})")
     if key == "judge_cache":
-        return f"judge cache: {value}"
+        return {"hit": "the LLM judge's answer came from its cache (nothing new was said)",
+                "miss": "the LLM judge was asked"}.get(str(value), f"judge cache: {value}")
     if key == "breaker":
         return f"LLM circuit breaker: {value}"
+    if value is None:
+        return None  # a feature that found nothing says nothing
     return f"{key.replace('_', ' ')}: {value_text(value)}"
 
 
-def feature_lines(features: Mapping[str, Any]) -> list[str]:
-    return [line for k, v in features.items() if (line := feature_line(k, v)) is not None]
+def _told(key: str, value: Any, now: datetime | None) -> str | None:
+    """The features whose names mean nothing to a person, in words (None: not one)."""
+    if key == "recheck_s" and isinstance(value, int | float):
+        return f"will look at the question again in {duration(value)} if nobody answers it"
+    if key == "answered_by":
+        return "nobody had answered it yet" if value is None else \
+            f"someone already answered it (message {value})"
+    if key == "pass" and isinstance(value, str):
+        return _PASS.get(value, f"judged on the {value} pass")
+    if key == "judge_mode" and isinstance(value, str):
+        return f"judge mode {value}: {_JUDGE_MODE.get(value, value)}"
+    if key == "quiet_until" and isinstance(value, str):
+        return f"asked to be quiet here until {local_times(value, now or _parse(value))}"
+    if key == "llm_budget":
+        return "the channel's LLM budget was spent"
+    if key == "state_llm":
+        return f"the LLM read the conversation as {value}"
+    return None
+
+
+def _parse(value: str) -> datetime:
+    at = datetime.fromisoformat(value)
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def feature_lines(features: Mapping[str, Any], now: datetime | None = None) -> list[str]:
+    return [line for k, v in features.items() if (line := feature_line(k, v, now)) is not None]
 
 
 def rule_line(rule: str, points: float, detail: str) -> str:
@@ -252,17 +316,18 @@ class Explanation:
 
 def explain(d: Decision, bot_names: Collection[str] = ()) -> Explanation:
     t = d.trace
+    now = d.decided_at
     told = [line for lines in models.model_lines(t.features, bot_names) for line in lines]
     return Explanation(
-        headline=d.reason,
+        headline=headline(d),
         fallback=fell_back(d),
         rules=[rule_line(c.rule, c.points, c.detail) for c in t.contributions],
-        features=told + feature_lines(t.features),
+        features=told + feature_lines(t.features, now),
         calls=[call_line(c) for c in t.llm_calls],
         tools=[tool_line(c) for c in t.tool_calls],
         guard=guard_lines(d),
-        steps=list(t.steps),
-        errors=list(t.errors),
+        steps=[local_times(step, now) for step in t.steps],
+        errors=[local_times(e, now) for e in t.errors],
     )
 
 

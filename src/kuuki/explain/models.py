@@ -19,6 +19,14 @@ Each becomes a summary line and, on the next line, the features that weighed mos
 `kuuki why`, the playground's card and `/kuuki why` all use these words. A trace without the
 entries (stored before the models) tells nothing; an entry that is not a mapping with a
 probability is shown as it is, never dropped in silence.
+
+The figures agree with what decided: a message addressed explicitly (a mention, its name, a
+reply, its thread) is for the bot whatever the model guessed, so the card says that this
+decided and shows the model's guess as such, without "counts as addressed at ≥ 65 %"; a
+direct message is for the bot, with no guess at all. A "because" line names only the
+features that say something about this message: the ones every message shares ("times
+known", "the author new here", "people around", the base rate) are left out, and a line
+with nothing else is not shown.
 """
 
 from __future__ import annotations
@@ -34,6 +42,12 @@ KEYS = (ADDRESSEE, SEAT)
 ROOM = "room"
 SHOWN = 5  # candidates named on the line; the rest are counted
 TOP = 3  # feature contributions named
+# Feature contributions that weigh alike on nearly every message: they explain nothing
+# about this one (kuuki.decide.models.words' names).
+BACKGROUND = frozenset({"times known", "the author new here", "people around", "base rate",
+                        "their share", "has not spoken here"})
+EXPLICIT = {"mention": "it was @mentioned", "reply": "a reply to its message",
+            "name": "called by name", "thread": "in its own thread"}
 
 
 def percent(p: float) -> str:
@@ -53,14 +67,18 @@ def _number(value: Any) -> float | None:
 
 
 def _contributions(top: Any) -> str:
-    """[["name at the start", 2.1], …] → 'name at the start +2.1, …' (the first TOP)."""
+    """[["name at the start", 2.1], …] → 'name at the start +2.1, …' (the first TOP that
+    say something about this message: BACKGROUND is left out)."""
     if not isinstance(top, list | tuple):
         return ""
     parts = []
-    for item in top[:TOP]:
+    for item in top:
         if isinstance(item, list | tuple) and len(item) == 2 and _number(item[1]) is not None:
-            parts.append(f"{item[0]} {float(item[1]):+.1f}")
-    return ", ".join(parts)
+            name = str(item[0])
+            if name.removesuffix(" (busy channel)") in BACKGROUND:
+                continue
+            parts.append(f"{name} {float(item[1]):+.1f}")
+    return ", ".join(parts[:TOP])
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,33 +102,47 @@ class AddresseeView:
     bot: float | None  # p(for the bot) when no candidate is the bot
     threshold: float | None
     because: str  # "to alice because: …", or "" without contributions
+    decided: str = ""  # how an explicit address decided ("called by name"), or ""
+    verdict: str = ""  # what the threshold made of the model's guess, or ""
 
     @property
-    def summary(self) -> str:
+    def guess(self) -> str:
         parts = [s.text for s in self.shares]
         if self.others:
             parts.append(f"{self.others} more")
         if self.bot is not None:
             parts.append(f"the bot {percent(self.bot)}")
-        line = "who it is for: " + (" · ".join(parts) or "no candidate")
-        if self.threshold is not None:
-            line += f" — counts as addressed at ≥ {percent(self.threshold)}"
-        return line
+        return " · ".join(parts) or "no candidate"
+
+    @property
+    def summary(self) -> str:
+        if self.decided and not self.shares:
+            return f"who it is for: the bot — {self.decided}"
+        if self.decided:
+            return (f"who it is for: the bot — {self.decided}, which decides "
+                    f"(the addressee model alone: {self.guess})")
+        line = f"who it is for: {self.guess}"
+        return line + (f" — {self.verdict}" if self.verdict else "")
 
     def lines(self) -> list[str]:
         return [self.summary, *([self.because] if self.because else [])]
+
+    def notes(self) -> list[str]:
+        if self.decided and not self.shares:
+            return [f"{self.decided}: it is for the bot; no guess is needed"]
+        if self.decided:
+            return [f"{self.decided}: that decides; the bars are the addressee model's "
+                    "guess alone"]
+        return [n for n in (f"{self.others} more" if self.others else "",
+                            f"the bot {percent(self.bot)}" if self.bot is not None else "",
+                            self.verdict) if n]
 
     def card(self) -> dict[str, Any]:
         """What the playground's card draws: a bar per candidate and the notes."""
         return {
             "candidates": [{"label": s.label, "p": s.p, "percent": percent(s.p),
                             "chosen": s.chosen, "bot": s.bot} for s in self.shares],
-            "notes": [n for n in (
-                f"{self.others} more" if self.others else "",
-                f"the bot {percent(self.bot)}" if self.bot is not None else "",
-                f"counts as addressed at ≥ {percent(self.threshold)}"
-                if self.threshold is not None else "",
-            ) if n],
+            "notes": self.notes(),
             "because": self.because,
         }
 
@@ -149,8 +181,14 @@ def _bot_name(candidates: Mapping[str, float], bot: float | None,
     return same[0] if len(same) == 1 else None
 
 
-def addressee_view(value: Any, bot_names: Collection[str] = ()) -> AddresseeView | None:
-    """The ``addressee`` entry as a view; None when it is not a mapping with candidates."""
+def addressee_view(
+    value: Any, bot_names: Collection[str] = (), addressed: Any = None
+) -> AddresseeView | None:
+    """The ``addressee`` entry as a view, agreeing with ``addressed`` (the trace's
+    ``features["addressed"]``: how the message was addressed, if it was); None when it is
+    not a mapping with candidates (a direct message: a view with no guess)."""
+    if addressed == "dm":
+        return AddresseeView((), 0, None, None, "", decided="a direct message")
     if not isinstance(value, Mapping) or not isinstance(value.get("candidates"), Mapping):
         return None
     candidates = {str(k): p for k, v in value["candidates"].items()
@@ -162,15 +200,35 @@ def addressee_view(value: Any, bot_names: Collection[str] = ()) -> AddresseeView
         return "the room" if name == ROOM else f"{name} (the bot)" if name == me else name
 
     ranked = sorted(candidates.items(), key=lambda kv: -kv[1])
-    shares = tuple(Share(label(n), p, n == to, n == me) for n, p in ranked[:SHOWN])
+    explicit = EXPLICIT.get(str(addressed)) if addressed else None
+    threshold = _number(value.get("threshold"))
+    leans = (not addressed and me is not None and threshold is not None
+             and candidates.get(me, 0.0) >= threshold)
+    # The bar in bold is what the decision took: the bot when addressed, and not the bot
+    # when the model leaned to it but the message was not counted as addressed.
+    chosen = me if explicit and me is not None else None if leans and to == me else to
+    shares = tuple(Share(label(n), p, n == chosen, n == me) for n, p in ranked[:SHOWN])
     told = _contributions(value.get("top"))
     return AddresseeView(
         shares=shares,
         others=max(0, len(ranked) - SHOWN),
         bot=bot if me is None else None,
-        threshold=_number(value.get("threshold")),
+        threshold=threshold,
         because=f"to {label(to)} because: {told}" if told and to else "",
+        decided=explicit or "",
+        verdict="" if explicit or threshold is None else _verdict(addressed, threshold, leans),
     )
+
+
+def _verdict(addressed: Any, threshold: float, leans: bool) -> str:
+    """What the threshold made of the guess: for the bot by context, or not for it — and
+    when the model leaned to the bot all the same, why that did not count."""
+    if addressed == "context":
+        return f"for the bot by context (it counts from {percent(threshold)})"
+    if leans:
+        return (f"the model leans to the bot (≥ {percent(threshold)}), but the bot was not "
+                "part of this talk and was not named: not counted as addressed")
+    return f"not for the bot (it would count from {percent(threshold)})"
 
 
 def seat_view(value: Any) -> SeatView | None:
@@ -191,11 +249,13 @@ def model_lines(features: Mapping[str, Any], bot_names: Collection[str] = ()) ->
 
     An entry the views cannot read is shown as it was stored, under its key."""
     told: list[list[str]] = []
+    addressed = features.get("addressed")
     for key in KEYS:
-        if key not in features:
+        if key not in features and not (key == ADDRESSEE and addressed == "dm"):
             continue
-        value = features[key]
-        view = addressee_view(value, bot_names) if key == ADDRESSEE else seat_view(value)
+        value = features.get(key)
+        view = (addressee_view(value, bot_names, addressed) if key == ADDRESSEE
+                else seat_view(value))
         told.append(view.lines() if view is not None else [unreadable(key, value)])
     return told
 
@@ -205,7 +265,7 @@ def card_parts(
 ) -> tuple[dict[str, Any], list[str]]:
     """The playground card's share: {"addressee": bars and notes | None, "seat": … | None},
     and the lines of an entry that could not be read (for the card's list of features)."""
-    addressee = addressee_view(features.get(ADDRESSEE), bot_names)
+    addressee = addressee_view(features.get(ADDRESSEE), bot_names, features.get("addressed"))
     seat = seat_view(features.get(SEAT))
     parts = {ADDRESSEE: addressee.card() if addressee is not None else None,
              SEAT: seat.card() if seat is not None else None}

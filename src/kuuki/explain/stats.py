@@ -12,9 +12,16 @@ Where each figure comes from (docs/decisions.md, "Issue 27: kuuki stats"):
 - LLM calls and tokens per model: the calls the decisions' traces record (outcome other
   than "skipped"); background memory work (summaries, reflection) keeps no trace and is
   not counted;
-- latency: a reply's or ack's ``decided_at`` (taken after the send returned) minus the
-  message's time, at least 0 (the message's time is the platform's clock); proactive talk
-  answers no message and is left out; p50/p95 by nearest rank;
+- latency: how long a person who addressed the bot waited for its answer: a reply's or
+  ack's ``decided_at`` (taken after the send returned) minus the message's time, at least 0
+  (the message's time is the platform's clock), for the decisions whose trace says the
+  message was addressed (``features["addressed"]``) and that were not held on purpose;
+  p50/p95 by nearest rank;
+- waited: the replies and acks the bot gave after a deliberate wait — an unasked one (it
+  waits 12–30 s for a burst to settle, 3 minutes before it takes up an open question), or
+  an answer held on purpose (a burst of pings, the trace's ``pass`` "settled" or
+  "recheck"): the same measure, kept apart so that a wait by design never reads as an
+  outage; proactive talk answers no message and is in neither;
 - guard rejections: the trace's guard verdicts that were not ok; fallbacks: decisions whose
   reason ends in the responder's fallback (": reacted …", ": stayed silent");
 - silences: decisions that did nothing and whose reason says "budget" or "quiet".
@@ -26,17 +33,21 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
+from kuuki.explain.window import DataSpan, bucket_of
+
 SPEECH = ("reply", "ack")
+HELD = ("settled", "recheck")  # the passes that answer after a wait by design
 ACTIONS = ("reply", "ack", "react")
 DM = "dm"
 
 
 @dataclass(frozen=True, slots=True)
 class Latency:
-    """Reply latency in milliseconds over ``count`` replies and acks (None: no reply)."""
+    """Milliseconds from a message to the bot's answer over ``count`` replies and acks
+    (None: no reply)."""
 
     count: int
     p50_ms: float | None
@@ -76,6 +87,7 @@ class ChannelStats:
     silent_quiet: int = 0
     channels: int = 1  # how many channels this sums
     latencies_ms: list[float] = field(default_factory=list, repr=False)
+    waited_ms: list[float] = field(default_factory=list, repr=False)
 
     @property
     def bot_messages(self) -> int:
@@ -92,7 +104,13 @@ class ChannelStats:
 
     @property
     def latency(self) -> Latency:
+        """Answers to people who addressed the bot (module doc)."""
         return Latency.of(self.latencies_ms)
+
+    @property
+    def waited(self) -> Latency:
+        """Replies and acks after a deliberate wait (module doc)."""
+        return Latency.of(self.waited_ms)
 
     def add(self, other: ChannelStats) -> None:
         for name in ("messages", "replies", "acks", "reactions", "unasked", "llm_calls",
@@ -102,6 +120,7 @@ class ChannelStats:
         for kind, n in other.asked.items():
             self.asked[kind] = self.asked.get(kind, 0) + n
         self.latencies_ms.extend(other.latencies_ms)
+        self.waited_ms.extend(other.waited_ms)
 
 
 @dataclass(slots=True)
@@ -122,30 +141,44 @@ class ModelStats:
 
 @dataclass(frozen=True, slots=True)
 class ChannelDay:
-    day: date
+    at: datetime  # the start of the bucket: a UTC day, or an hour (`Stats.hourly`)
     channel_id: str  # "dm" for every DM together
     messages: int
     bot_messages: int
     reactions: int
 
+    @property
+    def day(self) -> date:
+        return self.at.date()
+
 
 @dataclass(frozen=True, slots=True)
 class ModelDay:
-    day: date
+    at: datetime
     model: str
     calls: int
     tokens: int
 
+    @property
+    def day(self) -> date:
+        return self.at.date()
+
 
 @dataclass(frozen=True, slots=True)
 class LatencyDay:
-    day: date
+    at: datetime
     latency: Latency
+
+    @property
+    def day(self) -> date:
+        return self.at.date()
 
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """Everything `kuuki stats` reports, and the per-day series for charts (UTC days)."""
+    """Everything `kuuki stats` reports, and the series for charts: per UTC day, or per
+    hour when ``hourly``. ``data`` is when the store's first and last messages (of the
+    channel asked for) were written, whatever the window (None: none)."""
 
     since: datetime
     until: datetime
@@ -156,6 +189,13 @@ class Stats:
     channel_days: list[ChannelDay]
     model_days: list[ModelDay]
     latency_days: list[LatencyDay]
+    hourly: bool = False
+    data: DataSpan | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was recorded in the window."""
+        return not self.total.messages and not self.total.channels
 
     @property
     def cost(self) -> float | None:
@@ -186,6 +226,12 @@ def delivered(d: DecisionFacts) -> bool:
     return d.action in ACTIONS and not any(str(e).startswith("send failed") for e in errors)
 
 
+def answered_right_away(trace: Mapping[str, Any]) -> bool:
+    """An answer to a person who addressed the bot, not held on purpose (module doc)."""
+    features = trace.get("features") or {}
+    return bool(features.get("addressed")) and features.get("pass") not in HELD
+
+
 def is_fallback(reason: str) -> bool:
     tail = reason.rpartition(" → ")[2] if " → " in reason else ""
     return tail.endswith(": stayed silent") or ": reacted " in tail
@@ -194,14 +240,16 @@ def is_fallback(reason: str) -> bool:
 class Folder:
     """Folds stored messages and decisions into `Stats`."""
 
-    def __init__(self, channels: Mapping[str, tuple[str, str]], prices: Mapping[str, float]):
+    def __init__(self, channels: Mapping[str, tuple[str, str]], prices: Mapping[str, float],
+                 *, hourly: bool = False):
         self.names = channels  # id → (name, visibility)
         self.prices = prices
+        self.hourly = hourly
         self.per: dict[str, ChannelStats] = {}
         self.models: dict[str, ModelStats] = {}
-        self.days: dict[tuple[date, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.model_days: dict[tuple[date, str], list[int]] = defaultdict(lambda: [0, 0])
-        self.latency_days: dict[date, list[float]] = defaultdict(list)
+        self.days: dict[tuple[datetime, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+        self.model_days: dict[tuple[datetime, str], list[int]] = defaultdict(lambda: [0, 0])
+        self.latency_days: dict[datetime, list[float]] = defaultdict(list)
 
     def channel(self, channel_id: str) -> ChannelStats:
         stats = self.per.get(channel_id)
@@ -210,16 +258,15 @@ class Folder:
             stats = self.per[channel_id] = ChannelStats(channel_id, name, visibility)
         return stats
 
-    def _day_key(self, at: datetime, channel_id: str) -> tuple[date, str]:
+    def _day_key(self, at: datetime, channel_id: str) -> tuple[datetime, str]:
         dm = self.channel(channel_id).visibility == DM
-        return at.date(), DM if dm else channel_id
+        return bucket_of(at, self.hourly), DM if dm else channel_id
 
-    def message_days(self, rows: Iterable[tuple[str, date, int]]) -> None:
-        """Messages counted per (channel, UTC day)."""
-        for channel_id, day, n in rows:
+    def message_days(self, rows: Iterable[tuple[str, datetime, int]]) -> None:
+        """Messages counted per (channel, bucket: the start of its UTC day or hour)."""
+        for channel_id, at, n in rows:
             self.channel(channel_id).messages += n
-            dm = self.channel(channel_id).visibility == DM
-            self.days[(day, DM if dm else channel_id)][0] += n
+            self.days[self._day_key(at, channel_id)][0] += n
 
     def decisions(self, rows: Iterable[DecisionFacts]) -> None:
         for d in rows:
@@ -250,8 +297,11 @@ class Folder:
             if d.message_ts is not None and d.stage != "proactive":
                 # A platform's clock a little ahead of ours is no negative wait.
                 ms = max(0.0, (d.decided_at - d.message_ts).total_seconds() * 1000)
-                stats.latencies_ms.append(ms)
-                self.latency_days[d.decided_at.date()].append(ms)
+                if answered_right_away(trace):
+                    stats.latencies_ms.append(ms)
+                    self.latency_days[bucket_of(d.decided_at, self.hourly)].append(ms)
+                else:
+                    stats.waited_ms.append(ms)
         kind = (trace.get("features") or {}).get("addressed")
         if kind:
             stats.asked[str(kind)] = stats.asked.get(str(kind), 0) + 1
@@ -272,11 +322,11 @@ class Folder:
         m.completion_tokens += int(call.get("completion_tokens") or 0)
         stats.llm_calls += 1
         stats.tokens += tokens
-        day = self.model_days[(at.date(), model)]
+        day = self.model_days[(bucket_of(at, self.hourly), model)]
         day[0] += 1
         day[1] += tokens
 
-    def result(self, since: datetime, until: datetime) -> Stats:
+    def result(self, since: datetime, until: datetime, data: DataSpan | None = None) -> Stats:
         named = [s for s in self.per.values() if s.visibility != DM]
         named.sort(key=lambda s: (-s.messages, s.name, s.channel_id))
         dms = ChannelStats(DM, "direct messages", DM, channels=0)
@@ -295,20 +345,5 @@ class Folder:
             model_days=[ModelDay(day, m, *v) for (day, m), v in sorted(self.model_days.items())],
             latency_days=[LatencyDay(day, Latency.of(v))
                           for day, v in sorted(self.latency_days.items())],
+            hourly=self.hourly, data=data,
         )
-
-
-SPAN_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-MAX_SPAN_S = 10 * 365 * 86400
-
-
-def parse_span(text: str) -> timedelta:
-    """``30m``, ``12h``, ``7d``, ``2w`` as a duration; ValueError saying what is accepted."""
-    raw = text.strip().lower()
-    number, unit = raw[:-1], raw[-1:]
-    if unit not in SPAN_UNITS or not number.isdigit() or int(number) <= 0:
-        raise ValueError(f"expected a duration such as 30m, 12h, 7d or 2w, got {text!r}")
-    seconds = int(number) * SPAN_UNITS[unit]
-    if seconds > MAX_SPAN_S:
-        raise ValueError(f"{text!r} is more than 10 years")
-    return timedelta(seconds=seconds)

@@ -13,8 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from kuuki.errors import KuukiError
-from kuuki.explain.stats import ChannelStats, Stats
+from kuuki.explain.lines import duration
+from kuuki.explain.stats import ChannelStats, Latency, Stats
 from kuuki.explain.why import open_to_read, where_looked
+from kuuki.explain.window import outside, span_words
 from kuuki.settings import Settings
 from kuuki.text.wording import echoed
 
@@ -54,8 +56,12 @@ async def run_stats(
     return 0
 
 
+def latency_json(latency: Latency) -> dict[str, Any]:
+    return {"count": latency.count, "p50_ms": _ms(latency.p50_ms),
+            "p95_ms": _ms(latency.p95_ms)}
+
+
 def channel_json(s: ChannelStats) -> dict[str, Any]:
-    latency = s.latency
     return {
         "id": s.channel_id,
         "name": s.name,
@@ -71,8 +77,8 @@ def channel_json(s: ChannelStats) -> dict[str, Any]:
         "unasked": s.unasked,
         "llm_calls": s.llm_calls,
         "tokens": s.tokens,
-        "latency": {"count": latency.count, "p50_ms": _ms(latency.p50_ms),
-                    "p95_ms": _ms(latency.p95_ms)},
+        "latency": latency_json(s.latency),
+        "waited": latency_json(s.waited),
         "guard_rejections": s.guard_rejections,
         "fallbacks": s.fallbacks,
         "silences": {"budget": s.silent_budget, "quiet": s.silent_quiet},
@@ -87,9 +93,13 @@ def stats_json(stats: Stats, span: str) -> dict[str, Any]:
         return dm_name if cid == "dm" else next(
             (c.name for c in stats.channels if c.channel_id == cid), cid)
 
+    data = stats.data
     return {
         "window": {"since": stats.since.isoformat(), "until": stats.until.isoformat(),
                    "span": span},
+        "data": None if data is None else {"first": data.first.isoformat(),
+                                           "last": data.last.isoformat()},
+        "hint": reach(stats, span),
         "channels": [channel_json(c) for c in stats.channels],
         "dms": {**channel_json(stats.dms), "conversations": stats.dms.channels},
         "total": channel_json(stats.total),
@@ -124,6 +134,14 @@ def _cost(v: float | None) -> float | None:
     return None if v is None else round(v, 6)
 
 
+def reach(stats: Stats, span: str) -> str | None:
+    """When the window holds nothing but the store holds data: where, and which --since
+    reaches it (kuuki.explain.window)."""
+    if not stats.empty:
+        return None
+    return outside(stats.data, stats.since, stats.until, window=span_words(span))
+
+
 def stats_text(stats: Stats, span: str) -> str:
     """Aligned tables for a terminal: the bot's speech, then how it went, then the models."""
     when = f"{stats.since:%Y-%m-%d %H:%M} → {stats.until:%Y-%m-%d %H:%M} UTC"
@@ -133,8 +151,8 @@ def stats_text(stats: Stats, span: str) -> str:
         rows.append(stats.dms)
     if len(rows) != 1:
         rows.append(stats.total)
-    if not stats.total.messages and not stats.total.channels:
-        return "\n".join([*lines, "nothing was recorded in this window"])
+    if stats.empty:
+        return "\n".join([*lines, reach(stats, span) or "nothing was recorded in this window"])
     lines += table(
         ("channel", "messages", "bot", "share", "replies", "acks", "reactions", "asked",
          "unasked"),
@@ -147,6 +165,15 @@ def stats_text(stats: Stats, span: str) -> str:
         [(_label(s), _secs(s.latency.p50_ms), _secs(s.latency.p95_ms), s.guard_rejections,
           s.fallbacks, s.silent_budget, s.silent_quiet) for s in rows],
     )]
+    lines += ["", "latency: from a message that addressed the bot to its answer"]
+    waited = stats.total.waited
+    if waited.count:
+        replies = "1 reply" if waited.count == 1 else f"{waited.count} replies"
+        median = duration((waited.p50_ms or 0) / 1000)
+        lines.append(
+            f"waited on purpose: {replies} after a deliberate wait (12–30 s for a burst to "
+            f"settle, 3 min before taking up an open question), median {median}; kept out "
+            "of the latency")
     asked = stats.total.asked
     if asked:
         lines += ["", "asked by: " + ", ".join(f"{k} {n}" for k, n in sorted(asked.items()))]

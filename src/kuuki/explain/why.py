@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kuuki.domain import GuardRecord, Message
+from kuuki.clock import RealClock
+from kuuki.domain import GuardRecord, LLMCallRecord, Message
 from kuuki.errors import KuukiError
-from kuuki.explain.lines import feature_line, guard_line, tool_line, tool_record
+from kuuki.explain.card import decision_of
+from kuuki.explain.headline import headline
+from kuuki.explain.lines import (
+    call_line,
+    duration,
+    feature_line,
+    guard_line,
+    local_times,
+    tool_line,
+    tool_record,
+)
 from kuuki.explain.models import model_lines
 from kuuki.settings import Settings
 from kuuki.settings.urls import display_url, normalise_url, sqlite_file
@@ -24,10 +36,13 @@ if TYPE_CHECKING:
     from kuuki.store import Store
 
 
-def trace_lines(trace: dict[str, Any], bot_names: Collection[str] = ()) -> list[str]:
+def trace_lines(
+    trace: dict[str, Any], bot_names: Collection[str] = (), now: datetime | None = None
+) -> list[str]:
     """A stored trace as indented lines: rule points, the learned models (the features
     that weighed most one level in), features, steps, LLM calls, errors. ``bot_names``
-    picks the bot among the addressee's candidates."""
+    picks the bot among the addressee's candidates; times are told in local time,
+    relative to ``now`` (the decision's time)."""
     lines: list[str] = []
     for c in trace.get("contributions", []):
         detail = f"  ({c['detail']})" if c.get("detail") else ""
@@ -36,11 +51,11 @@ def trace_lines(trace: dict[str, Any], bot_names: Collection[str] = ()) -> list[
         lines.append(f"  · {summary}")
         lines.extend(f"      {line}" for line in because)
     for k, v in trace.get("features", {}).items():
-        line = feature_line(k, v)
+        line = feature_line(k, v, now)
         if line is not None:
             lines.append(f"  · {line}")
     for s in trace.get("steps", []):
-        lines.append(f"  → {s}")
+        lines.append(f"  → {local_times(s, now) if now is not None else s}")
     decided = [r for r in trace.get("stages", []) if r.get("outcome") != "pass"]
     if trace.get("stages"):
         ran = " → ".join(r["name"] for r in trace["stages"])
@@ -54,12 +69,11 @@ def trace_lines(trace: dict[str, Any], bot_names: Collection[str] = ()) -> list[
         record = GuardRecord(g["subject"], g["ok"], g.get("check", ""), g.get("reason", ""),
                              g.get("text", ""), tuple(g.get("repairs", ())))
         lines.append(f"  guard: {guard_line(record)}")
-    for call in trace.get("llm_calls", []):
-        lines.append(
-            f"  llm {call['purpose']}: {call['model']} {call['outcome']} "
-            f"{call['prompt_tokens']}+{call['completion_tokens']} tokens "
-            f"{call['latency_ms']:.0f} ms"
-        )
+    for c in trace.get("llm_calls", []):
+        call = LLMCallRecord(c["purpose"], c["model"], c["prompt_tokens"],
+                             c["completion_tokens"], c["latency_ms"], c["outcome"],
+                             c.get("detail", ""))
+        lines.append(f"  LLM call: {call_line(call)}")
     for t in trace.get("tool_calls", []):
         lines.append(f"  {tool_line(tool_record(t))}")
     for e in trace.get("errors", []):
@@ -68,42 +82,56 @@ def trace_lines(trace: dict[str, Any], bot_names: Collection[str] = ()) -> list[
 
 
 def decision_headline(row: dict[str, Any]) -> str:
-    return (
-        f"{row.get('action')} (stage {row.get('stage')}, score {row.get('score')})"
-        f" — {row.get('reason')}"
-    )
+    """The stored decision's headline in plain words (kuuki.explain.headline)."""
+    return headline(decision_of(row))
+
+
+def local_stamp(at: datetime) -> str:
+    """'2026-01-05 19:00:30 JST': this machine's local time, with its zone."""
+    return at.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z").strip()
 
 
 def format_decision_row(row: dict[str, Any], bot_names: Collection[str] = ()) -> str:
     """One decision row in a few lines: what was decided, then the trace."""
     head = f"message {row.get('message_id')} in #{row.get('channel_id')}: "
-    trace = trace_lines(row.get("trace") or {}, bot_names)
+    trace = trace_lines(row.get("trace") or {}, bot_names, row.get("decided_at"))
     return "\n".join([head + decision_headline(row), *trace])
 
 
+def _after(row: dict[str, Any], message: Message | None) -> str:
+    """'12 s after the message' (or just the time when the message is not stored)."""
+    at = row["decided_at"]
+    if message is None:
+        return f"at {local_stamp(at)}"
+    gap = (at - message.ts).total_seconds()
+    return "as it arrived" if gap < 1 else f"{duration(gap)} after the message"
+
+
 def format_why(
-    message: Message | None, rows: list[dict[str, Any]], bot_names: Collection[str] = ()
+    message: Message | None, rows: list[dict[str, Any]], bot_names: Collection[str] = (),
+    now: datetime | None = None,
 ) -> str:
-    """The message, each decision about it with the posted text, and the traces."""
+    """The message, each decision about it with the posted text, and the traces; times in
+    this machine's local time (and how long ago, from ``now``)."""
     first = rows[0]
     if message is not None:
-        when = message.ts.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+        ago = f" ({duration((now - message.ts).total_seconds())} ago)" if now else ""
         lines = [
-            f"message {message.id} in #{first['channel_id']}, {message.user.name} at {when}:",
+            f"message {message.id} in #{first['channel_id']}, {message.user.name} at "
+            f"{local_stamp(message.ts)}{ago}:",
             f"  {message.text!r}" if message.text else "  (no text: deleted or empty)",
         ]
     else:
         lines = [f"message {first['message_id']} in #{first['channel_id']} (text not stored)"]
     for row in rows:
-        at = row["decided_at"].strftime("%H:%M:%S")
         lines.append("")
-        lines.append(f"decision at {at}: {decision_headline(row)}")
+        lines.append(f"decided {_after(row, message)}: {decision_headline(row)}")
         if row.get("emoji"):
             lines.append(f"  reacted with {row['emoji']}")
         if row.get("action") in ("reply", "ack"):
             text = row.get("action_text")
             lines.append(f"  posted: {text!r}" if text else "  posted no text (generation off)")
-        lines.extend(trace_lines(row.get("trace") or {}, bot_names))
+        lines.extend(trace_lines(row.get("trace") or {}, bot_names, row["decided_at"]))
     return "\n".join(lines)
 
 
@@ -178,5 +206,6 @@ async def run_why(
         out.write(json.dumps(rows, ensure_ascii=False, default=str, indent=2) + "\n")
     else:
         persona = settings.persona
-        out.write(format_why(message, rows, (persona.name, *persona.aliases)) + "\n")
+        out.write(format_why(message, rows, (persona.name, *persona.aliases),
+                             RealClock().now()) + "\n")
     return 0

@@ -3,7 +3,7 @@
 A summary is read back into every later prompt and shown to operators, so junk there is
 worse than junk in one reply. The same rules as for replies apply, adapted to notes:
 
-    words        a note must say something ("-", "…", "n/a" say nothing)
+    words        a note must say something ("-", "…", "n/a", a bare time stamp say nothing)
     placeholder  the prompt's example values ("the lasting story of the channel: …")
     echo         a stretch of the prompt's own instructions
     degenerate   the same phrase over and over
@@ -44,7 +44,9 @@ class MemoryCheck:
         """Check one note; returns it stripped (checked either way)."""
         value = value.strip()
         norm = normalized(value)
-        if not norm or norm in _NOTHING:
+        # Letters or kana/kanji: a note of digits alone ("2022-01-05 10:02:00", a time the
+        # model copied from the messages) says nothing either.
+        if not norm or norm in _NOTHING or not any(ch.isalpha() for ch in value):
             if required or value:
                 self.problems.append(f"{name}: says nothing (“{value[:30]}”)")
             return value

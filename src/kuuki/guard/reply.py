@@ -7,7 +7,9 @@ turn, a sentence cut off by the token limit), then rejects what cannot be repair
     empty        no words at all ("？", "🌟")
     degenerate   the same line or word over and over
     format       JSON, fields of an answer format, code fences
-    echo         a heading, instruction or stretch of the prompt
+    echo         a heading, instruction or stretch of the prompt, an opening with one of
+                 its instructions' lead-ins ("Based on the above, …"), or talk about the
+                 prompt itself ("According to the information above, …")
     placeholder  an example value or fill-in marker of a prompt
     label        writing as another speaker ("bob: …", "user:")
     self         addressing itself ("Kuu, I'm glad…", "くうさん")
@@ -51,6 +53,16 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _GREETING = r"(?:hi|hey|hello|dear|oh|well|so|yes|yeah|ok|okay|thanks|thank you|sorry)"
+# An opening that talks about the prompt as a text ("Based on the above", 「上記をもとに」):
+# a member of the chat has no "above" to point at; a model that read one does.
+_ABOUT_THE_PROMPT = re.compile(
+    r"^\W*(?:based on|according to|given|from|considering|in light of|looking at)\s+"
+    r"(?:all\s+)?(?:the|this|that)\s+(?:above|(?:information|conversation|text|context|"
+    r"messages?)\s+(?:above|provided|given)|(?:provided|given)\s+"
+    r"(?:information|conversation|text|context))\b"
+    r"|^\W*(?:上記|以上)(?:の(?:情報|会話|内容))?(?:を|に)(?:もとに|元に|基づ|踏まえ)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +207,9 @@ class ReplyGuard:
         return None if why is None else ("format", why)
 
     def _echo(self, text: str, expect: Expect) -> tuple[str, str] | None:
-        why = self.scaffold.copied(text)
+        why = self.scaffold.copied(text) or self.scaffold.opened(text)
+        if why is None and (m := _ABOUT_THE_PROMPT.search(text)) is not None:
+            why = f"talks about its prompt (“{m.group(0).strip()}”)"
         return None if why is None else ("echo", why)
 
     def _placeholder(self, text: str, expect: Expect) -> tuple[str, str] | None:

@@ -3,8 +3,10 @@
 `Scaffold` is built from the prompt templates in effect (the packaged ones and a user's
 copies, both languages) plus the rendered persona prompt. From the templates it keeps
 their literal text (tags and variables removed): every line, for "this output contains a
-heading or instruction of ours", and the runs of words, for "this output copies a stretch
-of the prompt". The example values of the templates' answer formats (JSON) ("why", "the
+heading or instruction of ours", the runs of words, for "this output copies a stretch
+of the prompt", and the lead-ins of their sentences ("Based on the above, …"), for "this
+output opens with the prompt's words" — a model echoes the last instruction it read.
+The example values of the templates' answer formats (JSON) ("why", "the
 recent flow of the channel…") are its placeholders, and the JSON keys of those formats
 tell a schema echo. Because it is derived from the templates, a user's own wording is
 guarded exactly like ours.
@@ -26,6 +28,8 @@ _JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _TOKEN = re.compile(r"[a-z0-9']+|[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 
 WORD_RUN = 5  # this many words in a row shared with the scaffold is a copy
+OPENER_WORDS = (4, 8)  # a sentence's lead-in of this many words, up to its first comma
+JA_OPENER = 6  # likewise in Japanese characters, up to the first 、
 JA_RUN = 10  # likewise in Japanese characters
 PLACEHOLDER_RUN = 4  # words shared in a row with an example value
 JA_PLACEHOLDER_RUN = 6
@@ -89,6 +93,8 @@ class Scaffold:
     char_runs: set[str] = field(default_factory=set)
     placeholders: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
+    openers: set[tuple[str, ...]] = field(default_factory=set)
+    ja_openers: set[str] = field(default_factory=set)
 
     @classmethod
     def from_sources(
@@ -103,6 +109,7 @@ class Scaffold:
                 sc.placeholders.add(normalized(value))
             sc.keys.update(_KEY.findall(source))
             sc.add_text(literal_text(source))
+            sc.add_openers(literal_text(source))
         for prompt in persona_prompts:
             sc.add_text(prompt)
         sc.placeholders.discard("")
@@ -125,7 +132,34 @@ class Scaffold:
         self.word_runs |= _ngrams(words(text), WORD_RUN)
         self.char_runs |= _char_ngrams(text, JA_RUN)
 
+    def add_openers(self, text: str) -> None:
+        """The lead-ins of the instructions' sentences: the words before the first comma
+        ("Based on the above", 「上記の情報をもとに」)."""
+        for raw in re.split(r"[\n。]|(?<=[.!?])\s", text):
+            m = re.match(r"([^,、]*)[,、]", raw.strip())
+            if m is None:
+                continue
+            lead = m.group(1)
+            w = words(lead)
+            if OPENER_WORDS[0] <= len(w) <= OPENER_WORDS[1] and all(
+                    any(c.isalpha() for c in x) for x in w):  # not "0.7-0.9"
+                self.openers.add(tuple(w))
+            elif not w and len(_JA.findall(lead)) >= JA_OPENER:
+                self.ja_openers.add(lead.strip())
+
     # -- checks -----------------------------------------------------------------------------
+
+    def opened(self, text: str) -> str | None:
+        """Why `text` opens with a lead-in of the prompt's instructions, or None."""
+        head = words(text)[: OPENER_WORDS[1]]
+        for lead in self.openers:
+            if tuple(head[: len(lead)]) == lead:
+                return f"opens with the prompt's words “{' '.join(lead)}”"
+        start = text.lstrip(" \t\n「『\"“")
+        for ja in self.ja_openers:
+            if start.startswith(ja):
+                return f"opens with the prompt's words “{ja}”"
+        return None
 
     def copied(self, text: str) -> str | None:
         """Why `text` reads as a copy of the prompt, or None."""

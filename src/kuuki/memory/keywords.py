@@ -4,16 +4,25 @@ Japanese goes through janome, a pure-Python morphological analyser whose wheel c
 own IPADIC dictionary: nothing to compile and nothing fetched at run time, at about 2 ms a
 chat message — fine for background profile updates and one lookup after the decision to
 speak. English (and any text without kana or kanji) uses a word regex and a stop list.
-The same function serves profiles, facts and retrieval, so keywords always compare alike.
+`keywords` serves facts and retrieval, so keywords always compare alike.
+
+`topics` is what a person is shown as someone's or a channel's topics: nouns only. Janome's
+Japanese keywords are nouns already; an English word is kept when lemminflect's dictionary
+(the lemmatiser spaCy users add; its tables ship in its wheel) gives it a noun reading, or
+when the dictionary does not know it (a name, a product, "kubernetes") and it is no
+function word — so "telling", "probably", "please" and "beside" are not topics.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
+
+from lemminflect import getAllLemmas
 
 from kuuki.guard.japanese import janome
 
@@ -40,8 +49,25 @@ _EN_STOP_WORDS = """a about above after again against all also am an and any are
     yourselves thanks thank think know want going gonna one two still maybe thing things
     something anyone everyone someone today tomorrow yesterday good great nice sure hey hi
     hello well right time way lot pretty kinda"""
+# Function words and chat filler that no dictionary of open-class words lists: never topics.
+_EN_FUNCTION_WORDS = """aboard across along alongside amid amidst among amongst anyway around
+    astride atop beneath beside besides beyond despite except inside into near nearby
+    onto opposite outside past per plus round since than thru toward towards unlike upon
+    versus via within without whether whereas wherever whenever whatever whoever however
+    although though unless anyhow somehow else ever never always often sometimes
+    already almost quite rather perhaps probably maybe please plz pls thx ty yeah yep yup
+    nope nah lol lmao haha hah heh hmm hm huh oh ah aw wow omg btw imo imho tbh idk irl
+    gonna wanna gotta kinda sorta dunno ya yall y'all u ur
+    look check need try guess bet mind bit kind sort stuff
+    say make take go get give come see let put keep find seem feel leave call ask show mean
+    turn move set hold bring happen sit stand lose pay include continue allow add spend
+    offer remember consider appear wait send expect stay fall reach remain suggest raise
+    pass require decide pull love
+    long short new old big small little high low late early next last first second fine cool
+    best better worse real true whole full hard easy quick slow awesome amazing"""
 _JA_STOP = frozenset(_JA_STOP_WORDS.split())
 EN_STOP = frozenset(_EN_STOP_WORDS.split())
+_EN_NOT_TOPIC = EN_STOP | frozenset(_EN_FUNCTION_WORDS.split())
 
 def _janome() -> Any:
     return janome()
@@ -108,3 +134,54 @@ def keywords_of(texts: Iterable[str], limit: int = 12) -> list[str]:
 
 def keyword_set(words: Iterable[str]) -> frozenset[str]:
     return frozenset(n for n in (normalise(w) for w in words) if n)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _noun(word: str) -> str | None:
+    """The topic an English word names — its singular noun, or itself when the dictionary
+    does not know it (a name) —, or None: a function word, or no noun reading."""
+    if word in _EN_NOT_TOPIC:
+        return None
+    readings = getAllLemmas(word)
+    if not readings:
+        return word
+    nouns = readings.get("NOUN") or readings.get("PROPN")
+    if not nouns or nouns[0] in _EN_NOT_TOPIC:  # "looks" is a form of "look"
+        return None
+    return str(nouns[0])
+
+
+def is_topic(word: str) -> bool:
+    """Whether a keyword can name a topic (a noun; the module doc)."""
+    return is_japanese(word) or _noun(word) is not None  # janome kept nouns only
+
+
+def _en_topics(text: str) -> list[str]:
+    """English nouns of one text, a plural as its singular where the dictionary knows it
+    ("cats" → "cat", "kubernetes" stays)."""
+    out: list[str] = []
+    for match in _EN_WORD.finditer(text):
+        word = normalise(match.group(0))
+        if len(word) >= 3 and not word.isdigit() and (noun := _noun(word)) is not None:
+            out.append(noun)
+    return out
+
+
+def warm_topics() -> None:
+    """Load lemminflect's tables now (about half a second, once per process), at start-up:
+    not in the middle of traffic, when the first profile flush would otherwise pay it."""
+    getAllLemmas("topic")
+
+
+def topics(texts: Iterable[str], limit: int = 12) -> list[str]:
+    """The topics of several texts (a person's recent lines, a channel's batch): nouns
+    and names (the module doc), the most frequent first, ties in order of appearance."""
+    counts: Counter[str] = Counter()
+    order: dict[str, int] = {}
+    for raw in texts:
+        text = _MENTION.sub(" ", raw)
+        words = _ja_keywords(text) if is_japanese(text) else _en_topics(text)
+        for w in dict.fromkeys(words):
+            counts[w] += 1
+            order.setdefault(w, len(order))
+    return sorted(counts, key=lambda w: (-counts[w], order[w]))[:limit]

@@ -2,20 +2,25 @@
 
 Counters change on every message, in memory; keyword extraction and persistence happen in
 `flush` (called by the service's periodic maintenance and on close), never on the message
-path. Everything learned from a channel — topics, tags, the last conversation summary —
-is kept per source channel, so rendering a profile for a prompt can drop what came from a
+path. "Talked to the bot" counts the messages the engine judged addressed to it, once
+each — not every message that names it in passing: a platform @mention of the bot (always
+addressed) as it is seen, the others (its name called, a reply to it, a DM, its thread, by
+context) from the finished decision (`addressed`).
+Everything learned from a channel — topics, tags, the last conversation summary — is
+kept per source channel, so rendering a profile for a prompt can drop what came from a
 DM or another private channel.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from kuuki.domain import Channel, Message, Visibility
 from kuuki.memory.book import MemoryStorePort
-from kuuki.memory.keywords import keywords_of
+from kuuki.memory.keywords import topics
 from kuuki.memory.privacy import ChannelRegistry, may_show_channel
 from kuuki.text.quoted import own_words
 
@@ -23,6 +28,7 @@ LEVELS = ("stranger", "acquaintance", "regular", "close")
 MAX_TOPICS = 6
 MAX_TAGS = 8
 PENDING_TEXTS = 10
+AUTHORS_KEPT = 4096  # recent messages whose author a decision about them can still find
 
 
 def familiarity(count: int, thresholds: tuple[int, int, int]) -> str:
@@ -113,6 +119,7 @@ class Profiles:
         self._profiles: dict[str, UserProfile] = {}
         self._dirty: set[str] = set()
         self._pending: dict[tuple[str, str], list[str]] = {}  # (user, channel) → texts
+        self._authors: OrderedDict[str, str] = OrderedDict()  # message id → author id
 
     async def load(self) -> int:
         self._profiles = {
@@ -141,8 +148,11 @@ class Profiles:
             p = self._profiles[msg.user.id] = UserProfile(msg.user.id, msg.user.name)
         p.display_name = msg.user.name
         p.interaction_count += 1
-        if self._mentions_bot(msg):
-            p.mentioned_bot_count += 1
+        if any(m in self.bot_ids for m in msg.mentions):
+            p.mentioned_bot_count += 1  # an @mention is always addressed: counted now
+        self._authors[msg.id] = msg.user.id
+        if len(self._authors) > AUTHORS_KEPT:
+            self._authors.popitem(last=False)
         if channel.id in p.channels_active:
             p.channels_active.remove(channel.id)
         p.channels_active.append(channel.id)
@@ -152,11 +162,17 @@ class Profiles:
         del texts[:-PENDING_TEXTS]
         self._dirty.add(msg.user.id)
 
-    def _mentions_bot(self, msg: Message) -> bool:
-        if any(m in self.bot_ids for m in msg.mentions):
-            return True
-        lowered = msg.text.lower()
-        return any(name in lowered for name in self.bot_names)
+    def addressed(self, message_id: str, kind: str) -> bool:
+        """The engine judged this message addressed to the bot (``kind``: how): its author
+        talked to the bot (counted once a message, however many decisions it gets; an
+        @mention was counted when it was seen)."""
+        user_id = self._authors.pop(message_id, None)
+        p = self._profiles.get(user_id) if user_id is not None else None
+        if p is None or kind == "mention":
+            return False
+        p.mentioned_bot_count += 1
+        self._dirty.add(p.user_id)
+        return True
 
     def learn(self, user_id: str, channel: Channel, tags: list[str], summary: str, at: datetime)\
             -> None:
@@ -177,7 +193,7 @@ class Profiles:
             p = self._profiles.get(user_id)
             # The bot's own name is how people call it, not what they talk about.
             words = [
-                w for w in keywords_of(texts, limit=MAX_TOPICS + len(self.bot_names))
+                w for w in topics(texts, limit=MAX_TOPICS + len(self.bot_names))
                 if w.lower() not in self.bot_names
             ][:MAX_TOPICS]
             if p is not None and words:

@@ -9,12 +9,13 @@ profile persistence, forgetting decayed facts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from kuuki.clock import Clock, TimerHandle
-from kuuki.domain import Channel, Message
+from kuuki.domain import Channel, Decision, Message
 from kuuki.embed import Embedder
 from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM
@@ -23,6 +24,7 @@ from kuuki.memory.book import MemoryBook, MemoryStorePort
 from kuuki.memory.fact_store import FactMemory, FactStorePort
 from kuuki.memory.forgetting import Forgetting, TombstoneStore
 from kuuki.memory.jobs import Jobs, ModelCalls
+from kuuki.memory.keywords import warm_topics
 from kuuki.memory.privacy import ChannelRegistry
 from kuuki.memory.proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, LedgerPort, ProactiveTalker
 from kuuki.memory.profiles import Profiles, familiarity
@@ -189,6 +191,8 @@ class MemoryService:
         await self.forgotten.load()
         await self.book.load()
         await self.profiles.load()
+        if self.settings.USER_PROFILE_ENABLED or self.settings.CHANNEL_CONTEXT_ENABLED:
+            await asyncio.to_thread(warm_topics)
         count = await self.facts.load()
         log.debug("memory loaded: %d channels, %d facts", len(self.registry.all()), count)
 
@@ -196,6 +200,7 @@ class MemoryService:
         """Give the service the engine it acts through (proactive talk, forgetting,
         maintenance): the engine is built after memory, whose hook it calls."""
         self.engine = engine
+        engine.on_decision(self.decided)  # "talked to the bot": what the engine judged
         if self.settings.PROACTIVE_CONVERSATION_ENABLED and self.llm is not None:
             self.proactive.engine = engine
 
@@ -235,6 +240,15 @@ class MemoryService:
         self._active_since_maintenance = True
         if self._maintenance is None:
             self._maintenance = self.clock.call_later(MAINTENANCE_EVERY_S, self._on_maintenance)
+
+    def decided(self, decision: Decision) -> None:
+        """A decision listener (`Engine.on_decision`): a message the engine judged
+        addressed to the bot counts as its author talking to the bot."""
+        if self._closed or not self.settings.USER_PROFILE_ENABLED:
+            return
+        kind = decision.trace.features.get("addressed")
+        if kind:
+            self.profiles.addressed(decision.message_id, str(kind))
 
     async def _on_maintenance(self) -> None:
         self._maintenance = None

@@ -28,12 +28,12 @@ from kuuki.llm.record import PromptDump, call_llm
 from kuuki.memory.book import MemoryBook, thread_key
 from kuuki.memory.channel_context import ChannelContext
 from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, trace_for
-from kuuki.memory.keywords import keywords_of
+from kuuki.memory.keywords import topics
 from kuuki.memory.summary_answers import (
-    SUMMARY_SCHEMA,
     SummaryAnswer,
     has_words,
     read_channel_summary,
+    summary_schema,
 )
 from kuuki.memory.workspace import summarize_workspace
 from kuuki.prompts import Prompts
@@ -240,7 +240,8 @@ class Summarizer:
         )
         return await call_llm(
             self.llm, trace, "memory_summary", [ChatMessage("system", system)],
-            json_schema=SUMMARY_SCHEMA, max_tokens=self.max_tokens, temperature=0.2,
+            json_schema=summary_schema(len(threads)), max_tokens=self.max_tokens,
+            temperature=0.2,
             dump=self.dump_for(channel.id),
         )
 
@@ -261,7 +262,7 @@ class Summarizer:
                 ctx.note_speaker(m.user.id, m.user.name)
         ctx.summary = answer.summary
         ctx.mood = answer.mood if has_words(answer.mood) else ctx.mood
-        ctx.topic_keywords = answer.topics or keywords_of((m.text for m in batch), limit=6)
+        ctx.topic_keywords = answer.topics or topics((m.text for m in batch), limit=6)
         ctx.last_updated = now
         ctx.message_count_since_update = 0
         self._contexts[channel.id] = ctx

@@ -37,6 +37,17 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     },
     "required": ["summary", "mood", "topics", "recent_events", "history", "threads"],
 }
+
+
+def summary_schema(threads: int) -> dict[str, Any]:
+    """`SUMMARY_SCHEMA` for an update with ``threads`` threads to summarise: a model held
+    to the schema otherwise invents up to ten threads when there are none, spending its
+    token budget on them until the answer is cut off."""
+    props = dict(SUMMARY_SCHEMA["properties"])
+    props["threads"] = {**props["threads"], "maxItems": threads}
+    return {**SUMMARY_SCHEMA, "properties": props}
+
+
 WORKSPACE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"history": {"type": "string"}, "recent_events": _TEXT},

@@ -78,14 +78,15 @@ def app_metrics(app: App) -> Metrics:
 
 
 def operator_app(
-    metrics: Metrics, *, name: str, token: str = "", pages: Sequence[BaseRoute] = (),
+    metrics: Metrics | None, *, name: str, token: str = "", pages: Sequence[BaseRoute] = (),
     host: str = "127.0.0.1",
 ) -> ASGIApp:
     """The server's ASGI app; with ``token``, every request must carry it once; on a
     loopback ``host``, every request must be for this machine (kuuki.platforms.web.host).
     ``pages``: the operator dashboard's routes (kuuki.platforms.dashboard), which bring
     their own ``/``; without them (no store to read) ``/`` is a short page linking
-    ``/metrics``."""
+    ``/metrics``. Without ``metrics`` (`kuuki dashboard` on a store: no bot runs) there is
+    no ``/metrics``."""
 
     async def index(request: Request) -> Response:
         # The link keeps a browser's ?token= so /metrics opens from the page.
@@ -93,11 +94,13 @@ def operator_app(
         return HTMLResponse(_INDEX.format(name=html.escape(name), query=html.escape(query)))
 
     async def scrape(request: Request) -> Response:
+        assert metrics is not None
         body, content_type = metrics.exposition(request.headers.get("accept", ""))
         return Response(body, headers={"Content-Type": content_type})
 
+    scraped = [Route("/metrics", scrape, methods=["GET"])] if metrics is not None else []
     app = Starlette(routes=[
-        Route("/metrics", scrape, methods=["GET"]),
+        *scraped,
         *pages,
         Route("/", index, methods=["GET"]),  # when no page took "/"
     ])

@@ -41,8 +41,10 @@ class Browse:
     async def recent_decisions(
         self, limit: int = 50, *, channel_id: str | None = None,
         before: datetime | None = None, message_id: str | None = None,
+        action: str | None = None,
     ) -> list[dict[str, Any]]:
-        """The newest decisions first (at most `MAX_DECISIONS`), each a decision record
+        """The newest decisions first (at most `MAX_DECISIONS`; only those that took
+        ``action``, when given), each a decision record
         (kuuki.store.records.row_to_decision) plus its message's text, author, time and its
         channel's name and visibility (None where the store has no such row)."""
         await self._queued.settle()
@@ -53,6 +55,8 @@ class Browse:
             q = q.where(DecisionRow.decided_at < before)
         if message_id is not None:
             q = q.where(DecisionRow.message_id == message_id)
+        if action is not None:
+            q = q.where(DecisionRow.action == action)
         q = q.order_by(DecisionRow.decided_at.desc(), DecisionRow.id.desc())
         q = q.limit(max(1, min(limit, MAX_DECISIONS)))
         async with self._db.engine.connect() as conn:

@@ -136,7 +136,8 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await expect(messages.filter(has_text="morning all")).to_be_visible()
     first_card = page.get_by_test_id("decision").first
     await expect(first_card.get_by_test_id("decision-action")).to_have_text("none")
-    await expect(first_card.get_by_test_id("decision-reason")).to_have_text("nothing to add")
+    await expect(first_card.get_by_test_id("decision-reason")).to_have_text(
+        "Stayed silent: nothing to add")
     await expect(first_card.get_by_test_id("card-addressee")).to_have_count(0)  # no models
     await expect(first_card.get_by_test_id("card-seat")).to_have_count(0)
 
@@ -163,8 +164,12 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await expect(addressee.locator(".pts")).to_have_text(["91 %", "6 %", "3 %"])
     await expect(addressee.locator(".bar span").first).to_have_attribute(
         "style", re.compile(r"width: 91(\.\d+)?%"))
+    # The @mention decided: the bars are the model's guess, with no threshold beside them.
     await expect(addressee.locator(".model-notes")).to_have_text(
-        "counts as addressed at ≥ 60 %to Kuu (the bot) because: @mention +3.2, a question +0.7")
+        "it was @mentioned: that decides; the bars are the addressee model's guess alone"
+        "to Kuu (the bot) because: @mention +3.2, a question +0.7")
+    await expect(reply_card.get_by_test_id("decision-reason")).to_have_text(
+        "Replied: addressed")
     seat = reply_card.get_by_test_id("card-seat")
     await expect(seat.get_by_test_id("seat-p")).to_have_text("speaks now")
     await expect(seat.locator(".pts")).to_have_text("88 %")
@@ -214,7 +219,7 @@ async def test_a_person_tries_kuuki_in_the_browser(
     await send(page, "@Kuu are you still there?")
     timeout_card = page.get_by_test_id("decision").first
     await expect(timeout_card.get_by_test_id("decision-reason")).to_have_text(
-        "addressed → reply timed out: reacted 🤔")
+        "Reacted 🤔 instead of replying: addressed, but the reply timed out")
     await expect(timeout_card).to_have_class(re.compile(r"\bfallback\b"))
     await expect(timeout_card.get_by_test_id("card-guard")).to_have_text(
         "fallback: reacted 🤔 instead")
@@ -340,3 +345,52 @@ async def test_the_tiny_built_in_model_is_named_with_the_line_that_plugs_in_anot
         width = await small.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the page scrolls sideways on a phone ({width}px wide)"
         await phone.close()
+
+
+async def test_at_1024x700_a_message_still_settling_counts_down_beside_the_decisions(
+    settings: Settings, browser: Any, tmp_path: Path
+) -> None:
+    """The real pipeline on a laptop-sized window: a question to the room is judged once the
+    conversation pauses (12 s), and until then its message says so and counts down; the
+    decisions stay beside the chat, and the newest message is never under the composer.
+    Screenshots go to screenshots/ (gitignored) for a person to look at."""
+    expect.set_options(timeout=TIMEOUT_MS)
+    shots = Path(__file__).resolve().parents[3] / "screenshots"
+    shots.mkdir(exist_ok=True)
+    llm = ScriptedLocalLLM("Try a cache mount in the Dockerfile.", loaded=True)
+    app = create_app(settings, llm=llm, store_url=f"sqlite:///{tmp_path}/pending.sqlite3")
+    async with running_server(app, port=0) as port:
+        context = await browser.new_context(viewport={"width": 1024, "height": 700})
+        page = await context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        await page.goto(f"http://127.0.0.1:{port}/")
+        await expect(page.get_by_test_id("persona")).to_contain_text("bot: Kuu")
+        for text in ("morning all", "morning! the deploy went fine",
+                     "does anyone know how to keep the build cache after a restart?"):
+            await send(page, text)
+            await expect(page.get_by_test_id("message").filter(has_text=text)).to_be_visible()
+        asked = page.get_by_test_id("message").filter(has_text="build cache")
+        pending = asked.get_by_test_id("pending")
+        await expect(pending).to_have_attribute("data-kind", "settling")
+        await expect(pending).to_contain_text(
+            re.compile(r"⏳ decided in (1[0-2]|[1-9]) s: waiting for the burst to settle"))
+        first = await pending.inner_text()
+        await expect(pending).not_to_have_text(first)  # it counts down on the clock
+        chat = await page.locator(".chat").bounding_box()
+        inspector = await page.locator(".inspector").bounding_box()
+        assert chat and inspector and inspector["x"] >= chat["x"] + chat["width"] - 1
+        assert inspector["y"] < chat["y"] + 50  # beside the chat, not below it
+        last = await page.get_by_test_id("message").last.bounding_box()
+        composer = await page.get_by_test_id("composer").bounding_box()
+        assert last and composer and last["y"] + last["height"] <= composer["y"] + 1
+        await page.screenshot(path=str(shots / "playground-pending-1024x700.png"))
+        await page.get_by_test_id("jump-5m").click()  # the burst settles, the question waits
+        await expect(asked.get_by_test_id("decision-chip")).to_be_visible()
+        await expect(asked.locator("[data-kind='settling']")).to_have_count(0)
+        last = await page.get_by_test_id("message").last.bounding_box()
+        composer = await page.get_by_test_id("composer").bounding_box()
+        assert last and composer and last["y"] + last["height"] <= composer["y"] + 1
+        await page.screenshot(path=str(shots / "playground-after-jump-1024x700.png"))
+        await context.close()
+    assert errors == []

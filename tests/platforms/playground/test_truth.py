@@ -47,7 +47,8 @@ def test_a_decision_card_is_headed_by_its_reason_and_reads_as_sentences(
         say(ws, "alice", "@Kuu how are you?")
         d = wait_for(ws, "decision")
     card = d["card"]
-    assert card["headline"] == d["reason"] == "addressed" and card["fallback"] is False
+    assert d["reason"] == "addressed" and card["fallback"] is False
+    assert card["headline"] == "Replied: addressed"  # what it did, then why
     assert card["language"] == "en"
     assert "language: English (en)" in card["features"]
     assert "addressed by an @mention" in card["features"]
@@ -71,7 +72,8 @@ def test_a_timed_out_reply_is_headed_by_the_timeout(client: TestClient, llm: Scr
         d = wait_for(ws, "decision")
     card = d["card"]
     assert (d["action"], d["emoji"]) == ("react", "🤔")
-    assert card["headline"] == d["reason"] == "addressed → reply timed out: reacted 🤔"
+    assert d["reason"] == "addressed → reply timed out: reacted 🤔"
+    assert card["headline"] == "Reacted 🤔 instead of replying: addressed, but the reply timed out"
     assert card["fallback"] is True
     [call] = card["calls"]
     assert call.endswith(" · timed out (scripted took longer than 20s)"), call
@@ -89,8 +91,8 @@ def test_a_reply_rejected_twice_shows_each_verdict_and_the_fallback(
         d = wait_for(ws, "decision")
     card = d["card"]
     assert d["action"] == "react" and card["fallback"] is True
-    assert card["headline"].startswith("addressed → reply rejected twice (")
-    assert card["headline"].endswith(": reacted 🤔")
+    assert card["headline"].startswith(
+        "Reacted 🤔 instead of replying: addressed, but the reply was rejected twice (")
     first, retry, fallback = card["guard"]
     assert first.startswith("reply rejected by the boilerplate check: ")
     assert first.endswith("— it wrote “As an AI language model, I have no opinion.”")
@@ -147,6 +149,29 @@ def test_a_model_that_cannot_load_says_why(settings: Settings, store_url: str) -
     assert model["state"] == "failed" and model["shipped"] is False
     assert model["headline"] == ("the model own-model could not be loaded: "
                                  "model file /nowhere/own-model.gguf does not exist")
+
+
+def test_a_model_at_an_address_where_nothing_listens_is_not_called_ready(
+    store_url: str,
+) -> None:
+    """KUUKI_LLM=openai pointed at a port where nothing listens: the page hears "checking",
+    then "cannot reach" — before anyone talks, not "ready" until the first reply fails."""
+    from kuuki.settings import load_settings
+
+    settings = load_settings(env={"KUUKI_LLM": "openai", "KUUKI_LLM_MODEL": "llama3.2",
+                                  "KUUKI_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+                                  "KUUKI_LLM_MAX_RETRIES": "0"})
+    app = create_app(settings, judge=QuestionJudge(), store_url=store_url, embedder=None,
+                     tick_s=0.05)
+    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+        model = ws.receive_json()["model"]
+        if model["state"] == "loading":
+            assert model["headline"] == "checking the model llama3.2 at http://127.0.0.1:9/v1…"
+            model = wait_for(ws, "model")
+    assert model["state"] == "failed" and model["remote"] == "http://127.0.0.1:9/v1"
+    assert model["headline"].startswith(
+        "cannot reach the model llama3.2 at http://127.0.0.1:9/v1: ")
+    assert "ready" not in model["headline"]
 
 
 def test_a_jump_says_what_it_waits_for_and_refuses_a_second_one(
@@ -230,7 +255,7 @@ async def test_the_memory_panel_renders_a_snapshot_for_people(
     assert sections["summary"]["note"] == (
         "A summary is being written right now. Summaries are written every 20 messages or 15 minutes after the first new one; "
         f"3 messages since the last one. The last attempt, at {clock_time(NOW)} (just now), "
-        "left it unchanged: rejected: says nothing.")
+        "was not kept: the model wrote nothing usable.")
     assert sections["people"]["title"] == "People (2)"
     alice, bob = sections["people"]["items"]
     assert alice == {"text": "Alice — regular", "meta": [
@@ -244,6 +269,26 @@ async def test_the_memory_panel_renders_a_snapshot_for_people(
     assert said["meta"] == [f"said {clock_time(NOW - timedelta(hours=1))} (1 h ago)"]
     assert sections["history"]["items"] == [] and sections["history"]["empty"]
     assert view["raw"]["people"][0]["familiarity"] == "regular"  # for the raw toggle
+
+
+def test_a_summary_the_small_model_could_not_write_is_said_plainly() -> None:
+    """The shipped model copies the summary prompt's example values (the guard rejects
+    them): the panel says so in plain words, and that a larger model writes summaries."""
+    from kuuki.explain.memory_view import render
+
+    reason = ("rejected: summary: the prompt's example value “the lasting story of the "
+              "channel purpose recurring themes m…”")
+    snap = ChannelMemory("general", "general", Visibility.PUBLIC, NOW, progress=SummaryProgress(
+        0, False, 20, 15, True, JobOutcome(NOW - timedelta(minutes=3), False, reason)))
+    [summary] = [s for s in render(snap, bot_name="Kuu", small_model=True)["sections"]
+                 if s["key"] == "summary"]
+    assert summary["items"] == []
+    assert summary["empty"] == "No summary yet: the model could not write one."
+    assert summary["note"].endswith(
+        "was not kept: the model copied the prompt's example instead of summarizing. The "
+        "small built-in model rarely manages a summary; a larger model does (“use your own "
+        "model”, at the top).")
+    assert "example value" not in summary["note"]
 
 
 def test_the_memory_panel_shows_who_the_bot_knows_in_each_channel(

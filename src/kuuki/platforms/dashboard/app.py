@@ -6,6 +6,9 @@ never shown — DM channels count in the charts, and their decisions are not lis
 (``[dashboard] show_private``), otherwise its decisions are counted, not listed. Every route
 is a GET; nothing here changes the bot.
 
+The window is a span ending now (``24h``, ``7d``, ``30d``, ``1y``: any `--since` value) or
+``all``, everything the store holds; a window of two days or less is drawn per hour.
+
 A decision is shown as the playground shows it: its card comes from kuuki.explain.card from
 what the store kept, and the page draws it with the shared cards.js (kuuki.platforms.web).
 """
@@ -13,7 +16,7 @@ what the store kept, and the page draws it with the shared cards.js (kuuki.platf
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,51 +25,76 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from kuuki.domain import Visibility
+from kuuki.domain import ActionKind, Visibility
 from kuuki.explain.card import decision_card, decision_of
+from kuuki.explain.window import parse_span
 from kuuki.platforms.web import SHARED, SHARED_URL, jsonable
 from kuuki.replay.runner import decision_line
 from kuuki.text.wording import echoed
 
 STATIC = Path(__file__).parent / "static"
-WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
+ALL = "all"  # the window of everything the store holds
 PAGE = 50
+ACTIONS = tuple(k.value for k in ActionKind)
 
-# The charts' data for a window (and a channel name, or None for all): the operator server
-# passes the store's aggregation (kuuki.explain.stats) in.
-Overview = Callable[[timedelta, str | None], Awaitable[Mapping[str, Any]]]
+# The charts' data for a window ("7d", or ALL) and a channel name (None: all): the operator
+# server passes the store's aggregation (kuuki.explain.stats) in.
+Overview = Callable[[str, str | None], Awaitable[Mapping[str, Any]]]
 
 
 class DecisionSource(Protocol):
     async def recent_decisions(
         self, limit: int = 50, *, channel_id: str | None = None,
         before: datetime | None = None, message_id: str | None = None,
+        action: str | None = None,
     ) -> list[dict[str, Any]]: ...
+
+
+def window_error(window: str) -> str | None:
+    """Why ``window`` is not one (None when it is)."""
+    if window == ALL:
+        return None
+    try:
+        parse_span(window)
+    except ValueError as exc:
+        return f"window: {exc}, or {ALL}"
+    return None
 
 
 def dashboard_routes(
     store: DecisionSource, overview: Overview, *, bot_names: tuple[str, ...],
-    show_private: bool = False,
+    show_private: bool = False, about: Mapping[str, Any] | None = None,
 ) -> list[BaseRoute]:
-    """The page at ``/``, its data under ``/api/``, its files under ``/dashboard/``."""
+    """The page at ``/``, its data under ``/api/``, its files under ``/dashboard/``.
+    ``about`` is what the page says of itself (`/api/about`): the store it reads, whether
+    ``/metrics`` is served, the window it opens on."""
     shown = Shown(show_private)
+    said = {"window": "7d", "metrics": True, "store": None, **(about or {})}
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
+    async def about_page(request: Request) -> Response:
+        return JSONResponse(jsonable(said))
+
     async def charts(request: Request) -> Response:
-        window = WINDOWS.get(request.query_params.get("window", "7d"))
-        if window is None:
-            return _bad(f"window must be one of {', '.join(WINDOWS)}")
+        window = request.query_params.get("window", str(said["window"])).strip().lower()
+        problem = window_error(window)
+        if problem is not None:
+            return _bad(problem)
         channel = request.query_params.get("channel") or None
         return JSONResponse(dict(await overview(window, channel)))
 
     async def decisions(request: Request) -> Response:
-        rows = await store.recent_decisions(PAGE * 4)
+        action = request.query_params.get("action") or None
+        if action is not None and action not in ACTIONS:
+            return _bad(f"action must be one of {', '.join(ACTIONS)}")
+        rows = await store.recent_decisions(PAGE * 4, action=action)
         visible = [r for r in rows if shown.listed(r)][:PAGE]
         hidden = len(rows) - len([r for r in rows if shown.listed(r)])
         return JSONResponse({"decisions": [view(r, bot_names) for r in visible],
-                             "hidden": hidden, "show_private": show_private})
+                             "hidden": hidden, "show_private": show_private,
+                             "action": action})
 
     async def search(request: Request) -> Response:
         mid = request.query_params.get("message_id", "").strip()
@@ -81,6 +109,7 @@ def dashboard_routes(
 
     return [
         Route("/", page, methods=["GET"]),
+        Route("/api/about", about_page, methods=["GET"]),
         Route("/api/overview", charts, methods=["GET"]),
         Route("/api/decisions", decisions, methods=["GET"]),
         Route("/api/search", search, methods=["GET"]),

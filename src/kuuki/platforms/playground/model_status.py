@@ -2,8 +2,11 @@
 
 The local front ends tell the truth about the model: when replies come from the tiny
 model shipped with kuuki (SmolLM2-135M), a note says so and names the one line of
-settings that plugs in the user's own; and a local model is loaded once at start-up
-(`ModelLoader.load`), with a visible "loading the model…" state while it loads.
+settings that plugs in the user's own; a local model is loaded once at start-up
+(`ModelLoader.load`), with a visible "loading the model…" state while it loads; and a
+model behind an OpenAI-compatible address is asked for one token at start-up (``check``:
+the playground and `kuuki chat`), so a dead address reads "cannot reach the model" before
+anyone talks, not "ready" until the first reply fails.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from kuuki.llm.base import LLM, Warmable
+from kuuki.llm.base import LLM, ChatMessage, Warmable
 from kuuki.llm.embedded import EmbeddedLLM
+from kuuki.llm.openai_compat import OpenAICompatLLM
 from kuuki.llm.scheduler import ScheduledLLM
 from kuuki.text.secrets import redact
 
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
     from kuuki.app import App
 
 State = Literal["off", "loading", "ready", "failed"]
+CHECK_TIMEOUT_S = 30.0  # a remote model that says nothing for this long is not reachable
 
 PLUG_IN: tuple[tuple[str, str], ...] = (
     ("Ollama", "KUUKI_LLM=openai KUUKI_LLM_BASE_URL=http://localhost:11434/v1 "
@@ -52,6 +57,7 @@ class ModelStatus:
     state: State
     load_s: float | None = None
     error: str = ""
+    remote: str = ""  # the address of a model behind an OpenAI-compatible API, checked
 
     def note(self) -> str | None:
         """The sentence about the tiny model, when it is the one in use."""
@@ -64,12 +70,19 @@ class ModelStatus:
         """'loading the model SmolLM2-135M-Instruct…', 'model ready (0.4 s)', …"""
         if self.state == "off":
             return "no model: generation is off"
+        if self.state == "loading" and self.remote and not self.local:
+            return f"checking the model {self.name} at {self.remote}…"
         if self.state == "loading":
             return f"loading the model {self.name}…"
+        if self.state == "failed" and self.remote and not self.local:
+            error = self.error.removeprefix(f"{self.remote}: ")  # the address is said once
+            return (f"cannot reach the model {self.name} at {self.remote}: {error} — "
+                    "a message to the bot gets an emoji until it answers")
         if self.state == "failed":
             return f"the model {self.name} could not be loaded: {self.error}"
         took = f" in {self.load_s:.1f} s" if self.local and self.load_s is not None else ""
-        return f"model {self.name} ready{took}"
+        answered = " (it answered)" if self.remote and not self.local else ""
+        return f"model {self.name} ready{took}{answered}"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -82,17 +95,22 @@ class ModelStatus:
 
 
 class ModelLoader:
-    """Loads the app's local models once, and tells listeners how that goes."""
+    """Loads the app's local models once, and with ``check`` asks its remote ones for one
+    token, and tells listeners how that goes."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, *, check: bool = False) -> None:
         self.app = app
         llm = app.llm
         local = any(isinstance(m.inner, Warmable) for m in app.models)
+        self._remote = [m.inner for m in app.models
+                        if check and isinstance(m.inner, OpenAICompatLLM)]
+        remote = ", ".join(dict.fromkeys(r.base_url for r in self._remote))
         self.status = ModelStatus(
             name=llm.name if llm is not None else None,
             shipped=shipped_model(llm),
             local=local,
-            state="off" if llm is None else "loading" if local else "ready",
+            state="off" if llm is None else "loading" if local or remote else "ready",
+            remote=remote,
         )
         self._listeners: list[Callable[[ModelStatus], None]] = []
         self._task: asyncio.Task[None] | None = None
@@ -126,6 +144,13 @@ class ModelLoader:
         start = time.perf_counter()
         try:
             await self.app.warm()
+            for remote in self._remote:
+                await asyncio.wait_for(
+                    remote.complete([ChatMessage("user", "Say OK.")], max_tokens=1),
+                    CHECK_TIMEOUT_S)
+        except TimeoutError:
+            self._set(replace(self.status, state="failed",
+                              error=f"no answer within {CHECK_TIMEOUT_S:.0f} s"))
         except Exception as exc:  # LLMError, or llama.cpp's own errors from a bad file
             error = redact(str(exc)) or type(exc).__name__
             self._set(replace(self.status, state="failed", error=error))

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 from kuuki.platforms.playground.memory import MemorySnapshot, failed, render
 from kuuki.platforms.playground.playback import Player
 from kuuki.platforms.playground.room import Hub, Room, RoomError, dumps
-from kuuki.platforms.playground.timeline import ClockDriver, timer_driven
+from kuuki.platforms.playground.timeline import ClockDriver, pending_of, timer_driven
 from kuuki.platforms.web import jsonable
 
 log = logging.getLogger("kuuki.playground")
@@ -84,6 +84,7 @@ class Playground:
         self._memory_due: set[str] = set()
         self._last_poll = 0.0
         self._seq = 0
+        self._pending: list[dict[str, str]] = []
 
     # -- life ---------------------------------------------------------------------------------
 
@@ -120,7 +121,7 @@ class Playground:
         engine.on_decision(self._on_decision)
         if self._memory is None and self.app.memory is not None:
             self._memory = self.app.memory.snapshot
-        self.loader = ModelLoader(self.app)
+        self.loader = ModelLoader(self.app, check=True)
         self.loader.on_change(self._on_model)
         if load_model:
             self.load_model()
@@ -193,7 +194,18 @@ class Playground:
             "clock": self.driver.status(),
             "playback": self.player.status() if self.player else None,
             "jump": self.jumping,
+            "pending": self.pending(),
         }
+
+    def pending(self) -> list[dict[str, str]]:
+        """The messages whose decision is still to come, and when (timeline.pending_of)."""
+        return pending_of(self.app.engine, self.room.channels) if self.app else []
+
+    def _publish_pending(self) -> None:
+        now = self.pending()
+        if now != self._pending:
+            self._pending = now
+            self.hub.publish({"type": "pending", "items": now})
 
     async def _on_decision(self, d: Decision) -> None:
         self._seq += 1
@@ -219,6 +231,7 @@ class Playground:
         if view is not None:
             view["decision"] = {"action": payload["action"], "seq": self._seq}
         self.hub.publish(payload)
+        self._publish_pending()
         self._refresh_conversations(d.channel_id)
         self.want_memory(d.channel_id)
 
@@ -268,8 +281,9 @@ class Playground:
             view = failed(channel_id, RuntimeError("this playground has no memory layer"))
         else:
             try:
+                small = self.loader is not None and self.loader.status.shipped
                 view = render(await self._memory(channel_id),
-                              bot_name=self.settings.persona.name)
+                              bot_name=self.settings.persona.name, small_model=small)
             except Exception as exc:  # the panel shows the error; the room goes on
                 log.exception("memory snapshot of %s failed", channel_id)
                 view = failed(channel_id, exc)
@@ -282,6 +296,7 @@ class Playground:
 
     async def _on_move(self) -> None:
         self.hub.publish({"type": "clock", **self.driver.status()})
+        self._publish_pending()
         loop_now = asyncio.get_running_loop().time()
         if loop_now - self._last_poll >= MEMORY_POLL_S:
             self._last_poll = loop_now

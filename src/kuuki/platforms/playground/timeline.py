@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from kuuki.clock import VirtualClock
+from kuuki.explain.lines import Due
 
 _IN_TIMER: contextvars.ContextVar[bool] = contextvars.ContextVar("kuuki_pg_timer", default=False)
 
@@ -101,3 +103,21 @@ class ClockDriver:
             "pending_timers": self.clock.pending(),
             "next_due": due.isoformat() if due else None,
         }
+
+
+def pending_of(engine: Any, channel_ids: Iterable[str]) -> list[dict[str, str]]:
+    """What the engine will still do about messages: each one waiting for its burst to
+    settle ("settling") and each open question it will look at again ("recheck"), with when
+    (the page counts down to it; an unaddressed message gets its decision only then)."""
+    out: list[dict[str, str]] = []
+    for channel_id in channel_ids:
+        state = engine.state(channel_id)
+        if state is None:
+            continue
+        waits = [(p.message.id, p.handle, "settling") for p in state.pending.values()]
+        waits += [(mid, handle, "recheck") for mid, handle in state.rechecks.items()]
+        for message_id, handle, kind in waits:
+            if isinstance(handle, Due) and not getattr(handle, "cancelled", False):
+                out.append({"message_id": message_id, "channel": channel_id, "kind": kind,
+                            "due": handle.due.isoformat()})
+    return sorted(out, key=lambda p: (p["due"], p["message_id"]))

@@ -1,12 +1,10 @@
-// kuuki operator dashboard. Plain JS, no framework; charts are drawn as SVG here. The data
-// comes from /api/overview (the store's aggregation) and /api/decisions; the decision cards
-// are the playground's (shared cards.js).
+// kuuki operator dashboard. Plain JS, no framework. The data comes from /api/about (what this
+// server reads), /api/overview (the store's aggregation) and /api/decisions; the charts are
+// charts.js's, the decision cards the playground's (shared cards.js).
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
-const SVG = "http://www.w3.org/2000/svg";
-const PALETTE = ["#3b5bdb", "#0b8a7a", "#c28a00", "#c92a2a", "#7048e8", "#2b8a3e", "#d6336c"];
-const D = { decisions: [], selected: null };
+const D = { decisions: [], selected: null, overview: null };
 // On a host beyond loopback the server wants its token (kuuki.ops.server): opened as
 // ?token=…, the page sends it with each request, and takes it out of the address bar.
 const TOKEN = new URLSearchParams(location.search).get("token");
@@ -16,51 +14,23 @@ if (TOKEN) {
 }
 const api = (path) => fetch(path, TOKEN ? { headers: { Authorization: `Bearer ${TOKEN}` } } : {});
 
-function s(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-}
 const fmt = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString(undefined, { maximumFractionDigits: 1 }));
 const pct = (x) => (x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)} %`);
-const ms = (x) => (x === null || x === undefined ? "—" : x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+const ms = (x) => (x === null || x === undefined ? "—" : msText(x));
+/** '7d' → 'last 7 days', '1y' → 'last year' (the server's own words come with the data). */
+function windowWords(w) {
+  if (w === "all") return "everything in the store";
+  const m = /^(\d+)([mhdwy])$/.exec(w);
+  if (!m) return w;
+  const unit = { m: "minute", h: "hour", d: "day", w: "week", y: "year" }[m[2]];
+  return m[1] === "1" ? `last ${unit}` : `last ${m[1]} ${unit}s`;
+}
 
-/** A line chart: one line per series over the days; null values leave a gap. */
-function lineChart(el, days, series, { unit = fmt } = {}) {
-  const W = 600, H = 200, L = 44, R = 8, T = 8, B = 22;
-  const values = series.flatMap((x) => x.values).filter((v) => v !== null && v !== undefined);
-  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": series.map((x) => x.label).join(", ") });
-  if (!days.length || !values.length) {
-    svg.append(s("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty-chart" }, "nothing in this window yet"));
-    el.replaceChildren(svg);
-    return;
-  }
-  const max = Math.max(1, ...values);
-  const x = (i) => L + (days.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (days.length - 1));
-  const y = (v) => T + (H - T - B) * (1 - v / max);
-  for (const f of [0, 0.5, 1]) {
-    svg.append(s("line", { x1: L, x2: W - R, y1: y(max * f), y2: y(max * f), class: "axis" }));
-    svg.append(s("text", { x: L - 4, y: y(max * f) + 3, "text-anchor": "end" }, unit(max * f)));
-  }
-  const step = Math.max(1, Math.ceil(days.length / 7));
-  days.forEach((d, i) => { if (i % step === 0) svg.append(s("text", { x: x(i), y: H - 6, "text-anchor": "middle" }, d.slice(5))); });
-  series.forEach((ser, k) => {
-    const colour = ser.colour || PALETTE[k % PALETTE.length];
-    let path = "";
-    ser.values.forEach((v, i) => {
-      if (v === null || v === undefined) return;
-      path += `${path && ser.values[i - 1] !== null && ser.values[i - 1] !== undefined ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`;
-    });
-    svg.append(s("path", { d: path, fill: "none", stroke: colour, "stroke-width": 2, "data-series": ser.label }));
-    ser.values.forEach((v, i) => {
-      if (v === null || v === undefined) return;
-      svg.append(s("circle", { cx: x(i), cy: y(v), r: 2.5, fill: colour }, s("title", {}, `${ser.label} ${days[i]}: ${unit(v)}`)));
-    });
-  });
-  const legend = h("div", { class: "legend" }, series.map((ser, k) => h("span", {},
-    h("i", { style: `background:${ser.colour || PALETTE[k % PALETTE.length]}` }), ser.label)));
-  el.replaceChildren(svg, legend);
+function storeDates(data) {
+  if (!data) return "the store holds nothing yet";
+  const a = new Date(data.first), b = new Date(data.last);
+  const day = (d) => d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
+  return day(a) === day(b) ? `data on ${day(a)}` : `data from ${day(a)} to ${day(b)}`;
 }
 
 function renderTotals(t) {
@@ -69,27 +39,65 @@ function renderTotals(t) {
     ["reactions", fmt(t.reactions)], ["bot's share", pct(t.share)], ["asked / unasked", `${fmt(t.asked)} / ${fmt(t.unasked)}`],
     ["LLM calls", fmt(t.llm_calls)], ["tokens", fmt(t.tokens)], ["cost", t.cost === null || t.cost === undefined ? "no price set" : `$${Number(t.cost).toFixed(2)}`],
     ["guard rejections", fmt(t.guard_rejections)], ["fallbacks", fmt(t.fallbacks)],
-    ["latency p50 / p95", `${ms(t.latency_p50_ms)} / ${ms(t.latency_p95_ms)}`],
+    ["answer when addressed, p50 / p95", t.latency_count ? `${ms(t.latency_p50_ms)} / ${ms(t.latency_p95_ms)}` : "no answer yet"],
   ];
   $("#totals").replaceChildren(...items.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
 }
 
 function renderChannels(rows) {
   const max = Math.max(0.01, ...rows.map((r) => r.share || 0));
-  $("#channels").replaceChildren(h("table", { class: "per-channel" },
+  $("#channels").replaceChildren(rows.length ? h("table", { class: "per-channel" },
     h("thead", {}, h("tr", {}, ["channel", "messages", "replies", "acks", "reactions", "bot's share", "LLM calls"].map((x) => h("th", {}, x)))),
     h("tbody", {}, rows.map((r) => h("tr", { "data-testid": "channel-row" },
-      h("td", {}, r.name), h("td", {}, fmt(r.messages)), h("td", {}, fmt(r.replies)), h("td", {}, fmt(r.acks)),
+      h("td", {}, r.selectable ? `#${r.name}` : r.name), h("td", {}, fmt(r.messages)), h("td", {}, fmt(r.replies)), h("td", {}, fmt(r.acks)),
       h("td", {}, fmt(r.reactions)),
       h("td", {}, pct(r.share), h("span", { class: "share-bar", style: `width:${((r.share || 0) / max) * 60}px` })),
-      h("td", {}, fmt(r.llm_calls)))))));
+      h("td", {}, fmt(r.llm_calls)))))) : h("p", { class: "empty" }, "no channel had messages in this window"));
   const sel = $("#channel");
   const current = sel.value;
-  const names = rows.filter((r) => r.selectable).map((r) => r.name);
   if (sel.options.length === 1) {
-    for (const n of names) sel.append(h("option", { value: n }, `#${n}`));
+    for (const r of rows.filter((x) => x.selectable)) sel.append(h("option", { value: r.name }, `#${r.name}`));
     sel.value = current;
   }
+}
+
+function renderReach(o) {
+  const box = $("#reach");
+  box.hidden = !o.reach;
+  if (o.reach) {
+    $("#reach-text").textContent = o.reach.text.charAt(0).toUpperCase() + o.reach.text.slice(1) + ".";
+    $("#reach-show").dataset.window = o.reach.window;
+  }
+}
+
+function drawCharts() {
+  const o = D.overview;
+  if (!o) return;
+  const hourly = o.step === "hour";
+  const empty = o.data ? "nothing in this window" : "nothing recorded yet";
+  document.querySelectorAll(".per").forEach((el) => { el.textContent = hourly ? "per hour" : "per UTC day"; });
+  lineChart($("#chart-speech"), o.buckets, o.speech, { hourly, empty });
+  lineChart($("#chart-llm"), o.buckets, o.llm.map((m) => ({ label: m.model, values: m.calls })), { hourly, empty: o.llm.length ? empty : "no LLM calls in this window" });
+  lineChart($("#chart-tokens"), o.buckets, o.llm.map((m) => ({ label: m.model, values: m.tokens })), { hourly, empty: o.llm.length ? empty : "no LLM calls in this window" });
+  lineChart($("#chart-latency"), o.buckets, [
+    { label: "p50 (half the answers took less)", values: o.latency.p50 },
+    { label: "p95", values: o.latency.p95, colour: "#c92a2a" },
+  ], { hourly, integer: false, unit: msText, empty: "no answer to an addressed message in this window" });
+  const t = o.totals;
+  const waited = t.waited_count ? `${t.waited_count} more repl${t.waited_count === 1 ? "y" : "ies"} came after a deliberate wait (12–30 s for a burst to settle, 3 min before taking up an open question; median ${msText(t.waited_p50_ms)}), kept out of this chart.` : "";
+  $("#latency-note").textContent = `From a message that addressed the bot to its answer. ${waited}`.trim();
+}
+
+async function loadAbout() {
+  const res = await api("/api/about");
+  const about = await res.json();
+  $("#metrics-link").hidden = !about.metrics;
+  const sel = $("#window");
+  if (![...sel.options].some((o) => o.value === about.window)) {
+    sel.append(h("option", { value: about.window }, windowWords(about.window)));
+  }
+  sel.value = about.window;
+  D.about = about;
 }
 
 async function loadOverview() {
@@ -97,21 +105,20 @@ async function loadOverview() {
   if ($("#channel").value) q.set("channel", $("#channel").value);
   const res = await api(`/api/overview?${q}`);
   const o = await res.json();
+  D.overview = o;
+  const source = D.about && D.about.store ? `read-only · ${D.about.store} · ` : "read-only · ";
+  $("#source").textContent = source + storeDates(o.data);
+  $("#window-words").textContent = `· ${o.window_words || windowWords(o.window)}`;
+  renderReach(o);
   renderTotals(o.totals);
-  lineChart($("#chart-speech"), o.days, o.speech);
-  lineChart($("#chart-llm"), o.days, o.llm.flatMap((m) => [
-    { label: `${m.model} calls`, values: m.calls }, { label: `${m.model} tokens ÷ 100`, values: m.tokens.map((v) => (v === null ? null : v / 100)) },
-  ]));
-  lineChart($("#chart-latency"), o.days, [
-    { label: "p50", values: o.latency.p50 }, { label: "p95", values: o.latency.p95, colour: "#c92a2a" },
-  ], { unit: ms });
+  drawCharts();
   renderChannels(o.channels);
 }
 
 function cardContext() {
   return {
     selected: D.selected, messageText: () => null, conversationOf: () => null, showChannel: true,
-    onPrompt: (d, call) => alert(call.prompt || "the prompt was not kept"),
+    now: () => new Date(), onPrompt: (d, call) => alert(call.prompt || "the prompt was not kept"),
   };
 }
 function renderDecisions(list, note) {
@@ -119,10 +126,13 @@ function renderDecisions(list, note) {
   $("#decisions-note").textContent = note || "";
 }
 async function loadDecisions() {
-  const res = await api("/api/decisions");
+  const action = $("#action").value;
+  const res = await api(`/api/decisions${action ? `?action=${encodeURIComponent(action)}` : ""}`);
   const data = await res.json();
   const hidden = data.hidden ? `${data.hidden} more in direct messages${data.show_private ? "" : " or private channels"}, counted above but not shown here.` : "";
-  renderDecisions(data.decisions, hidden);
+  const none = data.decisions.length ? "" : `No ${action ? $("#action").selectedOptions[0].textContent : "decisions"} stored yet.`;
+  renderDecisions(data.decisions, [none, hidden].filter(Boolean).join(" "));
+  $("#decisions").dataset.action = action || "all";  // what the list shows now
 }
 async function search(event) {
   event.preventDefault();
@@ -131,11 +141,16 @@ async function search(event) {
   const res = await api(`/api/search?message_id=${encodeURIComponent(id)}`);
   const data = await res.json();
   D.selected = data.decisions.length ? data.decisions[0].seq : null;
-  renderDecisions(data.decisions, data.note || `${data.decisions.length} decision(s) about ${id}`);
+  const n = data.decisions.length;
+  renderDecisions(data.decisions, data.note || `${n} decision${n === 1 ? "" : "s"} about ${id}`);
 }
 
+let resizing = null;
+window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(drawCharts, 150); });
 $("#window").addEventListener("change", loadOverview);
 $("#channel").addEventListener("change", loadOverview);
+$("#action").addEventListener("change", loadDecisions);
+$("#reach-show").addEventListener("click", (ev) => { $("#window").value = ev.target.dataset.window; loadOverview(); });
 $("#search").addEventListener("submit", search);
-loadOverview();
+loadAbout().then(loadOverview);
 loadDecisions();

@@ -26,6 +26,7 @@ const S = {
   model: null,
   judge: "",
   jump: null, // the jump under way, as the server reports it
+  pending: new Map(), // message id → {kind: "settling" | "recheck", due}: a decision to come
 };
 
 // -- time ---------------------------------------------------------------------------------
@@ -78,6 +79,7 @@ const HANDLERS = {
     renderClock(m.clock);
     renderJump(m.jump);
     renderPlayback(m.playback);
+    S.pending = pendingMap(m.pending || []);
     renderAll();
     send({ type: "memory", channel: S.channel });
   },
@@ -109,6 +111,14 @@ const HANDLERS = {
     renderTyping();
   },
   clock(m) { renderClock(m); },
+  pending(m) {
+    const before = S.pending;
+    S.pending = pendingMap(m.items);
+    for (const id of new Set([...before.keys(), ...S.pending.keys()])) {
+      const msg = S.messages.get(id);
+      if (msg && msg.channel === S.channel) replaceMessage(msg);
+    }
+  },
   model(m) { renderModel(m); },
   jump(m) { renderJump(m); },
   conversations(m) {
@@ -188,6 +198,32 @@ function switchChannel(id) {
 }
 
 // -- rendering: chat ----------------------------------------------------------------------
+/** One wait per message: its decision to come before a later re-check. */
+function pendingMap(items) {
+  const map = new Map();
+  for (const x of items) {
+    const had = map.get(x.message_id);
+    if (!had || (had.kind === "recheck" && x.kind === "settling")) map.set(x.message_id, x);
+  }
+  return map;
+}
+/** What is still to come for a message, counted down on the virtual clock. */
+function pendingText(wait) {
+  const left = Math.max(0, (new Date(wait.due) - new Date(S.clockNow)) / 1000);
+  return wait.kind === "recheck"
+    ? `↻ looks again in ${duration(left)} if nobody answers`
+    : `⏳ decided in ${duration(left)}: waiting for the burst to settle`;
+}
+function pendingEl(m) {
+  const wait = S.pending.get(m.id);
+  if (!wait) return null;
+  return h("span", {
+    class: `pending-chip ${wait.kind}`, "data-testid": "pending", "data-kind": wait.kind,
+    "data-due": wait.due, title: wait.kind === "recheck"
+      ? "an open question: the bot looks at it again if nobody answers"
+      : "a message not addressed to the bot is judged once the conversation pauses",
+  }, pendingText(wait));
+}
 function messageEl(m) {
   const conv = m.conversation;
   const colour = conv ? convColour(conv) : null;
@@ -216,9 +252,9 @@ function messageEl(m) {
   ),
   quoted ? h("div", { class: "quote" }, `↩ ${quoted.user}: ${quoted.text}`) : null,
   h("div", { class: "text" }, m.text || (m.bot ? "(no text: generation is off)" : "")),
-  (m.reactions.length || chip) ? h("div", { class: "msg-foot" },
+  (m.reactions.length || chip || S.pending.has(m.id)) ? h("div", { class: "msg-foot" },
     m.reactions.map((r) => h("span", { class: "reaction", title: `${r.user} reacted`, "data-testid": "reaction" }, r.emoji)),
-    chip) : null,
+    pendingEl(m), chip) : null,
   );
 }
 function renderMessages() {
@@ -233,14 +269,23 @@ function renderMessages() {
 }
 function appendMessage(m) {
   const list = $("#messages");
-  const near = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  const near = atBottom(list);
   list.querySelector(".day")?.remove();
   list.append(messageEl(m));
   if (near || !m.bot) list.scrollTop = list.scrollHeight;
 }
+function atBottom(list) {
+  return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+}
 function replaceMessage(m) {
   const old = $(`#messages [data-id="${CSS.escape(m.id)}"]`);
-  if (old) old.replaceWith(messageEl(m));
+  if (!old) return;
+  // A chip that appears or goes changes the message's height: a list that showed the
+  // newest message keeps showing it, never half hidden behind the composer.
+  const list = $("#messages");
+  const stick = atBottom(list);
+  old.replaceWith(messageEl(m));
+  if (stick) list.scrollTop = list.scrollHeight;
 }
 function renderTyping() {
   const on = S.typing.has(S.channel);
@@ -274,6 +319,7 @@ function prependCard(d) {
 }
 function cardContext() {
   return {
+    now: () => new Date(S.clockNow || Date.now()),
     selected: S.selected,
     messageText: (id) => S.messages.get(id)?.text,
     conversationOf: (id) => S.messages.get(id)?.conversation,
@@ -372,6 +418,9 @@ function renderClock(c) {
   S.clockNow = c.now;
   $("#clock-now").textContent = dayTime(c.now);
   $("#clock-now").dateTime = c.now;
+  document.querySelectorAll(".pending-chip").forEach((el) => {
+    el.textContent = pendingText({ kind: el.dataset.kind, due: el.dataset.due });
+  });
   if (S.jump) return; // the jump's own line says what it waits for
   let timers = c.pending_timers ? `${c.pending_timers} timer${c.pending_timers > 1 ? "s" : ""}` : "no timers";
   if (c.next_due) timers += ` · next in ${duration((new Date(c.next_due) - new Date(c.now)) / 1000)}`;

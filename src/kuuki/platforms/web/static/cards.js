@@ -54,15 +54,40 @@ function dayTime(iso) {
   const d = new Date(iso);
   return `${d.toLocaleDateString(undefined, { weekday: "short", month: "short", day: "numeric" })} ${hms(iso)}`;
 }
+/** '3 min ago', 'in 12 s', 'just now' (from ``now``, a Date). */
+function relativeTime(iso, now) {
+  const s = (new Date(iso) - now) / 1000;
+  const a = Math.abs(s);
+  if (a < 1) return "just now";
+  const n = a < 60 ? `${Math.round(a)} s` : a < 3600 ? `${Math.floor(a / 60)} min`
+    : a < 86400 ? `${Math.floor(a / 3600)} h ${Math.floor((a % 3600) / 60)} min`
+      : `${Math.round(a / 86400)} day${Math.round(a / 86400) === 1 ? "" : "s"}`;
+  return s > 0 ? `in ${n}` : `${n} ago`;
+}
+/** A decision's time in local time: the clock time on the day of ``now``, with the date
+ * on any other day (and the year in another year), so a list across days reads in order. */
+function whenText(iso, now) {
+  const d = new Date(iso);
+  if (d.toDateString() === now.toDateString()) return hms(iso);
+  const opts = { month: "short", day: "numeric" };
+  if (d.getFullYear() !== now.getFullYear()) opts.year = "numeric";
+  return `${d.toLocaleDateString(undefined, opts)}, ${hms(iso)}`;
+}
+const STAGE_WORDS = {
+  addressed: "addressed", local: "by its rules", llm: "by the LLM judge", filtered: "filtered",
+  proactive: "proactive", error: "error",
+};
 
 // -- the card -----------------------------------------------------------------------------
 /**
  * A decision's card. ``ctx``: {selected: seq | null, messageText(id), conversationOf(id),
- * showChannel: bool, onPrompt(d, call, i)} — what the page around it knows.
+ * showChannel: bool, onPrompt(d, call, i), now() → Date (the page's clock)} — what the page
+ * around it knows.
  */
 function cardEl(d, open, ctx) {
   const t = d.trace;
   const c = d.card;
+  const now = ctx.now ? ctx.now() : new Date();
   const conv = (t.features && t.features.conversation) || ctx.conversationOf(d.after);
   const details = h("details", {
     class: `card${ctx.selected === d.seq ? " selected" : ""}${c.fallback ? " fallback" : ""}`,
@@ -72,13 +97,13 @@ function cardEl(d, open, ctx) {
   h("summary", {},
     h("div", { class: "headline" },
       h("span", { class: `action act-${d.action}`, "data-testid": "decision-action" }, d.action),
-      d.emoji ? h("span", { class: "emoji" }, d.emoji) : null,
+      d.emoji && !c.headline ? h("span", { class: "emoji" }, d.emoji) : null,  // the headline says it
       c.fallback ? h("span", { class: "warn", title: "the safe default ran: no text was posted", "aria-label": "fallback" }, "⚠") : null,
-      h("span", { class: "reason", "data-testid": "decision-reason" }, d.reason),
+      h("span", { class: "reason", "data-testid": "decision-reason", title: c.reason || d.reason }, c.headline || d.reason),
     ),
     h("div", { class: "card-top" },
-      h("time", { class: "badge", datetime: d.t, title: dayTime(d.t) }, c.time || hms(d.t)),
-      h("span", { class: "tag", title: "the part of the pipeline that decided" }, d.stage),
+      h("time", { class: "badge", datetime: d.t, title: `${dayTime(d.t)} (${relativeTime(d.t, now)})`, "data-testid": "decision-time" }, whenText(d.t, now)),
+      h("span", { class: "tag", title: "the part of the pipeline that decided" }, STAGE_WORDS[d.stage] || d.stage),
       h("span", { class: "score", title: "total score" }, `score ${Number(d.score).toFixed(0)}`),
       d.timer ? h("span", { class: "tag timer-tag", "data-testid": "timer-tag" }, "⏱ timer") : null,
       d.llm_calls ? h("span", { class: "tag" }, `${d.llm_calls} LLM call${d.llm_calls > 1 ? "s" : ""}`) : null,
