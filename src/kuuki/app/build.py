@@ -200,10 +200,12 @@ async def build_app(
     judge: Judge | None = None,
     bot_user_ids: Sequence[str] = (),
     engine_options: Mapping[str, Any] | None = None,
+    shadow: bool = False,
 ) -> App:
     """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
     they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``). ``store``:
-    an open store to use (the app closes it) instead of opening ``store_url``."""
+    an open store to use (the app closes it) instead of opening ``store_url``. ``shadow``:
+    the bot decides but posts nothing (`EngineConfig.shadow`)."""
     remember_secrets(settings)  # settings made in code were never loaded
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
     if store is None:
@@ -233,6 +235,8 @@ async def build_app(
             bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
             prepare=_prefetcher(embedder), inbox=store, **(engine_options or {}),
         )
+        if shadow:
+            engine.config = replace(engine.config, shadow=True)
         if memory is not None:
             memory.attach(engine)
         models = list({id(m): m for m in scheduled.values()}.values())

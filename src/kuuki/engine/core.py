@@ -127,7 +127,8 @@ class Engine:
                                  store=store, writer=writer)
         self.actor = Actor(clock=clock, outbox=outbox, responder=responder,  # 6-7
                            pipeline=pipeline, timeline=self.timeline, store=store,
-                           writer=writer, bot_name=config.bot_name)
+                           writer=writer, bot_name=config.bot_name,
+                           shadowed=self.filter.shadowed)
         self.decider = Decider(clock=clock, pipeline=pipeline, actor=self.actor,  # 5
                                filter=self.filter, channels=self.channels,
                                backlog=self.backlog, store=store,
