@@ -266,8 +266,13 @@ def _name_features(bits: int) -> tuple[float, ...]:
     any other occurrence (``ねぎとろさんが言ってた``, ``I asked bob``). (An honorific and a
     topic particle in a question was a feature of its own; MRMP has a few dozen of them,
     too few for a weight: it learned -4, against the corpus's own counts.)"""
-    call = bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
+    call = is_call(bits)
     return (1.0, call, bool(bits & LEAD), bool(bits & END), not call)
+
+
+def is_call(bits: int) -> bool:
+    """A name found at ``bits`` (kuuki.decide.cues.name_bits) is a call, not a reference."""
+    return bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
 
 
 def load_weights(path: Path, setting: str, names: Sequence[str]) -> dict[str, FloatArray]:
