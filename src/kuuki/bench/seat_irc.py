@@ -4,9 +4,10 @@ For each annotated log of an IRC split folder (``X.ascii.txt`` + ``X.annotation.
 Kummerfeld et al. 2019), the *seat* is the participant whose messages others most answer
 (the gold links of the annotated part: a message of another person whose parent is the
 seat's). The log becomes a transcript as `kuuki bench judge` reads it (times from the
-log's minutes, system lines dropped), with the seat as the persona (no aliases, the Ubuntu
-keywords of the judge bench): its real lines are the bot's own earlier messages, and the
-replay runs as `kuuki replay --llm none` does, in shadow mode unless told otherwise.
+log's minutes, system lines dropped; a 12-hour clock's step back read as 12 hours on),
+with the seat as the persona (no aliases, the Ubuntu keywords of the judge bench): its
+real lines are the bot's own earlier messages, and the replay runs as `kuuki replay --llm
+none` does, in shadow mode unless told otherwise.
 
 Each annotated message by another person with exactly one gold addressee
 (kuuki.decide.turns.irc_chat: the speaker of its gold parent, or the room when it starts a
@@ -22,6 +23,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -82,7 +84,22 @@ def transcript_for(path: Path, chat: Labelled, seat: str, strip_nick: bool
     for obj in lines:
         if strip_nick:
             obj["text"] = strip_leading_nick(obj["text"], nicks)
+    _twelve_hour_clock(lines)
     return objs, {n: obj["id"] for n, obj in enumerate(lines)}
+
+
+def _twelve_hour_clock(lines: Sequence[dict[str, Any]]) -> None:
+    """Some logs keep a 12-hour clock (12:59 then 01:00): from each such step back on, the
+    times move on by 12 hours, so the replay keeps every line in time order."""
+    offset = timedelta(0)
+    before: datetime | None = None
+    for obj in lines:
+        t = datetime.fromisoformat(obj["t"]) + offset
+        if before is not None and t < before - timedelta(hours=11):
+            offset += timedelta(hours=12)
+            t += timedelta(hours=12)
+        obj["t"] = t.isoformat()
+        before = t
 
 
 async def bench_irc_seat(
