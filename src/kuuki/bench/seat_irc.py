@@ -19,7 +19,6 @@ line first, so who a message is for must be inferred, as in MRMP.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from kuuki.bench.seat_metrics import Judged, action_after, first_scores, summary
 from kuuki.conversation.ircdata import read_annotation, read_ascii, split_files
 from kuuki.decide.addressing import normalise, to_hiragana
 from kuuki.decide.cues import name_bits, name_forms
-from kuuki.decide.turns import ROOM, Labelled, irc_chat
+from kuuki.decide.turns import ROOM, Labelled, irc_chat, strip_leading_nick
 from kuuki.errors import KuukiError
 
 if TYPE_CHECKING:
@@ -58,15 +57,6 @@ def seat_of(chat: Labelled) -> str:
     if not answered:
         raise KuukiError(f"{chat.name}: no gold link between two people: no seat to take")
     return min(answered, key=lambda s: (-answered[s], s))
-
-
-def strip_leading_nick(text: str, nicks: Sequence[str]) -> str:
-    """``text`` without a leading ``nick:`` or ``nick,`` of one of ``nicks``."""
-    alt = "|".join(re.escape(n) for n in sorted(nicks, key=len, reverse=True) if n)
-    if not alt:
-        return text
-    stripped = re.sub(rf"^\s*(?:{alt})\s*[:,]\s*", "", text, count=1, flags=re.IGNORECASE)
-    return stripped or text
 
 
 def transcript_for(path: Path, chat: Labelled, seat: str, strip_nick: bool

@@ -46,7 +46,6 @@ MASS_MENTION = 4  # a message that @-mentions this many people or more calls no 
 # particular (as @everyone and @here do)
 TEN_MIN = timedelta(minutes=10)
 CONTEXT_COOLDOWN = timedelta(minutes=2)  # = the local score's cooldown (kuuki.decide.rules)
-CARRY_ON_P = 0.6  # the seat model's p at which a remark after a call is answered
 CALLS = frozenset({"mention", "reply", "name", "dm", "thread"})
 _MAX_PEOPLE = 64
 
@@ -266,20 +265,20 @@ def _alike(said: str, other: str, names: Sequence[str]) -> bool:
 
 def _after_a_call(case: Case) -> tuple[ActionKind, str]:
     """A remark to the bot just after it answered a call. The rule "it closes the
-    exchange" holds where every user expects it: a few words, or a remark the seat model
-    too leaves unanswered ("hmm, I'll think about the options you gave"). A remark that a
-    member in the seat would answer (seat p ≥ CARRY_ON_P: "kuu - it does respond to the
-    power button, the screen just stays on") carries the exchange on: answered, with a
-    short word when the seat model expects one."""
-    r = case.local
+    exchange" holds where every user expects it: a few words, or a remark that does not
+    call the bot ("hmm, I'll think about the options you gave"). A remark that calls it by
+    name ("kuu - it does respond to the power button, the screen just stays on") carries
+    the exchange on: answered, with a short word when the seat model expects one."""
+    r, reading = case.local, case.reading
     assert r is not None
-    p = case.reading.bot_p if case.reading is not None else 0.0
-    held = "rule" if r.short or r.seat_p < CARRY_ON_P else "model"
+    p = reading.bot_p if reading is not None else 0.0
+    called = reading is not None and reading.called
+    held = "model" if called and not r.short else "rule"
     _both(case, "a remark after a call closes the exchange", p, r.seat_p, held)
     if held == "rule":
         return ActionKind.NONE, "a remark just after the bot answered a call"
-    case.trace.step(f"a remark just after the bot answered a call, but a member in the seat "
-                    f"would answer it ({r.seat_p:.0%}): the models stand over the rule")
+    case.trace.step(f"a remark just after the bot answered a call, but it calls the bot by "
+                    f"name: the addressee model's {p:.0%} stands over the rule")
     if r.seat_short >= SHORT_AT:
         return ActionKind.ACK, "a remark that carries the exchange on: a short word"
     return ActionKind.REPLY, "a remark that carries the exchange on"

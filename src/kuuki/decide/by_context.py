@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from kuuki.decide.addressing import Addressing
 from kuuki.decide.phrases import asks
-from kuuki.decide.reading import ADDRESSED_P, ANSWER_P, ANSWER_SPAN, Reader, Reading
+from kuuki.decide.reading import ADDRESSED_P, ANSWER_P, ANSWER_SPAN, SEAT, Reader, Reading
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
 from kuuki.decide.words import words
 
@@ -53,12 +53,17 @@ class AddresseeStage:
             return StageResult.passing(read=False)
         a = reading.addressee
         threshold = ANSWER_P if answers_the_bot(case) else self.threshold
+        if reading.named and a.to == SEAT:
+            # named, and the bot is the model's likeliest addressee ("we could ask Kuu
+            # too, what do you think…?"): as when it asked, a majority is enough
+            threshold = min(threshold, ANSWER_P)
         case.trace.features["addressee"] = {
             "to": reading.name(a.to),
             "p": round(a.p, 3),
             "bot": round(reading.bot_p, 3),
             "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
             "top": [[words(n), round(v, 2)] for n, v in a.top[:4]],
+            "content": [[words(n), v] for n, v in a.moved(SEAT)],
             "threshold": threshold,
         }
         msg = case.message

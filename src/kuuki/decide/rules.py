@@ -164,6 +164,7 @@ class RuleScorer:
         trace.features["seat"] = {
             "p": round(seat.p, 3), "short": round(seat.short, 3), "score": points,
             "top": [[words(n), round(v, 2)] for n, v in seat.top[:4]],
+            "content": [[words(n), v] for n, v in seat.content],
         }
         return points
 

@@ -4,17 +4,22 @@ The pipeline writes two entries into a trace's features (issue 25):
 
 - ``addressee``: who the message is for — ``to`` (a display name, the bot's, or "room"), its
   probability ``p``, ``bot`` (the probability that it is for the bot), every ``candidates``
-  name → p, the ``top`` feature contributions for ``to``, and the ``threshold`` at which
-  the bot counts as addressed;
+  name → p, the ``top`` feature contributions for ``to``, the ``content`` features (what
+  was said, beside who spoke when) that moved the model toward the bot or away from it,
+  and the ``threshold`` at which the bot counts as addressed;
 - ``seat``: would a member in the bot's seat speak now — ``p``, ``short`` (given it speaks,
-  a short remark rather than a reply), ``score``, and the ``top`` contributions to ``p``.
+  a short remark rather than a reply), ``score``, the ``top`` contributions to ``p`` and
+  its ``content`` ones.
 
-Each becomes a summary line and, on the next line, the features that weighed most:
+Each becomes a summary line and, on the next lines, the features that weighed most and
+what was said that moved the decision:
 
     who it is for: alice 83 % · Kuu (the bot) 12 % · the room 5 % — counts as addressed at ≥ 60 %
     to alice because: name at the start +2.1, answers alice's question +0.9
+    what was said, for the bot: shares words with their recent lines +0.7, their question -1.2
     would a member in its seat speak: 62 % (short remark 30 %)
     because: p(to the seat) +1.8, turns since the seat spoke -0.4
+    what was said: a question to the seat +0.9
 
 `kuuki why`, the playground's card and `/kuuki why` all use these words. A trace without the
 entries (stored before the models) tells nothing; an entry that is not a mapping with a
@@ -84,6 +89,7 @@ class AddresseeView:
     bot: float | None  # p(for the bot) when no candidate is the bot
     threshold: float | None
     because: str  # "to alice because: …", or "" without contributions
+    content: str = ""  # "what was said, for the bot: …", or ""
 
     @property
     def summary(self) -> str:
@@ -98,7 +104,7 @@ class AddresseeView:
         return line
 
     def lines(self) -> list[str]:
-        return [self.summary, *([self.because] if self.because else [])]
+        return [self.summary, *(x for x in (self.because, self.content) if x)]
 
     def card(self) -> dict[str, Any]:
         """What the playground's card draws: a bar per candidate and the notes."""
@@ -110,8 +116,10 @@ class AddresseeView:
                 f"the bot {percent(self.bot)}" if self.bot is not None else "",
                 f"counts as addressed at ≥ {percent(self.threshold)}"
                 if self.threshold is not None else "",
+                self.content,
             ) if n],
             "because": self.because,
+            "content": self.content,
         }
 
 
@@ -120,6 +128,7 @@ class SeatView:
     p: float
     short: float | None
     because: str  # "because: …", or ""
+    content: str = ""  # "what was said: …", or ""
 
     @property
     def summary(self) -> str:
@@ -127,12 +136,13 @@ class SeatView:
         return f"would a member in its seat speak: {percent(self.p)}{short}"
 
     def lines(self) -> list[str]:
-        return [self.summary, *([self.because] if self.because else [])]
+        return [self.summary, *(x for x in (self.because, self.content) if x)]
 
     def card(self) -> dict[str, Any]:
+        because = "; ".join(x for x in (self.because, self.content) if x)
         return {"p": self.p, "percent": percent(self.p),
                 "short": percent(self.short) if self.short is not None else None,
-                "because": self.because}
+                "because": because, "content": self.content}
 
 
 def _bot_name(candidates: Mapping[str, float], bot: float | None,
@@ -164,12 +174,15 @@ def addressee_view(value: Any, bot_names: Collection[str] = ()) -> AddresseeView
     ranked = sorted(candidates.items(), key=lambda kv: -kv[1])
     shares = tuple(Share(label(n), p, n == to, n == me) for n, p in ranked[:SHOWN])
     told = _contributions(value.get("top"))
+    said = _contributions(value.get("content"))
+    who = label(me) if me is not None else "the bot"
     return AddresseeView(
         shares=shares,
         others=max(0, len(ranked) - SHOWN),
         bot=bot if me is None else None,
         threshold=_number(value.get("threshold")),
         because=f"to {label(to)} because: {told}" if told and to else "",
+        content=f"what was said, for {who}: {said}" if said else "",
     )
 
 
@@ -178,7 +191,9 @@ def seat_view(value: Any) -> SeatView | None:
     if not isinstance(value, Mapping) or (p := _number(value.get("p"))) is None:
         return None
     told = _contributions(value.get("top"))
-    return SeatView(p, _number(value.get("short")), f"because: {told}" if told else "")
+    said = _contributions(value.get("content"))
+    return SeatView(p, _number(value.get("short")), f"because: {told}" if told else "",
+                    f"what was said: {said}" if said else "")
 
 
 def unreadable(key: str, value: Any) -> str:
