@@ -250,19 +250,24 @@ class RuleScorer:
         trace.add("open question unanswered", UNANSWERED, f"nobody answered for {age:.0f} min")
 
     def _presence(self, s: Situation, trace: DecisionTrace) -> bool:
-        """The bot's share of the channel's recent messages; True when it did much of the
-        talking (then it leaves even an unanswered question to the members)."""
+        """The bot's share of the channel's recent messages, against its fair share among
+        the people talking (1/n of the n authors, the bot included): a guest does not
+        become the most talkative member, but in a three-person chat writing a third is
+        no more than each member does. True when it did much of the talking (then it
+        leaves even an unanswered question to the members)."""
         window = list(s.recent)[-PRESENCE_WINDOW:]
         if len(window) < 5:
             return False
         bot_ids = s.bot.user_ids if s.bot else frozenset()
         mine = sum(1 for m in window if m.user.id in bot_ids)
         share = mine / len(window)
-        if share >= 0.4:
+        authors = len({"bot" if m.user.id in bot_ids else m.user.id for m in window})
+        some, much = max(0.25, 1.25 / authors), max(0.4, 1.5 / authors)
+        if share >= much:
             trace.add("presence", -30, f"the bot wrote {mine} of the last {len(window)}")
-        elif share >= 0.25:
+        elif share >= some:
             trace.add("presence", -10, f"the bot wrote {mine} of the last {len(window)}")
-        return share >= 0.4
+        return share >= much
 
     def _user_limit(self, s: Situation, trace: DecisionTrace) -> None:
         n = self.ledger.count(s.channel.id, s.message.user.id, s.now, USER_LIMIT_WINDOW)
