@@ -18,11 +18,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from kuuki.store import normalise_url
+from kuuki.testing.corpora import corpora_dir
 from kuuki.testing.services import service_missing
 from kuuki.text.secrets import SECRETS
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +33,18 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             "KUUKI_TEST_POSTGRES_URL",
             "KUUKI_TEST_AMQP_URL",
             "KUUKI_TEST_NATS_URL",
-            "KUUKI_SHARED_DATA",
+            "KUUKI_DATA_DIR",
         ):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("KUUKI_CONFIG", str(tmp_path / "absent.toml"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(scope="session")
+def corpora() -> Path:
+    """The corpora's folder: $KUUKI_DATA_DIR, else ../shared/data beside the checkout
+    (README, "Corpora"); a test names the part it needs through `require`."""
+    return corpora_dir(REPO)
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kuuki.domain import Action, ActionKind, Channel, Decision, DecisionTrace, Message
+from kuuki.domain import Action, Channel, Decision, DecisionTrace, Message, Verdict
 
 if TYPE_CHECKING:
     from kuuki.llm.base import ChatMessage
@@ -76,7 +76,8 @@ class Tracker(Protocol):
 
 
 class MessageStore(Protocol):
-    async def upsert_channel(self, ch: Channel) -> None: ...
+    """The messages as the engine's steps change them: a channel's recent messages (read
+    when its queue starts), edits, deletes and reactions (the store's messages part)."""
 
     async def recent_messages(
         self, channel_id: str, *, limit: int = 50, since: Any = None
@@ -88,6 +89,11 @@ class MessageStore(Protocol):
 
     async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: Any) -> None: ...
 
+
+class CatchUpHistory(Protocol):
+    """What the decider asks when it catches up (the store's history part): which messages
+    were decided or answered, which re-checks were still open, messages by id."""
+
     async def decided(self, message_ids: Sequence[str]) -> set[str]: ...
 
     async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]: ...
@@ -96,7 +102,25 @@ class MessageStore(Protocol):
 
     async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]: ...
 
+
+class DecisionLog(Protocol):
+    """The decisions stored, for `/kuuki why` (the store's browse part)."""
+
     async def latest_decision(self, channel_id: str | None = None) -> dict[str, Any] | None: ...
+
+
+class EngineStorage(Protocol):
+    """The parts of the store the engine's steps use (kuuki.store.Store has them); each
+    step is handed the one it needs."""
+
+    @property
+    def messages(self) -> MessageStore: ...
+
+    @property
+    def history(self) -> CatchUpHistory: ...
+
+    @property
+    def browse(self) -> DecisionLog: ...
 
 
 class Writer(Protocol):
@@ -161,33 +185,31 @@ class Generated(Protocol):
     def fallback(self) -> str | None: ...
 
 
-class Responder(Protocol):
-    """Step 6's generation with the output guard (kuuki.respond.responder.Responder).
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """What an action is about: the channel, the message (``trigger``), the conversation
+    it belongs to (oldest first, the message included) and the channel's other recent
+    messages."""
 
-    `act` writes the ``kind`` of action about ``trigger``, given its conversation and the
-    channel's other recent messages; a model failure or a rejected text ends in the
-    documented fallback (said in ``Generated.fallback``), never in an exception from the
-    model. `fallback` is that safe default, for a failure the engine caught itself.
+    channel: Channel
+    trigger: Message
+    conversation: Sequence[Message]
+    other: Sequence[Message]
+
+
+class Responder(Protocol):
+    """Step 6's generation with the output guard (kuuki.respond.responder.ModelResponder).
+
+    `act` carries out a verdict about the scene's message: the action, with the text the
+    model wrote; a model failure or a rejected text ends in the documented fallback (said
+    in ``Generated.fallback``), never in an exception from the model. `fallback` is that
+    safe default, for a failure the engine caught itself.
     """
 
-    async def act(
-        self,
-        kind: ActionKind,
-        channel: Channel,
-        trigger: Message,
-        conversation: Sequence[Message],
-        other: Sequence[Message],
-        trace: DecisionTrace,
-        *,
-        emoji: str | None = None,
-        task: str | None = None,
-        extra: dict[str, str] | None = None,
-        addressed: bool = False,
-    ) -> Generated: ...
+    async def act(self, verdict: Verdict, scene: Scene, trace: DecisionTrace) -> Generated: ...
 
     def fallback(
-        self, channel: Channel, trigger: Message, trace: DecisionTrace, why: str, *,
-        addressed: bool,
+        self, verdict: Verdict, scene: Scene, trace: DecisionTrace, why: str
     ) -> Generated: ...
 
 
@@ -263,7 +285,7 @@ class EngineCommands(Protocol):
 
 
 @dataclass(slots=True)
-class Usage:
+class DailyUsage:
     """LLM use per UTC day, for `/kuuki status`."""
 
     day: str = ""

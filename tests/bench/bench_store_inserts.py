@@ -64,7 +64,7 @@ async def main(url: str, n: int) -> None:
         print(f"{store.dialect}: writer, messages only:          {n / dt:,.0f} msg/s ({dt:.2f}s)")
         t = time.perf_counter()
         for m in messages("direct", 1000):
-            await store.add_message(m)
+            await store.messages.add_message(m)
         dt = time.perf_counter() - t
         print(f"{store.dialect}: add_message, 1 tx each (1000):  {1000 / dt:,.0f} msg/s")
     finally:

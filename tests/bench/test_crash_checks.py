@@ -9,14 +9,14 @@ import subprocess
 import sys
 import textwrap
 
-# Run under -O: each case is an Outcome that breaks one check, and what verify() raised.
+# Run under -O: each case is an CrashOutcome that breaks one check, and what verify() raised.
 PROBE = textwrap.dedent('''
     import json
     from collections import Counter
     from dataclasses import replace
-    from kuuki.bench.crash import CrashCheckFailed, Outcome, verify
+    from kuuki.bench.crash import CrashCheckFailed, CrashOutcome, verify
 
-    good = Outcome(
+    good = CrashOutcome(
         said=["m1", "m2", "m3"], addressed={"#q1": "m2"}, taken={"m1", "m2", "m3"},
         stored={"m1", "m2", "m3"}, replies=Counter({"#q1": 1}),
         decisions={"m1": 0, "m2": 1, "m3": 0}, pending=0,

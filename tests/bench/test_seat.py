@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
-from kuuki.bench.seat import SILENT, Variant, bench_seat, print_report, transcript_lines
+from kuuki.bench.seat import SILENT, bench_seat, print_report, transcript_lines
 from kuuki.bench.seat_metrics import Judged, auc, judged, labelled, summary
+from kuuki.bench.seat_replay import Variant
 from kuuki.cli import main
 from kuuki.conversation.mrmp import read_split
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Stage
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Timeline
+from kuuki.replay.expect import Played
 from kuuki.settings import Settings
 
 MEMBERS = ["あずき", "たらこ", "いくら"]
@@ -168,7 +169,7 @@ def test_the_first_decision_line_and_the_strongest_action_until_the_next_message
         return Decision(mid, "general", Action(kind, "general", mid), Stage.LOCAL, score, "",
                         t0, DecisionTrace(mid, "general", t0 + timedelta(seconds=1)))
 
-    timeline = Timeline()
+    timeline = Played()
     decisions = [decided("u3", ActionKind.NONE, 40.04), decided("u3", ActionKind.REPLY, 90)]
     for n in range(7):
         timeline.message(f"u{n}")
@@ -201,7 +202,7 @@ async def test_in_shadow_the_seat_s_real_lines_are_its_own_and_nothing_else(
 ) -> None:
     """Without shadow the bot's answers join the timeline beside the seat's real lines; in
     shadow the transcript's lines are all that was said (the bot's answers only recorded)."""
-    from kuuki.bench.seat import replay_lines
+    from kuuki.bench.seat_replay import replay_lines
 
     first = read_split(dialogues)[0]
     lines = transcript_lines(first, "たらこ", 15)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,12 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from kuuki.testing.services import service_missing
-
-REPO = Path(__file__).resolve().parents[2]
-SHARED_DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
-IRC_DATA = SHARED_DATA / "irc-disentanglement"
-MRMP_DATA = SHARED_DATA / "mrmp"
+from kuuki.testing.corpora import require
 
 
 class BigramEmbedder:
@@ -49,14 +43,14 @@ def embedder() -> BigramEmbedder:
 
 
 @pytest.fixture
-def irc_data() -> Path:
-    if not (IRC_DATA / "train").is_dir():
-        service_missing("the IRC disentanglement data", f"{IRC_DATA} has no train split")
-    return IRC_DATA
+def irc_data(corpora: Path) -> Path:
+    irc = corpora / "irc-disentanglement"
+    require(irc / "train", "the Ubuntu IRC disentanglement corpus")
+    return irc
 
 
 @pytest.fixture
-def mrmp_data() -> Path:
-    if not (MRMP_DATA / "dialogues" / "dev").is_dir():
-        service_missing("the MRMP corpus", f"{MRMP_DATA} has no dev split")
-    return MRMP_DATA
+def mrmp_data(corpora: Path) -> Path:
+    mrmp = corpora / "mrmp"
+    require(mrmp / "dialogues" / "dev", "the MRMP corpus")
+    return mrmp

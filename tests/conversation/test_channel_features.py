@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kuuki.conversation.features import FEATURE_NAMES, ChannelState
-from kuuki.conversation.history import Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelFeatures
+from kuuki.conversation.history import Post
 
 COL = {n: k for k, n in enumerate(FEATURE_NAMES)}
 
 
-def _feed(state: ChannelState, turns: list[Turn]) -> None:
+def _feed(state: ChannelFeatures, turns: list[Post]) -> None:
     """Commit each turn with the previous one as parent (self for the first)."""
     for t in turns:
         state.features(t)
@@ -20,9 +20,9 @@ def _feed(state: ChannelState, turns: list[Turn]) -> None:
 
 
 def test_gap0_means_within_a_minute_on_logs_with_seconds() -> None:
-    state = ChannelState(window=5)
-    _feed(state, [Turn("a", "first line", 10.0), Turn("b", "second line", 10.75)])
-    _, x = state.features(Turn("c", "third line", 11.5))
+    state = ChannelFeatures(window=5)
+    _feed(state, [Post("a", "first line", 10.0), Post("b", "second line", 10.75)])
+    _, x = state.features(Post("c", "third line", 11.5))
     # candidates: self, b (0.75 min back), a (1.5 min back)
     assert x[1:, COL["gap0"]].tolist() == [1.0, 0.0]
     assert x[1:, COL["log_gap"]] == pytest.approx(np.log1p([0.75, 1.5]))
@@ -30,12 +30,12 @@ def test_gap0_means_within_a_minute_on_logs_with_seconds() -> None:
 
 def test_gaps_are_also_given_in_units_of_the_channels_pace() -> None:
     # the same gaps read differently in a busy and in a slow channel
-    busy = ChannelState(window=10)
-    _feed(busy, [Turn(f"u{k}", f"line {k}", 0.1 * k) for k in range(5)])  # 10 a minute
-    slow = ChannelState(window=10)
-    _feed(slow, [Turn(f"u{k}", f"line {k}", 10.0 * k) for k in range(5)])  # 1 in 10 min
-    _, xb = busy.features(Turn("x", "next", 0.4 + 5.0))
-    _, xs = slow.features(Turn("x", "next", 40.0 + 5.0))
+    busy = ChannelFeatures(window=10)
+    _feed(busy, [Post(f"u{k}", f"line {k}", 0.1 * k) for k in range(5)])  # 10 a minute
+    slow = ChannelFeatures(window=10)
+    _feed(slow, [Post(f"u{k}", f"line {k}", 10.0 * k) for k in range(5)])  # 1 in 10 min
+    _, xb = busy.features(Post("x", "next", 0.4 + 5.0))
+    _, xs = slow.features(Post("x", "next", 40.0 + 5.0))
     assert xb[1, COL["log_gap"]] == pytest.approx(xs[1, COL["log_gap"]])  # 5 minutes
     assert xb[0, COL["log_pace"]] == pytest.approx(np.log((5.4 - 0.0) / 5))
     assert xs[0, COL["log_pace"]] == pytest.approx(np.log(45.0 / 5))
@@ -44,19 +44,19 @@ def test_gaps_are_also_given_in_units_of_the_channels_pace() -> None:
 
 
 def test_a_burst_in_one_minute_does_not_divide_by_zero() -> None:
-    state = ChannelState(window=5)
-    _feed(state, [Turn(f"u{k}", f"line {k}", 3.0) for k in range(4)])
-    _, x = state.features(Turn("x", "same minute", 3.0))
+    state = ChannelFeatures(window=5)
+    _feed(state, [Post(f"u{k}", f"line {k}", 3.0) for k in range(4)])
+    _, x = state.features(Post("x", "same minute", 3.0))
     assert np.isfinite(x).all()
     assert x[0, COL["log_pace"]] == pytest.approx(np.log(0.05))
 
 
 def test_features_of_the_candidate_conversation_as_a_whole() -> None:
-    state = ChannelState(window=10)
-    state.commit(Turn("alice", "my wifi drops every hour", 0.0), 0)
-    state.commit(Turn("bob", "alice: which driver?", 1.0), 0)
-    state.commit(Turn("carol", "anyone tried the new kernel", 1.5), 2)
-    _, x = state.features(Turn("alice", "bob: iwlwifi", 2.0))
+    state = ChannelFeatures(window=10)
+    state.commit(Post("alice", "my wifi drops every hour", 0.0), 0)
+    state.commit(Post("bob", "alice: which driver?", 1.0), 0)
+    state.commit(Post("carol", "anyone tried the new kernel", 1.5), 2)
+    _, x = state.features(Post("alice", "bob: iwlwifi", 2.0))
     # candidates: self, carol (2), bob (1), alice (0); bob and alice are one conversation
     rows = x[1:]
     assert rows[:, COL["i_root_of_conv"]].tolist() == [0, 1, 1]  # alice opened it

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kuuki.conversation.disentangler import Disentangler, disentangle_lines, irc_minutes, irc_turn
-from kuuki.conversation.features import FEATURE_NAMES, ChannelState
-from kuuki.conversation.history import Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelFeatures
+from kuuki.conversation.history import Post
 from kuuki.conversation.ircdata import read_ascii
 from kuuki.conversation.model import DisentanglerModel, shipped_model
 
@@ -27,10 +27,10 @@ def test_shipped_weights_load_and_are_small() -> None:
 
 
 def test_addressing_features() -> None:
-    state = ChannelState(window=10)
-    state.commit(Turn("alice", "anyone know grub?", 0.0), 0)
-    state.commit(Turn("bob", "hello", 0.0), 1)
-    cand, x = state.features(Turn("carol", "alice: try grub-install", 1.0))
+    state = ChannelFeatures(window=10)
+    state.commit(Post("alice", "anyone know grub?", 0.0), 0)
+    state.commit(Post("bob", "hello", 0.0), 1)
+    cand, x = state.features(Post("carol", "alice: try grub-install", 1.0))
     col = {n: k for k, n in enumerate(FEATURE_NAMES)}
     assert cand.tolist() == [2, 1, 0]
     assert x[:, col["i_leads_j"]].tolist() == [0, 0, 1]
@@ -55,7 +55,7 @@ def test_buffer_compaction_keeps_decisions(irc_data: Path) -> None:
     model = shipped_model()
     big = disentangle_lines(lines, vecs, model)
     small = Disentangler(model)
-    small.state = ChannelState(window=50, capacity=0)  # compacts every ~100 messages
+    small.state = ChannelFeatures(window=50, capacity=0)  # compacts every ~100 messages
     minutes = irc_minutes(lines)
     got = [small.step(irc_turn(ln, minutes[k], vecs[k])).parent for k, ln in enumerate(lines)]
     assert small.state.offset > 0
@@ -84,12 +84,12 @@ def test_rows_grow_as_the_channel_talks_and_decide_as_if_allocated_at_once(
 
     def run() -> tuple[list[int], Disentangler]:
         d = Disentangler(model)
-        d.state = ChannelState(window=50, dim=vecs.shape[1], capacity=512)
+        d.state = ChannelFeatures(window=50, dim=vecs.shape[1], capacity=512)
         parents = [d.step(irc_turn(ln, minutes[k], vecs[k])).parent
                    for k, ln in enumerate(lines)]
         return parents, d
 
-    quiet = ChannelState(window=50, dim=vecs.shape[1], capacity=512)
+    quiet = ChannelFeatures(window=50, dim=vecs.shape[1], capacity=512)
     for k in range(5):
         quiet.commit(irc_turn(lines[k], minutes[k], vecs[k]), k)
     assert quiet.emb.shape[0] < 512 // 4  # rows for what was said, not for 512 messages
@@ -102,13 +102,13 @@ def test_rows_grow_as_the_channel_talks_and_decide_as_if_allocated_at_once(
 
 def test_unaddressed_lines_lean_towards_joining_a_conversation() -> None:
     model = shipped_model()
-    turns = [Turn("alice", "my wifi keeps dropping", 0.0), Turn("bob", "which card?", 1.0)]
+    turns = [Post("alice", "my wifi keeps dropping", 0.0), Post("bob", "which card?", 1.0)]
 
     def probs(weight: float, text: str) -> np.ndarray:
         dis = Disentangler(model, dim=8, new_weight=weight)
         for t in turns:
             dis.step(t)
-        return dis.score(Turn("carol", text, 2.0))[1]
+        return dis.score(Post("carol", text, 2.0))[1]
 
     plain, lower = probs(1.0, "lol"), probs(0.5, "lol")
     odds = (lower[0] / lower[1:].sum()) / (plain[0] / plain[1:].sum())

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -17,10 +16,7 @@ from kuuki.decide.addressee import ROOM, AddresseeModel
 from kuuki.decide.evaluate import measure_speed
 from kuuki.decide.features import ADDRESSEE_FEATURES
 from kuuki.decide.seat import SEAT_FEATURES, SeatModel
-from kuuki.testing.services import service_missing
-
-REPO = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("KUUKI_SHARED_DATA", REPO.parent / "shared" / "data"))
+from kuuki.testing.corpora import require
 
 TRANSCRIPT = [
     {"setup": {"bot": "Kuu", "aliases": ["くう"]}},
@@ -35,11 +31,11 @@ TRANSCRIPT = [
 
 
 @pytest.fixture
-def small_data(tmp_path: Path) -> Path:
+def small_data(tmp_path: Path, corpora: Path) -> Path:
     """Three MRMP train dialogues and one IRC train log, copied to a folder of their own."""
-    mrmp, irc = DATA / "mrmp" / "dialogues" / "train", DATA / "irc-disentanglement" / "train"
-    if not mrmp.is_dir() or not irc.is_dir():
-        service_missing("the MRMP and IRC corpora", f"{DATA} has no train splits")
+    mrmp = require(corpora / "mrmp" / "dialogues" / "train", "the MRMP corpus")
+    irc = require(corpora / "irc-disentanglement" / "train",
+                  "the Ubuntu IRC disentanglement corpus")
     (tmp_path / "mrmp").mkdir()
     (tmp_path / "irc").mkdir()
     labelled = [f for f in sorted(mrmp.glob("*.json"))[:40]

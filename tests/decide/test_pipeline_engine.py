@@ -77,7 +77,7 @@ async def test_a_held_ping_stays_owed_in_the_inbox_until_its_burst_is_answered(
         await h.app.writer.flush()
         # the first held ping was superseded by the second (decided, so done); the second
         # is held and owed
-        assert [e.event_id for e in await h.app.store.pending_events()] == [second]
+        assert [e.event_id for e in await h.app.store.inbox.pending_events()] == [second]
         assert [d.reason for d in h.decisions if d.message_id == first] == ["superseded"]
         await h.clock.advance(10)
         await h.app.engine.idle()
@@ -85,7 +85,7 @@ async def test_a_held_ping_stays_owed_in_the_inbox_until_its_burst_is_answered(
         assert answer.message_id == second and answer.action.kind is ActionKind.REPLY
         assert answer.trace.stage("ping burst") is not None
         await h.app.writer.flush()
-        assert await h.app.store.pending_events() == []
+        assert await h.app.store.inbox.pending_events() == []
     finally:
         await h.app.close()
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from kuuki.decide.addressee import ROOM, AddresseeResult
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.reading import SEAT, Reader, Reading
+from kuuki.decide.reading import SEAT, Reading, RoomReader
 from kuuki.decide.rules import OPEN_QUESTION, LocalResult, RuleScorer
 from kuuki.decide.state import ConvState, StateResult
 from kuuki.decide.tracking import ChannelView
@@ -20,7 +20,7 @@ from kuuki.domain import DecisionTrace, Message
 
 from .conftest import Room, msg, settings, trace
 
-READER = Reader(["Kuu", "くう", "クウ"])
+READER = RoomReader(["Kuu", "くう", "クウ"])
 ACTIVE = StateResult(ConvState.ACTIVE, 0.9, "test")
 
 

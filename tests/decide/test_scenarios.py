@@ -14,7 +14,7 @@ import pytest
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
 from kuuki.domain import User
-from kuuki.replay.expect import Timeline, check
+from kuuki.replay.expect import Played, check
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import apply_setup, read_transcript
 from kuuki.settings import Settings
@@ -32,7 +32,7 @@ async def test_scenario(path: Path, tmp_path: Path) -> None:
     assert not failures, "\n".join(f.describe(path.name) for f in failures)
 
 
-async def run_timeline(path: Path, tmp: Path) -> Timeline:
+async def run_timeline(path: Path, tmp: Path) -> Played:
     """Replay ``path`` with no LLM, recording message markers and decisions in order."""
     transcript = read_transcript(path)
     settings = apply_setup(Settings(), transcript)
@@ -44,9 +44,9 @@ async def run_timeline(path: Path, tmp: Path) -> Timeline:
         outbox=RecordingOutbox(clock, bot),
         llm=None,
         judge_llm=None,
-        store_url=f"sqlite:///{tmp}/scenario.sqlite3",
+        store=f"sqlite:///{tmp}/scenario.sqlite3",
     )
-    timeline = Timeline()
+    timeline = Played()
     try:
         await replay(app.engine, clock, transcript, timeline=timeline)
     finally:

@@ -28,7 +28,7 @@ async def run(lines: list[dict[str, Any]], tmp: Path, **kw: Any) -> list[Decisio
     bot = User("Kuu", "Kuu", is_bot=True)
     app = await build_app(
         settings, clock=clock, outbox=RecordingOutbox(clock, bot), llm=None, judge_llm=None,
-        store_url=f"sqlite:///{tmp}/t.sqlite3",
+        store=f"sqlite:///{tmp}/t.sqlite3",
     )
     try:
         return await replay(app.engine, clock, transcript)
@@ -121,7 +121,7 @@ async def test_a_greeting_among_three_is_not_a_one_to_one(tmp_path: Path) -> Non
         bot = User(settings.persona.name, settings.persona.name, is_bot=True)
         app = await build_app(
             settings, clock=clock, outbox=RecordingOutbox(clock, bot), llm=None,
-            judge_llm=None, store_url=f"sqlite:///{tmp_path}/{name}.sqlite3",
+            judge_llm=None, store=f"sqlite:///{tmp_path}/{name}.sqlite3",
         )
         try:
             decisions = await replay(app.engine, clock, transcript)

@@ -77,7 +77,7 @@ keep = ["maintenance.next"]
     clock = VirtualClock()
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     app = await build_app(s, clock=clock, outbox=outbox, judge_llm=None,
-                          store_url=f"sqlite:///{tmp_path / 's.db'}",
+                          store=f"sqlite:///{tmp_path / 's.db'}",
                           judge=AddressedOnlyJudge(), embedder=None)
     decisions = []
     app.engine.on_decision(decisions.append)

@@ -11,7 +11,7 @@ import pytest
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge, Situation, Verdict
+from kuuki.decide.base import AddressedOnlyJudge, Situation
 from kuuki.domain import (
     ActionKind,
     Channel,
@@ -22,6 +22,7 @@ from kuuki.domain import (
     Message,
     Stage,
     User,
+    Verdict,
     Visibility,
 )
 from kuuki.errors import LLMBadOutput, LLMTimeout
@@ -84,8 +85,7 @@ async def make(
         outbox=outbox,
         llm=llm,
         judge_llm=None,
-        store_url=f"sqlite:///{tmp_path / name}",
-        store=store,
+        store=store if store is not None else f"sqlite:///{tmp_path / name}",
         judge=judge or AddressedOnlyJudge(),
     )
     h = Harness(app, clock, outbox, llm)
@@ -117,9 +117,9 @@ async def test_addressed_message_gets_a_generated_reply_that_joins_the_timeline(
     assert state is not None
     assert [m.text for m in state.buffer.recent()][-1] == "Luna is a lovely name for a cat."
     await h.app.writer.flush()
-    stored = await h.app.store.recent_messages("general")
+    stored = await h.app.store.messages.recent_messages("general")
     assert [m.user.id for m in stored] == ["alice", "alice", "Kuu"]
-    row = await h.app.store.decision_for(mid)
+    row = await h.app.store.browse.decision_for(mid)
     assert row["action"] == "reply" and row["trace"]["llm_calls"][0]["outcome"] == "ok"
 
 
@@ -243,7 +243,7 @@ async def test_nasty_text_is_stored_safely(h: Harness) -> None:
     await h.say(ALICE, "Kuu, still fine?")
     assert h.last().action.text == "ok"
     await h.app.writer.flush()
-    stored = {m.id: m for m in await h.app.store.recent_messages("general", limit=10)}
+    stored = {m.id: m for m in await h.app.store.messages.recent_messages("general", limit=10)}
     assert stored["huge"].text.startswith("あ" * 1000) and len(stored["huge"].text) <= 20_010
     nasty = stored["nasty"].text
     assert "\x00" not in nasty and "\x07" not in nasty and "\ud800" not in nasty
@@ -265,9 +265,9 @@ async def test_edits_deletes_and_reactions_update_buffer_and_store(h: Harness) -
     state = engine.state("general")
     assert state is not None
     assert [m.text for m in state.buffer.recent()] == ["the typo"]
-    stored = await h.app.store.recent_messages("general")
+    stored = await h.app.store.messages.recent_messages("general")
     assert [m.text for m in stored] == ["the typo"]
-    assert [r[1] for r in await h.app.store.reactions(mid)] == ["👍"]
+    assert [r[1] for r in await h.app.store.messages.reactions(mid)] == ["👍"]
 
 
 async def test_denied_channel_leaves_nothing_behind(tmp_path: Path) -> None:
@@ -277,7 +277,7 @@ async def test_denied_channel_leaves_nothing_behind(tmp_path: Path) -> None:
         await h.say(ALICE, "Kuu, hello", channel=Channel("secret", "secret"))
         await h.app.writer.flush()
         assert h.decisions == [] and h.outbox.sent == []
-        assert await h.app.store.recent_messages("secret") == []
+        assert await h.app.store.messages.recent_messages("secret") == []
     finally:
         await h.app.close()
 
@@ -468,14 +468,14 @@ async def test_an_owed_catch_up_answer_stays_in_the_inbox_until_it_is_decided(
         assert await h.app.engine.handle(event)
         await h.app.engine.idle()
         await h.app.writer.flush()
-        assert [e.event_id for e in await h.app.store.pending_events()] == ["ev-late1"]
+        assert [e.event_id for e in await h.app.store.inbox.pending_events()] == ["ev-late1"]
         assert h.decisions == []
         h.app.engine.caught_up(GENERAL)
         await h.app.engine.idle()
         assert [d.message_id for d in h.decisions] == ["late1"]
         assert h.outbox.sent[-1][1].text == "Here now!"
         await h.app.writer.flush()
-        assert await h.app.store.pending_events() == []
+        assert await h.app.store.inbox.pending_events() == []
     finally:
         await h.app.close()
 
@@ -499,10 +499,10 @@ async def test_an_event_the_store_failed_under_stays_in_the_inbox(tmp_path: Path
         store.writes.heal()
         await h.say(BOB, "hello", mid="b1")
         await h.app.writer.flush()
-        assert [e.event_id for e in await store.pending_events()] == ["e1"]
-        edited = await store.get_message(mid)
+        assert [e.event_id for e in await store.inbox.pending_events()] == ["e1"]
+        edited = await store.messages.get_message(mid)
         assert edited is not None and edited.text == "Kuu, still there?"
-        assert sorted(m.id for m in await store.messages_by_ids(["q1", "b1"])) == ["b1", "q1"]
+        assert sorted(m.id for m in await store.history.messages_by_ids(["q1", "b1"])) == ["b1", "q1"]
     finally:
         await h.app.close()
 
@@ -532,7 +532,7 @@ async def test_past_its_backlog_the_engine_takes_no_more_in_until_it_catches_up(
         done, _ = await asyncio.wait([holding, *later], return_when=asyncio.FIRST_COMPLETED)
         assert done == {holding}
         assert not any(f.done() for f in later)  # held at the platform, not acknowledged
-        assert {e.event_id for e in await h.app.store.pending_events()} == {
+        assert {e.event_id for e in await h.app.store.inbox.pending_events()} == {
             f"b{i}" for i in range(8)
         }
     finally:

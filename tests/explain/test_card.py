@@ -58,12 +58,12 @@ async def test_a_stored_decision_gets_the_live_card(tmp_path: Path) -> None:
     live = [rich(ActionKind.REPLY, "m1"), rich(ActionKind.REACT, "m2")]  # m2: a fallback
     store = await Store.open(f"sqlite:///{tmp_path}/s.db")
     try:
-        await store.upsert_channel(Channel("c1", "general"))
+        await store.roster.upsert_channel(Channel("c1", "general"))
         for d in live:
-            await store.add_message(Message(d.message_id, "c1", User("u1", "alice"),
+            await store.messages.add_message(Message(d.message_id, "c1", User("u1", "alice"),
                                             "Kuu, ramen?", T0))
-        await store.save_decisions(live)
-        stored = [(await store.decisions_for(d.message_id))[0] for d in live]
+        await store.messages.save_decisions(live)
+        stored = [(await store.browse.decisions_for(d.message_id))[0] for d in live]
     finally:
         await store.close()
     for d, record in zip(live, stored, strict=True):

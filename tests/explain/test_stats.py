@@ -89,7 +89,7 @@ async def fill(
     small = ScriptedLLM(name="small")
     outbox = RecordingOutbox(clock, bot, fail_with=fail_sends)
     app = await build_app(settings, clock=clock, outbox=outbox, llm=big, judge_llm=small,
-                          store_url=store_url)
+                          store=store_url)
     try:
         await replay(app.engine, clock, transcript)
     finally:
@@ -285,7 +285,7 @@ async def test_what_failed_to_send_was_not_said(tmp_path: Path) -> None:
     await fill(tmp_path, store_url, fail_sends=ConnectionError("the platform is down"))
     got = await stats(store_url)
     async with await Store.open(store_url) as store:
-        stored = [await store.decision_for(m) for m in ("g2", "d1")]
+        stored = [await store.browse.decision_for(m) for m in ("g2", "d1")]
     # The bot decided to speak (the rows say reply, ack…) but nothing reached the channel:
     # no reply, ack or reaction counted, no message of the bot's, no latency
     assert [d["action"] if d else None for d in stored] == ["reply", "ack"]
@@ -326,6 +326,6 @@ async def test_a_fallback_to_silence_without_a_model_call_is_counted(tmp_path: P
     decision = Decision("m1", "c1", Action.none("c1", "m1"), Stage.LOCAL, 75.0, reason, at,
                         DecisionTrace("m1", "c1", at))
     async with await Store.open(url) as store:
-        await store.save_decisions([decision])
+        await store.messages.save_decisions([decision])
     got = await stats(url)
     assert got["total"]["fallbacks"] == 1 and got["total"]["replies"] == 0

@@ -53,7 +53,8 @@ def test_replay_kept_with_store_is_explained_by_why(
     assert "+80  addressed:name" in out
     # what both models read in it is told too (their figures change with the weights)
     who = next(line for line in out.splitlines() if line.startswith("  · who it is for: "))
-    assert "Kuu (the bot)" in who and "counts as addressed at ≥ 65 %" in who
+    # named, and the bot the likeliest addressee: a majority is enough (not the usual 65 %)
+    assert "Kuu (the bot)" in who and "counts as addressed at ≥ 50 %" in who
     assert "  · would a member in its seat speak: " in out
     assert "→ addressee → ping burst → local score → rate limit → addressed; addressed decided" in out
     assert main(["why", "j9", "--store", str(kept)]) == 2
@@ -77,9 +78,9 @@ def test_why_shows_the_posted_text_and_every_decision(
     async def fill() -> None:
         store = await Store.open(f"sqlite:///{tmp_path}/s.db")
         try:
-            await store.upsert_channel(channel)
-            await store.add_message(msg)
-            await store.save_decisions([
+            await store.roster.upsert_channel(channel)
+            await store.messages.add_message(msg)
+            await store.messages.save_decisions([
                 decision(ActionKind.NONE, None, 0),
                 decision(ActionKind.REPLY, "Menya Kuu, near the station!", 3),
             ])
@@ -122,9 +123,9 @@ def why_lines(tmp_path: Path, features: dict[str, object],
     async def fill() -> None:
         store = await Store.open(f"sqlite:///{tmp_path}/s.db")
         try:
-            await store.upsert_channel(Channel("c1", "general"))
-            await store.add_message(Message("m1", "c1", User("u2", "bob"), "alice, ready?", t0))
-            await store.save_decisions([decision])
+            await store.roster.upsert_channel(Channel("c1", "general"))
+            await store.messages.add_message(Message("m1", "c1", User("u2", "bob"), "alice, ready?", t0))
+            await store.messages.save_decisions([decision])
         finally:
             await store.close()
 

@@ -89,7 +89,7 @@ async def room(tmp_path: Path) -> AsyncIterator[Room]:
     )
     app = await build_app(
         settings, clock=clock, outbox=outbox, llm=llm, judge_llm=None,
-        store_url=f"sqlite:///{tmp_path}/faults.sqlite3", embedder=None,
+        store=f"sqlite:///{tmp_path}/faults.sqlite3", embedder=None,
     )
     r = Room(app, clock, outbox, server)
     app.engine.on_decision(r.on_decision)

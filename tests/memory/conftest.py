@@ -92,7 +92,7 @@ async def make(
     llm = llm or ScriptedLLM()
     app = await build_app(
         s or settings(), clock=clock, outbox=outbox, llm=llm, judge_llm=None,
-        store_url=store_url or f"sqlite:///{tmp_path / name}", judge=AddressedOnlyJudge(),
+        store=store_url or f"sqlite:///{tmp_path / name}", judge=AddressedOnlyJudge(),
         embedder=FakeEmbedder(), dump=dump,
     )
     h = Harness(app, clock, outbox, llm)

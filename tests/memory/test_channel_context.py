@@ -26,7 +26,7 @@ async def test_summary_after_n_messages_is_injected_into_the_reply_prompt(tmp_pa
         ctx = h.memory.summarizer.context("general")
         assert ctx is not None and ctx.summary == "Alice and Bob plan a hike."
         assert ctx.active_users == ["Bob", "Alice"] and ctx.topic_keywords == ["hike", "weekend"]
-        stored = await h.app.store.get_memory("channel", "general", "context")
+        stored = await h.app.store.memories.get_memory("channel", "general", "context")
         assert stored is not None and stored.content["mood"] == "casual and cheerful"
 
         await h.say(BOB, "Kuu, are you coming too?")

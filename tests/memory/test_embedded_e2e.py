@@ -34,14 +34,14 @@ async def test_summary_and_reflection_with_the_embedded_model(tmp_path: Path) ->
         embedder=FakeEmbedder(),
     )
     try:
-        await store.upsert_channel(GENERAL)
+        await store.roster.upsert_channel(GENERAL)
         texts = [(ALICE, "I adopted a cat named Miso yesterday."),
                  (BOB, "Congrats! What breed is Miso?"),
                  (ALICE, "A grey tabby. She loves sleeping on my keyboard."),
                  (BOB, "Classic cat. I have a dog called Pepper.")]
         msgs = [Message(f"e{i}", GENERAL.id, u, t, clock.now() + timedelta(seconds=i))
                 for i, (u, t) in enumerate(texts)]
-        await store.add_messages([(m, None) for m in msgs])
+        await store.messages.add_messages([(m, None) for m in msgs])
         for m in msgs:
             await memory.observe(GENERAL, m, from_bot=False)
         await memory.summarizer.flush(GENERAL.id)
@@ -61,9 +61,9 @@ async def test_summary_and_reflection_with_the_embedded_model(tmp_path: Path) ->
         assert summary.trace.llm_calls[-1].outcome == "ok", calls
         for job in (summary, reflection):
             assert job.ok or job.reason, job
-        ctx = await store.get_memory("channel", GENERAL.id, "context")
+        ctx = await store.memories.get_memory("channel", GENERAL.id, "context")
         assert (ctx is not None) == summary.ok and (summary.ok or summary.reason)
-        remaining = await store.unreflected_messages(GENERAL.id)
+        remaining = await store.messages.unreflected_messages(GENERAL.id)
         assert (remaining == []) == reflection.ok
     finally:
         await memory.close()

@@ -80,7 +80,7 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
         await h.say(ALICE, "zanzibar trip next year", channel=DM)
         await h.say(ALICE, "quokka quokka", channel=DM)
         await h.advance(16 * 60)  # reflection (lull), workspace summary, profiles flushed
-        assert await h.app.store.get_memory("user", "alice", "profile") is not None
+        assert await h.app.store.memories.get_memory("user", "alice", "profile") is not None
         assert len(await cells_with(url, *SECRET)) >= 10  # the check sees what is there
 
         # More of hers the bot holds only in memory: a dirty profile, a summary queue.
@@ -105,7 +105,7 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
         await h.say(ALICE, "one more quokka story from zanzibar")
         await h.say(BOB, "ramen for lunch today")
         await h.say(BOB, "who is in for ramen?")
-        assert await h.app.store.get_memory("channel", GENERAL.id, "long_term") is None
+        assert await h.app.store.memories.get_memory("channel", GENERAL.id, "long_term") is None
         # A minute on, the next message makes it read the tombstone and purge its memory;
         # summaries, reflection and the maintenance flush then bring nothing of hers back.
         await h.advance(61)
@@ -137,18 +137,18 @@ async def test_forget_from_another_process_holds_against_the_running_bot(
     # Bob's own memory is kept and went on: his messages, facts and a new summary.
     store = await Store.open(url)
     try:
-        said = [m.text for m in await store.recent_messages(GENERAL.id) if m.user.id == "bob"]
+        said = [m.text for m in await store.messages.recent_messages(GENERAL.id) if m.user.id == "bob"]
         assert said == ["lunch at noon, anyone?", "ramen for lunch today",
                         "who is in for ramen?", "meet at noon", "the usual place",
                         "see you there"]
-        assert {f.content for f in await store.facts()} == {
+        assert {f.content for f in await store.facts.facts()} == {
             "Bob eats lunch at noon.", "Bob likes ramen for lunch."
         }
-        summary = await store.get_memory("channel", GENERAL.id, "long_term")
+        summary = await store.memories.get_memory("channel", GENERAL.id, "long_term")
         assert summary is not None and summary.content == "Lunch plans."
-        bob = await store.get_memory("user", "bob", "profile")
+        bob = await store.memories.get_memory("user", "bob", "profile")
         assert bob is not None and bob.content["lastConversationSummary"] == {}
-        assert await store.forgotten_users() != {}
+        assert await store.forgetting.forgotten_users() != {}
     finally:
         await store.close()
 
@@ -187,8 +187,8 @@ async def test_forget_me_on_the_platform_holds_through_the_next_flushes(
     assert await cells_with(url, *SECRET) == []
     store = await Store.open(url)
     try:
-        summary = await store.get_memory("channel", GENERAL.id, "long_term")
+        summary = await store.memories.get_memory("channel", GENERAL.id, "long_term")
         assert summary is not None and summary.content == "Lunch plans."
-        assert await store.get_memory("user", "bob", "profile") is not None
+        assert await store.memories.get_memory("user", "bob", "profile") is not None
     finally:
         await store.close()

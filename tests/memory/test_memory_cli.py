@@ -21,12 +21,12 @@ def fill(path: Path) -> None:
     async def go() -> None:
         store = await Store.open(f"sqlite:///{path}")
         try:
-            await store.upsert_channel(Channel("c1", "general"))
-            await store.upsert_channel(Channel("c2", "hr", Visibility.PRIVATE))
+            await store.roster.upsert_channel(Channel("c1", "general"))
+            await store.roster.upsert_channel(Channel("c2", "hr", Visibility.PRIVATE))
             ctx = ChannelContext("c1", summary="Planning the spring hackathon.", mood="upbeat",
                                  topic_keywords=["hackathon", "venue"], active_users=["Aiko"],
                                  active_user_ids=["u1"], last_updated=T0)
-            await store.set_memory("channel", "c1", "context", ctx.to_json(),
+            await store.memories.set_memory("channel", "c1", "context", ctx.to_json(),
                                    visibility=Visibility.PUBLIC, source_channel_id="c1")
             aiko = UserProfile("u1", "Aiko", interaction_count=42, mentioned_bot_count=1,
                                channels_active=["c1", "c2"], last_interaction=T0,
@@ -34,8 +34,8 @@ def fill(path: Path) -> None:
             ken = UserProfile("u2", "Ken", interaction_count=2, channels_active=["c2"],
                               last_interaction=T0)
             for p in (aiko, ken):
-                await store.set_memory("user", p.user_id, "profile", p.to_json())
-            await store.add_fact("Aiko books the venue.", source_channel_id="c1",
+                await store.memories.set_memory("user", p.user_id, "profile", p.to_json())
+            await store.facts.add_fact("Aiko books the venue.", source_channel_id="c1",
                                  source_user_ids=["u1"], confidence=0.8, at=T0)
         finally:
             await store.close()

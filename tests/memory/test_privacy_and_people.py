@@ -63,7 +63,7 @@ async def test_private_and_dm_memories_never_reach_another_channel(tmp_path: Pat
         await h.say(BOB, "I lead the falcon project now", channel=GENERAL)
         await h.say(ALICE, "nice, falcon is in good hands", channel=GENERAL)
         await h.advance(11 * 60)  # reflection in all three channels
-        assert len(await h.app.store.facts()) == 3
+        assert len(await h.app.store.facts.facts()) == 3
 
         h.llm.enqueue("ok", "ok", "ok", purpose="reply")
         await h.say(ALICE, "Kuu, what's the news on the falcon project?", channel=GENERAL)
@@ -130,7 +130,7 @@ async def test_profile_sets_the_tone_and_hides_private_topics(tmp_path: Path) ->
         assert "sourdough" in later.split("## Current")[0]
         assert "salary" not in later and "hr-private" not in later
         await h.memory.profiles.flush(h.clock.now())  # maintenance or close would do it
-        stored = await h.app.store.get_memory("user", "bob", "profile")
+        stored = await h.app.store.memories.get_memory("user", "bob", "profile")
         assert stored is not None and stored.content["interactionCount"] == 6
         assert stored.content["mentionedBotCount"] == 2
         assert set(stored.content["channelsActive"]) == {"general", "hr"}
@@ -193,12 +193,12 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
         await h2.say(BOB, "Kuu, any bread tips for my sourdough?")
         prompt = h2.llm.prompts("reply")[-1]
         assert "bakes sourdough every weekend" not in prompt and "baker" not in prompt
-        assert [f.content for f in await h2.app.store.facts()] == ["Alice runs marathons."]
+        assert [f.content for f in await h2.app.store.facts.facts()] == ["Alice runs marathons."]
         # Forgotten until lifted: no profile again, his new message not kept.
         assert "Relationship:" not in prompt
         await h2.advance(16 * 60)
         assert h2.memory.profiles.get("bob") is None
-        kept = await h2.app.store.recent_messages("general")
+        kept = await h2.app.store.messages.recent_messages("general")
         assert [(m.user.id, m.text) for m in kept] == [("alice", "I run marathons")]
     finally:
         await h2.app.close()
@@ -211,7 +211,7 @@ async def test_user_can_see_and_forget_what_is_remembered(tmp_path: Path) -> Non
         h3.llm.enqueue("ok", purpose="reply")
         await h3.say(BOB, "Kuu, I'm back")
         assert h3.memory.profiles.get("bob") is not None
-        assert [m.text for m in await h3.app.store.recent_messages("general")
+        assert [m.text for m in await h3.app.store.messages.recent_messages("general")
                 if m.user.id == "bob"] == ["Kuu, I'm back"]
     finally:
         await h3.app.close()

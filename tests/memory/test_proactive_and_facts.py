@@ -45,7 +45,7 @@ async def test_proactive_talk_brings_a_fact_up_once_per_channel(tmp_path: Path) 
         await h.say(BOB, "I climbed Mount Fuji last summer")
         await h.say(ALICE, "wow, fuji climbing!")
         await h.advance(11 * 60)
-        assert len(await h.app.store.facts()) == 1
+        assert len(await h.app.store.facts.facts()) == 1
         await h.advance(60 * 60)  # the channel falls silent
 
         h.llm.enqueue("By the way, Bob climbed Fuji last summer!", purpose="proactive")
@@ -56,8 +56,8 @@ async def test_proactive_talk_brings_a_fact_up_once_per_channel(tmp_path: Path) 
         assert spoken[0].action.text == "By the way, Bob climbed Fuji last summer!"
         prompt = h.llm.prompts("proactive")[-1]
         assert "Bob climbed Mount Fuji last summer." in prompt and "woken up" in prompt
-        fact_id = (await h.app.store.facts())[0].id
-        assert await h.app.store.proactive_count("general", NOW - timedelta(days=1),
+        fact_id = (await h.app.store.facts.facts())[0].id
+        assert await h.app.store.facts.proactive_count("general", NOW - timedelta(days=1),
                                                  fact_id=fact_id) == 1
 
         # Another silence and wake-up on the same topic: the fact is not brought up again.
@@ -163,7 +163,7 @@ async def test_near_duplicates_merge_and_the_cap_holds(tmp_path: Path) -> None:
         await h.say(BOB, "tomatoes are growing")
         await h.say(ALICE, "marathon next week")
         await h.advance(11 * 60)
-        facts = {f.content: f for f in await h.app.store.facts()}
+        facts = {f.content: f for f in await h.app.store.facts.facts()}
         assert set(facts) == {"Bob grows tomatoes.", "Alice runs marathons."}
         merged = facts["Bob grows tomatoes."]
         assert merged.confidence == 0.8 and set(merged.source_user_ids) == {"bob", "alice"}
@@ -172,7 +172,7 @@ async def test_near_duplicates_merge_and_the_cap_holds(tmp_path: Path) -> None:
         await h.advance(300 * 86400)
         await h.say(ALICE, "back after a long break")
         await h.advance(16 * 60)
-        assert await h.app.store.facts() == [] and h.memory.facts.count() == 0
+        assert await h.app.store.facts.facts() == [] and h.memory.facts.count() == 0
     finally:
         await h.app.close()
 

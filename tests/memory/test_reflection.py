@@ -33,11 +33,11 @@ async def test_lull_reflection_stores_facts_and_profile_notes(tmp_path: Path) ->
         await h.advance(61)
         prompts = h.llm.prompts("memory_reflection")
         assert len(prompts) == 1 and "first message 3 about the garden" in prompts[0]
-        facts = await h.app.store.facts()
+        facts = await h.app.store.facts.facts()
         assert [(f.content, f.source_user_ids, f.source_channel_id) for f in facts] == [
             ("Bob grows tomatoes in his garden.", ("bob",), "general")
         ]
-        assert await h.app.store.unreflected_messages("general") == []
+        assert await h.app.store.messages.unreflected_messages("general") == []
         profile = h.memory.profiles.get("bob")
         assert profile is not None and profile.tags == {"general": ["gardener"]}
         assert profile.summaries["general"]["text"] == "We talked tomatoes."
@@ -73,12 +73,12 @@ async def test_invalid_answer_marks_nothing(tmp_path: Path) -> None:
         await h.advance(11 * 60)
         bad = h.memory.jobs.of("reflection")[-1]
         assert not bad.ok and "invalid" in bad.reason
-        assert await h.app.store.facts() == []
-        assert len(await h.app.store.unreflected_messages("general")) == 4
+        assert await h.app.store.facts.facts() == []
+        assert len(await h.app.store.messages.unreflected_messages("general")) == 4
         await _chat(h, 1, "again")
         await h.advance(11 * 60)
-        assert [f.content for f in await h.app.store.facts()] == ["Alice likes roses."]
-        assert await h.app.store.unreflected_messages("general") == []
+        assert [f.content for f in await h.app.store.facts.facts()] == ["Alice likes roses."]
+        assert await h.app.store.messages.unreflected_messages("general") == []
     finally:
         await h.app.close()
 
@@ -113,8 +113,8 @@ async def test_no_message_is_reflected_twice_across_a_restart(tmp_path: Path) ->
         assert "before message" not in prompts[0]
         assert "pending message 1" in prompts[0] and "after message 1" in prompts[0]
         # The same fact learned again is merged, never stored twice.
-        facts = await h2.app.store.facts()
+        facts = await h2.app.store.facts.facts()
         assert [f.content for f in facts] == ["Bob grows tomatoes."]
-        assert await h2.app.store.unreflected_messages("general") == []
+        assert await h2.app.store.messages.unreflected_messages("general") == []
     finally:
         await h2.app.close()

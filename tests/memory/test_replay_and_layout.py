@@ -55,7 +55,7 @@ async def test_replayed_secret_never_reaches_a_public_channel_prompt(tmp_path: P
     app = await build_app(
         settings(REFLECTION_MIN_MESSAGES=2, PROACTIVE_CONVERSATION_ENABLED=False),
         clock=clock, outbox=RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True)),
-        llm=llm, judge_llm=None, store_url=f"sqlite:///{tmp_path / 'r.sqlite3'}",
+        llm=llm, judge_llm=None, store=f"sqlite:///{tmp_path / 'r.sqlite3'}",
         judge=AddressedOnlyJudge(), embedder=FakeEmbedder(), dump=PromptDumper(dump_dir),
     )
     try:

@@ -71,7 +71,7 @@ async def started(tmp_path: Path, settings: Settings | None = None) -> AsyncIter
     settings = settings or Settings()
     app = await build_app(
         settings, clock=clock, outbox=RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True)),
-        llm=llm, judge_llm=None, store_url=f"sqlite:///{tmp_path / 'store.sqlite3'}",
+        llm=llm, judge_llm=None, store=f"sqlite:///{tmp_path / 'store.sqlite3'}",
         judge=AddressedOnlyJudge(),
     )
     metrics = app_metrics(app)
@@ -218,7 +218,7 @@ async def test_a_replay_scraped_as_it_runs(tmp_path: Path) -> None:
                 purpose="reply")
     app = await build_app(
         Settings(), clock=clock, outbox=RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True)),
-        llm=llm, judge_llm=None, store_url=f"sqlite:///{tmp_path / 'replay.sqlite3'}",
+        llm=llm, judge_llm=None, store=f"sqlite:///{tmp_path / 'replay.sqlite3'}",
         judge=AddressedOnlyJudge(),
     )
     metrics = app_metrics(app)

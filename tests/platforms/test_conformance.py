@@ -108,7 +108,7 @@ async def test_reactions_both_ways(driver: PlatformDriver) -> None:
     [msg] = await driver.wait_bot_messages(1)
     await driver.react("alice", msg.id, "🎉")
     await driver.settle()
-    stored = await driver.app.store.reactions(msg.id)
+    stored = await driver.app.store.messages.reactions(msg.id)
     assert [e for _, e, _ in stored] in (["🎉"], ["tada"]), stored
     assert len(driver.bot_messages) == 1 and len(driver.bot_reactions) == 1
 
@@ -133,14 +133,14 @@ async def test_edits_and_deletes_reach_buffer_and_store(driver: PlatformDriver) 
     await driver.settle()
     assert buffer(driver, cid)[first].text == "the meeting is at 4pm"
     await driver.app.writer.flush()
-    stored = await driver.app.store.get_message(first)
+    stored = await driver.app.store.messages.get_message(first)
     assert stored is not None and stored.text == "the meeting is at 4pm"
 
     await driver.delete(second)
     await driver.delete(NEVER_SEEN[driver.name])  # harmless
     await driver.settle()
     assert second not in buffer(driver, cid)
-    gone = await driver.app.store.get_message(second)
+    gone = await driver.app.store.messages.get_message(second)
     assert gone is None or gone.deleted
     assert driver.bot_messages == []
 
@@ -241,7 +241,7 @@ async def test_malformed_payloads_are_skipped_and_the_adapter_carries_on(
     assert pasted in seen, "the long paste was cut, not refused"
     assert seen[pasted].text == cut
     await driver.app.writer.flush()
-    stored = await driver.app.store.get_message(pasted)
+    stored = await driver.app.store.messages.get_message(pasted)
     assert stored is not None and stored.text == cut
     # Whatever else was long (Discord's malformed batch posts a 100,000-character text;
     # Slack's 200,000 is over its limit and refused) was cut the same way.

@@ -241,8 +241,8 @@ async def test_a_store_with_migrations_not_current_names_the_pending_ones(
     pending = [f"m{m.version:03d}_{m.name}" for m in MIGRATIONS if m.version > 3]
     assert line(lines, "store").endswith(
         f": migrations not current, {len(pending)} of {len(MIGRATIONS)} pending "
-        f"({', '.join(pending)}) — back the database up, then start `kuuki run` once: it "
-        "applies them on start")
+        f"({', '.join(pending)}) — back the database up, then run `kuuki store migrate` (or "
+        "start `kuuki run` once: it applies them on start)")
 
 
 async def test_an_empty_database_passes_and_is_left_empty(

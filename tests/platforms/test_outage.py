@@ -79,8 +79,8 @@ async def test_a_mention_whose_handling_the_store_failed_under_is_answered_once_
     await driver.restart()  # type: ignore[attr-defined]
     await driver.settle()
     assert [m.text for m in driver.bot_messages] == ["Yes, the build is green."]
-    assert len(await driver.app.store.decisions_for(asked)) == 1
-    assert await driver.app.store.pending_events() == []
+    assert len(await driver.app.store.browse.decisions_for(asked)) == 1
+    assert await driver.app.store.inbox.pending_events() == []
 
 
 async def test_owed_answers_are_given_when_the_caught_up_marker_met_the_store_down(

@@ -40,7 +40,7 @@ async def test_terminal_room_speaks_as_anyone_answers_inline_and_explains(
         outbox=TerminalOutbox(clock, User("Kuu", "Kuu", is_bot=True), console),
         llm=llm,
         judge_llm=None,
-        store_url=f"sqlite:///{tmp_path}/chat.sqlite3",
+        store=f"sqlite:///{tmp_path}/chat.sqlite3",
         judge=AddressedOnlyJudge(),
     )
     room = TerminalRoom(app.engine.handle, app.engine.idle, clock, console)
@@ -86,7 +86,7 @@ async def test_a_second_session_on_the_same_store_is_heard(tmp_path: Path) -> No
             outbox=TerminalOutbox(clock, User("Kuu", "Kuu", is_bot=True), console),
             llm=ScriptedLLM(f"answer {attempt}"),
             judge_llm=None,
-            store_url=f"sqlite:///{tmp_path}/same.sqlite3",
+            store=f"sqlite:///{tmp_path}/same.sqlite3",
             judge=AddressedOnlyJudge(),
         )
         room = TerminalRoom(app.engine.handle, app.engine.idle, clock, console)
@@ -103,7 +103,7 @@ async def test_chat_loads_the_model_once_before_the_first_prompt(tmp_path: Path)
     code = await run_chat(
         load_settings(env={}), lines=lines("alice: Kuu, are you there?"), out=out, llm=llm,
         judge_llm=None, judge=AddressedOnlyJudge(), embedder=None,
-        store_url=f"sqlite:///{tmp_path}/chat.sqlite3",
+        store=f"sqlite:///{tmp_path}/chat.sqlite3",
     )
     text = out.getvalue()
     assert code == 0 and llm.warms == 1

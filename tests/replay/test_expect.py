@@ -12,7 +12,7 @@ import pytest
 from kuuki.cli import main
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Stage
 from kuuki.errors import TranscriptError
-from kuuki.replay.expect import Timeline, check
+from kuuki.replay.expect import Played, check
 from kuuki.replay.transcript import parse_lines
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
@@ -30,8 +30,8 @@ def decided(mid: str, kind: ActionKind) -> Decision:
     )
 
 
-def timeline(*entries: str | Decision) -> Timeline:
-    tl = Timeline()
+def timeline(*entries: str | Decision) -> Played:
+    tl = Played()
     for e in entries:
         if isinstance(e, str):
             tl.message(e)

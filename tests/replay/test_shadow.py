@@ -13,7 +13,7 @@ from kuuki.app import build_app
 from kuuki.cli import main
 from kuuki.clock import VirtualClock
 from kuuki.domain import ActionKind, Decision, User
-from kuuki.replay.expect import Timeline
+from kuuki.replay.expect import Played
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import apply_setup, parse_lines
 from kuuki.settings import Settings
@@ -36,14 +36,14 @@ async def _replay(tmp_path: Path, *, shadow: bool) -> tuple[list[Decision], Reco
     outbox = RecordingOutbox(clock, User("Mio", "Mio", is_bot=True))
     llm = ScriptedLLM(default=GENERATED)
     app = await build_app(settings, clock=clock, outbox=outbox, llm=llm, judge_llm=None,
-                          store_url=f"sqlite:///{tmp_path}/s.sqlite3", shadow=shadow)
+                          store=f"sqlite:///{tmp_path}/s.sqlite3", shadow=shadow)
     try:
-        decisions = await replay(app.engine, clock, transcript, None, Timeline())
+        decisions = await replay(app.engine, clock, transcript, None, Played())
         state = app.engine.channels.get("general")
         assert state is not None
         seen = [(m.user.id, m.text) for m in state.buffer.recent()]
         await app.writer.flush()
-        stored = await app.store.recent_messages("general", limit=50)
+        stored = await app.store.messages.recent_messages("general", limit=50)
     finally:
         await app.close()
     return decisions, outbox, (seen, [(m.user.id, m.text) for m in stored])

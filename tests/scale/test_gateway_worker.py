@@ -67,11 +67,11 @@ async def test_a_mention_through_gateway_broker_and_worker_is_stored_once_and_an
     store = await Store.open(store_url)
     try:
         ids = [m["id"] for m in said] + replies
-        stored = await store.messages_by_ids(ids)
+        stored = await store.history.messages_by_ids(ids)
         assert sorted(m.id for m in stored) == sorted(ids)
-        assert await store.pending_events() == []
+        assert await store.inbox.pending_events() == []
         for mention in (said[1], said[2]):
-            decision = await store.decision_for(mention["id"])
+            decision = await store.browse.decision_for(mention["id"])
             assert decision is not None and decision["action"] == "reply"
     finally:
         await store.close()

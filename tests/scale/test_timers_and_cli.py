@@ -32,17 +32,17 @@ async def test_a_new_owner_rebuilds_the_recheck_the_dead_worker_had_scheduled(
     clock = VirtualClock()
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     app = await build_app(Settings(), clock=clock, outbox=outbox, llm=None, judge_llm=None,
-                          embedder=None, store_url=f"sqlite:///{tmp_path}/kuuki.sqlite3")
+                          embedder=None, store=f"sqlite:///{tmp_path}/kuuki.sqlite3")
     try:
         store = app.store
         question = Message("m1", CHANNEL.id, User("u1", "alice"),
                            "does anyone know how to rotate the logs?", clock.now())
-        await store.upsert_channel(CHANNEL)
-        await store.add_message(question)
+        await store.roster.upsert_channel(CHANNEL)
+        await store.messages.add_message(question)
         # What the dead worker decided: silence, judge again in 120 s (its timer died).
         trace = DecisionTrace(question.id, CHANNEL.id, clock.now())
         trace.features["recheck_s"] = 120.0
-        await store.save_decision(Decision(
+        await store.messages.save_decision(Decision(
             question.id, CHANNEL.id, Action.none(CHANNEL.id, question.id), Stage.LOCAL,
             10.0, "waiting for an answer", clock.now(), trace,
         ))
@@ -50,10 +50,10 @@ async def test_a_new_owner_rebuilds_the_recheck_the_dead_worker_had_scheduled(
         assert await app.engine.recover_timers(CHANNEL) == 1
         assert await app.engine.recover_timers(CHANNEL) == 0, "not scheduled twice"
         await clock.advance(89)
-        assert len(await store.decisions_for(question.id)) == 1, "not before it is due"
+        assert len(await store.browse.decisions_for(question.id)) == 1, "not before it is due"
         await clock.advance(2)
         await app.engine.idle()
-        later = await store.decisions_for(question.id)
+        later = await store.browse.decisions_for(question.id)
         assert len(later) == 2, "judged again at the time the dead worker had set"
         assert later[1]["trace"]["steps"][0] == "re-judged after 120 s"
     finally:

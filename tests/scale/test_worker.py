@@ -11,9 +11,10 @@ from pathlib import Path
 from kuuki.app import App, build_app
 from kuuki.clock import RealClock
 from kuuki.domain import ActionKind, Channel, ChatEvent, EventKind, Message, User
+from kuuki.engine.config import EngineOptions
 from kuuki.replay.runner import RecordingOutbox
 from kuuki.scale.broker import Envelope, encode
-from kuuki.scale.worker import Worker
+from kuuki.scale.worker import BrokerWorker
 from kuuki.settings import Settings
 from kuuki.testing.llm import ScriptedLLM
 
@@ -40,8 +41,8 @@ async def app_for(tmp_path: Path, llm: ScriptedLLM) -> tuple[App, RecordingOutbo
     outbox = RecordingOutbox(RealClock(), BOT)
     app = await build_app(Settings(), clock=RealClock(), outbox=outbox, llm=llm,
                           judge_llm=llm, embedder=None,
-                          store_url=f"sqlite:///{tmp_path}/kuuki.sqlite3",
-                          engine_options={"seen_capacity": 0})
+                          store=f"sqlite:///{tmp_path}/kuuki.sqlite3",
+                          engine=EngineOptions(seen_capacity=0))
     return app, outbox
 
 
@@ -50,7 +51,7 @@ async def test_a_marker_waits_for_the_events_delivered_before_it(tmp_path: Path)
     llm.enqueue("caught up, here I am")
     app, outbox = await app_for(tmp_path, llm)
     try:
-        worker = Worker(app)
+        worker = BrokerWorker(app)
         event = Delivery(encode(Envelope(CHANNEL, posted(1, "Kuu, are you there?",
                                                          catch_up=True))))
         marker = Delivery(encode(Envelope(CHANNEL)))
@@ -59,7 +60,7 @@ async def test_a_marker_waits_for_the_events_delivered_before_it(tmp_path: Path)
         await worker.drain()  # handled, committed, acknowledged
         replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
         assert [a.text for a in replies] == ["caught up, here I am"]
-        assert await app.store.pending_events() == []
+        assert await app.store.inbox.pending_events() == []
         assert (event.acked, marker.acked) == (1, 1)
     finally:
         await app.close()
@@ -72,7 +73,7 @@ async def test_a_redelivered_event_taken_in_before_is_acked_not_handled_again(
     llm.enqueue("hello alice")
     app, outbox = await app_for(tmp_path, llm)
     try:
-        worker = Worker(app)
+        worker = BrokerWorker(app)
         first = Delivery(encode(Envelope(CHANNEL, posted(1, "Kuu, hello"))))
         worker.deliver(first)
         await worker.drain()
@@ -94,8 +95,8 @@ async def test_a_takeover_answers_what_the_dead_worker_took_in_but_never_handled
     app, outbox = await app_for(tmp_path, llm)
     try:
         pending = posted(1, "Kuu, still there?")
-        assert await app.store.admit_events([pending]) == {pending.event_id}  # then it died
-        worker = Worker(app)
+        assert await app.store.inbox.admit_events([pending]) == {pending.event_id}  # then it died
+        worker = BrokerWorker(app)
         redelivery = Delivery(encode(Envelope(CHANNEL, pending)), redelivered=True)
         later = Delivery(encode(Envelope(CHANNEL, posted(2, "anyway, lunch?"))))
         worker.deliver(redelivery)
@@ -104,9 +105,9 @@ async def test_a_takeover_answers_what_the_dead_worker_took_in_but_never_handled
         assert worker.takeovers == 1
         replies = [a for _, a in outbox.sent if a.kind is ActionKind.REPLY]
         assert [(a.text, a.reply_to) for a in replies] == [("sorry for the wait", "m1")]
-        assert await app.store.pending_events() == []
+        assert await app.store.inbox.pending_events() == []
         assert (redelivery.acked, later.acked) == (1, 1)
-        assert sorted(m.id for m in await app.store.messages_by_ids(["m1", "m2"])) == [
+        assert sorted(m.id for m in await app.store.history.messages_by_ids(["m1", "m2"])) == [
             "m1", "m2"
         ]
     finally:
@@ -140,7 +141,7 @@ async def test_a_delivery_acked_at_its_commit_is_not_acked_again_by_its_admissio
     in tests/scale/test_cluster.py with a kill mid-batch)."""
     app, _ = await app_for(tmp_path, ScriptedLLM())
     try:
-        worker = Worker(app)
+        worker = BrokerWorker(app)
         event = posted(1, "lunch anyone?")
         delivery = Delivery(encode(Envelope(CHANNEL, event)), redelivered=True)
         worker._recovering.add(event.event_id)  # pending when the takeover began

@@ -15,7 +15,7 @@ from sqlalchemy.dialects import sqlite
 
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
 from kuuki.store import fastwrite
-from kuuki.store.messages import _user_upsert
+from kuuki.store.roster import user_upsert as _user_upsert
 from kuuki.store.store import Store
 
 _DDL = (
@@ -117,10 +117,10 @@ def _event(i: int, channel: str = "c1") -> ChatEvent:
 async def test_a_file_store_commits_and_reads_on_its_own_connection(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'k.sqlite3'}"
     async with await Store.open(url) as store:
-        assert await store.admit_events([_event(1), _event(2)]) == {"m1", "m2"}
-        assert await store.admit_events([_event(2), _event(3)]) == {"m3"}
+        assert await store.inbox.admit_events([_event(1), _event(2)]) == {"m1", "m2"}
+        assert await store.inbox.admit_events([_event(2), _event(3)]) == {"m3"}
         # what that connection committed, the store's own connection reads
-        pending = await store.pending_events(channel_id="c1")
+        pending = await store.inbox.pending_events(channel_id="c1")
         assert [e.event_id for e in pending] == ["m1", "m2", "m3"]
         writer = store.writer
         for e in pending:
@@ -128,14 +128,14 @@ async def test_a_file_store_commits_and_reads_on_its_own_connection(tmp_path: Pa
             await writer.add_message(e.message)
             await writer.handled(e.event_id)
         await writer.flush()
-        assert await store.pending_events(channel_id="c1") == []
+        assert await store.inbox.pending_events(channel_id="c1") == []
         # a channel's recent messages, read on that connection: stored, then pending too
-        assert [m.id for m in await store.recent_messages("c1")] == ["m1", "m2", "m3"]
+        assert [m.id for m in await store.messages.recent_messages("c1")] == ["m1", "m2", "m3"]
         later = _event(4).message
         assert later is not None
         await writer.add_message(later)
-        assert [m.id for m in await store.recent_messages("c1", limit=2)] == ["m3", "m4"]
-        assert (await store.recent_messages("c1"))[0].ts == datetime(2026, 1, 5, 10, 0, 1, tzinfo=UTC)
+        assert [m.id for m in await store.messages.recent_messages("c1", limit=2)] == ["m3", "m4"]
+        assert (await store.messages.recent_messages("c1"))[0].ts == datetime(2026, 1, 5, 10, 0, 1, tzinfo=UTC)
     # and it is closed with the store: SQLite removes the write-ahead log when the last
     # connection to the file closes, and not before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.sqlite3"]
@@ -143,10 +143,10 @@ async def test_a_file_store_commits_and_reads_on_its_own_connection(tmp_path: Pa
 
 async def test_an_in_memory_store_runs_the_jobs_on_its_one_connection() -> None:
     async with await Store.open(":memory:") as store:
-        assert await store.admit_events([_event(1)]) == {"m1"}
-        assert [e.event_id for e in await store.pending_events()] == ["m1"]
+        assert await store.inbox.admit_events([_event(1)]) == {"m1"}
+        assert [e.event_id for e in await store.inbox.pending_events()] == ["m1"]
         event = _event(2)
         assert event.message is not None
         await store.writer.add_message(event.message)
         await store.writer.flush()
-        assert [m.text for m in await store.recent_messages("c1")] == ["hello 2"]
+        assert [m.text for m in await store.messages.recent_messages("c1")] == ["hello 2"]

@@ -36,10 +36,10 @@ async def traces_of(store: Store, *needles: str) -> list[tuple[str, str, str]]:
 
 
 async def seed(store: Store) -> None:
-    await store.upsert_channel(GENERAL)
-    await store.upsert_channel(DM)
+    await store.roster.upsert_channel(GENERAL)
+    await store.roster.upsert_channel(DM)
     ann_q = msg("m1", "Kuu, have you been to zanzibar?", user=ANN, mentions=("u-bot",))
-    await store.add_messages([
+    await store.messages.add_messages([
         (ann_q, "conv-1"),
         (msg("m2", "I have not, sounds nice", user=BOB, minutes=1), "conv-1"),
         (msg("m3", "Zanzibar was lovely, a quokka?", user=BOT, minutes=2, reply_to="m1"), None),
@@ -49,97 +49,97 @@ async def seed(store: Store) -> None:
     about_bob = decision(msg("m5", "anyone up for lunch?", user=BOB, minutes=4))
     about_bob.trace.add("talking to someone else", -15, "Ann")
     about_bob.trace.step("asked of Ann, not of Annabel")
-    await store.save_decisions([decision(ann_q), about_bob])
-    await store.add_reaction("m5", ANN.id, "👍", T0)
-    await store.add_reaction("m1", BOB.id, "🌴", T0)
+    await store.messages.save_decisions([decision(ann_q), about_bob])
+    await store.messages.add_reaction("m5", ANN.id, "👍", T0)
+    await store.messages.add_reaction("m1", BOB.id, "🌴", T0)
     # An event of hers still in the inbox (taken in, not yet handled) keeps its text there.
     pending = msg("m6", "one more zanzibar story", user=ANN, minutes=5)
-    await store.admit_events([ChatEvent(EventKind.POSTED, GENERAL, "m6", pending.ts,
+    await store.inbox.admit_events([ChatEvent(EventKind.POSTED, GENERAL, "m6", pending.ts,
                                         message=pending, user=ANN)])
-    await store.set_memory("user", ANN.id, "profile", {"displayName": "Ann"},
+    await store.memories.set_memory("user", ANN.id, "profile", {"displayName": "Ann"},
                            source_user_ids=[ANN.id])
-    await store.set_memory("user", BOB.id, "profile", {"displayName": "Bob",
+    await store.memories.set_memory("user", BOB.id, "profile", {"displayName": "Bob",
                            "lastConversationSummary": {
                                GENERAL.id: {"text": "Told Ann zanzibar is far."},
                                "c-other": {"text": "Planned the Friday release."}}},
                            source_user_ids=[BOB.id])
     # The channel summary names only Bob as a source (an older store's partial list), yet
     # it was written from a channel Ann spoke in.
-    await store.set_memory("channel", GENERAL.id, "long_term", "Ann dreams of zanzibar.",
+    await store.memories.set_memory("channel", GENERAL.id, "long_term", "Ann dreams of zanzibar.",
                            visibility=Visibility.PUBLIC, workspace="acme",
                            source_channel_id=GENERAL.id, source_user_ids=[BOB.id])
-    await store.set_memory("workspace", "acme", "long_term", "A zanzibar fan is around.",
+    await store.memories.set_memory("workspace", "acme", "long_term", "A zanzibar fan is around.",
                            visibility=Visibility.PUBLIC, workspace="acme",
                            source_user_ids=[BOB.id])
-    await store.set_memory("channel", "c-other", "long_term", "Bob's team ships on Fridays.",
+    await store.memories.set_memory("channel", "c-other", "long_term", "Bob's team ships on Fridays.",
                            source_channel_id="c-other", source_user_ids=[BOB.id])
-    await store.add_fact("Ann wants to visit zanzibar", source_channel_id=GENERAL.id,
+    await store.facts.add_fact("Ann wants to visit zanzibar", source_channel_id=GENERAL.id,
                          source_user_ids=[ANN.id], embedding=[0.1] * 8)
-    await store.add_fact("Ann and Bob both like quokka videos", source_channel_id=GENERAL.id,
+    await store.facts.add_fact("Ann and Bob both like quokka videos", source_channel_id=GENERAL.id,
                          source_user_ids=[ANN.id, BOB.id])
-    await store.add_fact("Bob likes lunch at noon", source_channel_id=GENERAL.id,
+    await store.facts.add_fact("Bob likes lunch at noon", source_channel_id=GENERAL.id,
                          source_user_ids=[BOB.id])
 
 
 async def test_forgetting_leaves_no_word_of_theirs_anywhere(store: Store) -> None:
     await seed(store)
     assert await traces_of(store, *SECRET_WORDS)  # the check can see them before
-    gone = await store.forget_user(ANN.id, at=T0 + timedelta(hours=1))
+    gone = await store.forgetting.forget_user(ANN.id, at=T0 + timedelta(hours=1))
     assert (gone.messages, gone.bot_answers, gone.decisions, gone.facts) == (2, 1, 1, 2)
     assert await traces_of(store, *SECRET_WORDS) == []
     # Her id survives only as the tombstone; her name nowhere.
     assert {(t, c) for t, c, _ in await traces_of(store, ANN.id)} == {
         ("forgotten_users", "user_id")
     }
-    assert await store.forgotten_users() == {ANN.id: T0 + timedelta(hours=1)}
+    assert await store.forgetting.forgotten_users() == {ANN.id: T0 + timedelta(hours=1)}
     # Everyone else's is kept: Bob's messages, his reaction on a gone message is gone with it.
-    left = await store.recent_messages(GENERAL.id, limit=10)
+    left = await store.messages.recent_messages(GENERAL.id, limit=10)
     assert [m.id for m in left] == ["m2", "m5"]
-    assert await store.reactions("m5") == [] and await store.reactions("m1") == []
-    [about_bob] = await store.decisions_for("m5")
+    assert await store.messages.reactions("m5") == [] and await store.messages.reactions("m1") == []
+    [about_bob] = await store.browse.decisions_for("m5")
     assert about_bob["trace"]["steps"][-1] == "asked of (someone forgotten), not of Annabel"
     assert about_bob["trace"]["contributions"][-1]["detail"] == "(someone forgotten)"
     # Her name as a word is nowhere (the DM channel was named after her too).
     word = re.compile(r"(?<!\w)Ann(?!\w)", re.I)
     assert [c for c in await every_value(store)
             if word.search(c[2]) and c[0] != "forgotten_users"] == []
-    assert [f.content for f in await store.facts()] == ["Bob likes lunch at noon"]
-    bob = await store.get_memory("user", BOB.id, "profile")
+    assert [f.content for f in await store.facts.facts()] == ["Bob likes lunch at noon"]
+    bob = await store.memories.get_memory("user", BOB.id, "profile")
     assert bob is not None and bob.content == {"displayName": "Bob", "lastConversationSummary": {
         "c-other": {"text": "Planned the Friday release."}}}
-    assert await store.get_memory("channel", "c-other", "long_term") is not None
-    assert await store.pending_events() == []
+    assert await store.memories.get_memory("channel", "c-other", "long_term") is not None
+    assert await store.inbox.pending_events() == []
 
 
 async def test_the_tombstone_refuses_every_write_of_theirs(store: Store) -> None:
-    await store.upsert_channel(GENERAL)
-    await store.forget_user(ANN.id)
+    await store.roster.upsert_channel(GENERAL)
+    await store.forgetting.forget_user(ANN.id)
     # Every path a running bot writes through, with what it still had in memory.
-    await store.add_message(msg("n1", "zanzibar again", user=ANN))
+    await store.messages.add_message(msg("n1", "zanzibar again", user=ANN))
     await store.writer.add_message(msg("n2", "quokka facts", user=ANN, minutes=1))
     answer = msg("n3", "Zanzibar! a quokka?", user=BOT, minutes=2, reply_to="n2")
     await store.writer.add_message(answer)
     await store.writer.add_message(msg("n4", "lunch?", user=BOB, minutes=3))
     await store.writer.add_decision(decision(msg("n2", "quokka facts", user=ANN, minutes=1)))
     await store.writer.flush()
-    await store.set_memory("user", ANN.id, "profile", {"topics": ["zanzibar"]},
+    await store.memories.set_memory("user", ANN.id, "profile", {"topics": ["zanzibar"]},
                            source_user_ids=[ANN.id])
-    await store.set_memory("channel", GENERAL.id, "long_term", "zanzibar talk",
+    await store.memories.set_memory("channel", GENERAL.id, "long_term", "zanzibar talk",
                            source_user_ids=[BOB.id, ANN.id])
-    assert await store.add_fact("Ann loves quokka", source_channel_id=GENERAL.id,
+    assert await store.facts.add_fact("Ann loves quokka", source_channel_id=GENERAL.id,
                                 source_user_ids=[ANN.id]) == 0
-    await store.add_reaction("n4", ANN.id, "🏝", T0)
-    await store.upsert_user(ANN, T0)
+    await store.messages.add_reaction("n4", ANN.id, "🏝", T0)
+    await store.roster.upsert_user(ANN, T0)
     assert await traces_of(store, *SECRET_WORDS, ANN.id) == [
         ("forgotten_users", "user_id", repr(ANN.id))
     ]
-    assert [m.id for m in await store.recent_messages(GENERAL.id)] == ["n4"]
+    assert [m.id for m in await store.messages.recent_messages(GENERAL.id)] == ["n4"]
 
     # Lifted: from now on she is remembered again (what was erased stays erased).
-    assert await store.unforget_user(ANN.id) is True
-    assert await store.unforget_user(ANN.id) is False
-    await store.add_message(msg("n5", "back again", user=ANN, minutes=4))
-    assert [m.id for m in await store.recent_messages(GENERAL.id)] == ["n4", "n5"]
+    assert await store.forgetting.unforget_user(ANN.id) is True
+    assert await store.forgetting.unforget_user(ANN.id) is False
+    await store.messages.add_message(msg("n5", "back again", user=ANN, minutes=4))
+    assert [m.id for m in await store.messages.recent_messages(GENERAL.id)] == ["n4", "n5"]
 
 
 def _cells(rows: list[tuple[str, str, str]]) -> set[tuple[str, str]]:
@@ -147,12 +147,12 @@ def _cells(rows: list[tuple[str, str, str]]) -> set[tuple[str, str]]:
 
 
 async def test_a_store_without_anything_of_theirs_forgets_nothing(store: Store) -> None:
-    await store.upsert_channel(GENERAL)
-    await store.add_message(msg("b1", "hello", user=BOB))
+    await store.roster.upsert_channel(GENERAL)
+    await store.messages.add_message(msg("b1", "hello", user=BOB))
     before: Any = _cells(await every_value(store))
-    gone = await store.forget_user("u-nobody")
+    gone = await store.forgetting.forget_user("u-nobody")
     assert gone.total == 0
     assert _cells(await every_value(store)) - before == {
         ("forgotten_users", "user_id"), ("forgotten_users", "forgotten_at")
     }
-    assert [m.text for m in await store.recent_messages(GENERAL.id)] == ["hello"]
+    assert [m.text for m in await store.messages.recent_messages(GENERAL.id)] == ["hello"]

@@ -75,7 +75,7 @@ async def test_upgrade_from_version_1_keeps_data(store_url: str) -> None:
         assert await applied_versions(store.engine) == LATEST
         async with store.engine.connect() as conn:
             assert "ix_messages_channel_ts" in await conn.run_sync(_index_names, "messages")
-        old = await store.get_message("old")
+        old = await store.messages.get_message("old")
         assert old is not None and old.text == "from v1" and not old.edited
         assert await store.migrate() == []  # idempotent
     finally:

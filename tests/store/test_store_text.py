@@ -47,25 +47,25 @@ def test_clean_json_rules() -> None:
 @pytest.mark.parametrize("name", sorted(KEPT))
 async def test_text_kept_verbatim(store: Store, name: str) -> None:
     m = msg(f"m-{name}", KEPT[name])
-    assert await store.add_message(m)
-    assert await store.get_message(m.id) == m
-    assert await store.edit_message(m.id, KEPT[name] + "!")
-    got = await store.get_message(m.id)
+    assert await store.messages.add_message(m)
+    assert await store.messages.get_message(m.id) == m
+    assert await store.messages.edit_message(m.id, KEPT[name] + "!")
+    got = await store.messages.get_message(m.id)
     assert got is not None and got.text == KEPT[name] + "!"
 
 
 @pytest.mark.parametrize("name", sorted(CLEANED))
 async def test_text_cleaned_at_the_boundary(store: Store, name: str) -> None:
     raw, clean = CLEANED[name]
-    await store.add_message(msg("m1", raw, mentions=(raw,)))
-    got = await store.get_message("m1")
+    await store.messages.add_message(msg("m1", raw, mentions=(raw,)))
+    got = await store.messages.get_message("m1")
     assert got is not None and got.text == clean and got.mentions == (clean,)
     await store.writer.add_message(msg("m2", raw, minutes=1))
-    pending = await store.get_message("m2")
+    pending = await store.messages.get_message("m2")
     await store.writer.flush()
-    assert pending == await store.get_message("m2")  # pending and stored views agree
-    assert await store.edit_message("m1", raw + raw)
-    edited = await store.get_message("m1")
+    assert pending == await store.messages.get_message("m2")  # pending and stored views agree
+    assert await store.messages.edit_message("m1", raw + raw)
+    edited = await store.messages.get_message("m1")
     # Cleaned as a whole: halves of a pair that meet across the seam join up.
     assert edited is not None and edited.text == clean_text(raw + raw)
 
@@ -73,18 +73,18 @@ async def test_text_cleaned_at_the_boundary(store: Store, name: str) -> None:
 async def test_hostile_ids_names_and_json(store: Store) -> None:
     user = User("u\ud800", "N\x00me \u200b")
     channel = Channel("c\x00", "ch\udfff", Visibility.PRIVATE, "w\x00", "p")
-    await store.upsert_channel(channel)
-    await store.add_message(msg("m\ud800", "hi", user=user, channel=channel.id))
+    await store.roster.upsert_channel(channel)
+    await store.messages.add_message(msg("m\ud800", "hi", user=user, channel=channel.id))
     # Lookups clean their arguments the same way, so the raw id still finds the row.
-    got = await store.get_message("m\ud800")
+    got = await store.messages.get_message("m\ud800")
     assert got is not None
     assert got.id == "m\ufffd" and got.channel_id == "c\ufffd"
     assert got.user == User("u\ufffd", "N\ufffdme \u200b")
-    assert await store.get_channel("c\x00") == Channel(
+    assert await store.roster.get_channel("c\x00") == Channel(
         "c\ufffd", "ch\ufffd", Visibility.PRIVATE, "w\ufffd", "p"
     )
     doc = {"note\x00": "a\ud800", "n": [math.nan, 1], "deep": {"x": ["\x00"]}}
-    await store.set_memory("channel", GENERAL.id, "summary", doc)
-    mem = await store.get_memory("channel", GENERAL.id, "summary")
+    await store.memories.set_memory("channel", GENERAL.id, "summary", doc)
+    mem = await store.memories.get_memory("channel", GENERAL.id, "summary")
     assert mem is not None
     assert mem.content == {"note\ufffd": "a\ufffd", "n": [None, 1], "deep": {"x": ["\ufffd"]}}

@@ -59,17 +59,20 @@ async def test_unreachable_postgres_is_a_store_error_without_password() -> None:
     assert "hunter2" not in str(info.value) and "***" in str(info.value)
 
 
-async def test_default_url_creates_the_data_dir(
+async def test_the_default_data_dir_is_made_by_an_opening_that_writes_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "deep" / "kuuki-data"
     monkeypatch.setattr("kuuki.settings.urls.platformdirs.user_data_dir", lambda app: str(data))
     url = default_sqlite_url()
-    assert data.is_dir() and url.endswith(f"{data}/kuuki.sqlite3")
+    assert not data.exists() and url.endswith(f"{data}/kuuki.sqlite3")
+    with pytest.raises(StoreError, match=r"no store at .*nothing was ever recorded there"):
+        await Store.open_to_read()
+    assert not data.exists()
     store = await Store.open()
     try:
         assert store.url_for_display == url
-        await store.add_message(msg("m1"))
+        await store.messages.add_message(msg("m1"))
     finally:
         await store.close()
     assert (data / "kuuki.sqlite3").exists()
@@ -95,7 +98,7 @@ async def test_in_memory_store_works() -> None:
     store = await Store.open(":memory:")
     try:
         assert store.url_for_display == "sqlite+aiosqlite:///:memory:"
-        await store.add_message(msg("m1"))
-        assert await store.get_message("m1") == msg("m1")
+        await store.messages.add_message(msg("m1"))
+        assert await store.messages.get_message("m1") == msg("m1")
     finally:
         await store.close()

@@ -54,30 +54,30 @@ async def test_flush_writes_everything_in_one_go(slow_store: Store) -> None:
 
 
 async def test_already_stored_ids_are_ignored_on_flush(slow_store: Store) -> None:
-    await slow_store.add_message(msg("m1", "stored"))
+    await slow_store.messages.add_message(msg("m1", "stored"))
     await slow_store.writer.add_message(msg("m1", "again"))
     await slow_store.writer.add_message(msg("m2"))
     assert await slow_store.writer.flush() == 1
-    got = await slow_store.get_message("m1")
+    got = await slow_store.messages.get_message("m1")
     assert got is not None and got.text == "stored"
 
 
 async def test_reads_see_pending_writes(slow_store: Store) -> None:
-    await slow_store.add_message(msg("m0", "stored"))
+    await slow_store.messages.add_message(msg("m0", "stored"))
     w = slow_store.writer
     for i in range(1, 4):
         await w.add_message(msg(f"m{i}", f"pending {i}", minutes=i))
     await w.add_message(msg("gone", deleted=True, minutes=9))
-    assert await slow_store.get_message("m2") == msg("m2", "pending 2", minutes=2)
-    recent = await slow_store.recent_messages(GENERAL.id, limit=3)
+    assert await slow_store.messages.get_message("m2") == msg("m2", "pending 2", minutes=2)
+    recent = await slow_store.messages.recent_messages(GENERAL.id, limit=3)
     assert [m.id for m in recent] == ["m1", "m2", "m3"]
     assert await count(slow_store, MessageRow) == 1  # still only the stored one
     # Reads that depend on queued rows flush first.
     await w.add_decision(decision(msg("m3")))
-    got = await slow_store.decision_for("m3")
+    got = await slow_store.browse.decision_for("m3")
     assert got is not None and got["message_id"] == "m3"
-    assert await slow_store.edit_message("m1", "edited")
-    edited = await slow_store.get_message("m1")
+    assert await slow_store.messages.edit_message("m1", "edited")
+    edited = await slow_store.messages.get_message("m1")
     assert edited is not None and edited.edited and edited.text == "edited"
 
 
@@ -116,8 +116,8 @@ async def test_close_flushes_and_then_refuses(store_url: str) -> None:
         await s.writer.add_message(msg("m2"))
     s2 = await Store.open(store_url)
     try:
-        assert await s2.get_message("m1") == msg("m1")
-        assert await s2.decision_for("m1") is not None
+        assert await s2.messages.get_message("m1") == msg("m1")
+        assert await s2.browse.decision_for("m1") is not None
     finally:
         await s2.close()
     s3 = await Store.open(store_url)
@@ -132,11 +132,11 @@ async def test_failed_batch_is_kept_and_retried(slow_store: FaultyStore) -> None
     with pytest.raises(StoreError, match="disk on fire"):
         await slow_store.writer.flush()
     assert len(slow_store.writer) == 1 and slow_store.writer.stats.failures == 1
-    assert await slow_store.get_message("m1") == msg("m1")  # still visible while queued
+    assert await slow_store.messages.get_message("m1") == msg("m1")  # still visible while queued
     await slow_store.writer.add_message(msg("m2", minutes=1))
     assert await slow_store.writer.flush() == 2
     assert (slow_store.writes.failed, slow_store.writes.passed) == (1, 1)
-    assert [m.id for m in await slow_store.recent_messages(GENERAL.id)] == ["m1", "m2"]
+    assert [m.id for m in await slow_store.messages.recent_messages(GENERAL.id)] == ["m1", "m2"]
 
 
 async def test_timed_flush_failure_retries_in_background(

@@ -61,8 +61,8 @@ async def test_a_faulty_store_refuses_commits_and_stores_nothing_of_them(tmp_pat
     try:
         store.admits.fail(times=1)
         with pytest.raises(ConnectionRefusedError):
-            await store.admit_events([posted("m1")])
-        assert await store.admit_events([posted("m1")]) == {"m1"}
+            await store.inbox.admit_events([posted("m1")])
+        assert await store.inbox.admit_events([posted("m1")]) == {"m1"}
         store.writes.fail(times=1)
         event = posted("m1")
         assert event.message is not None
@@ -103,13 +103,13 @@ async def test_the_engines_adds_fail_as_a_full_backlogs_flush_does(tmp_path: Pat
         assert store.decision_adds.failed == 0
         store.marker_reads.fail(times=1)
         with pytest.raises(ConnectionRefusedError):
-            await store.decided(["m1"])
-        assert await store.decided(["m1"]) == set()
+            await store.history.decided(["m1"])
+        assert await store.history.decided(["m1"]) == set()
         store.down = True
         with pytest.raises(StoreError, match="the database is unreachable"):
-            await store.answered(["m1"], ["bot"])
+            await store.history.answered(["m1"], ["bot"])
         store.down = False
-        assert await store.admit_events([event]) == {"m1"}
+        assert await store.inbox.admit_events([event]) == {"m1"}
         with pytest.raises(AssertionError, match=r"not handled: \['m1'\]"):
             await store.wait_handled(give_up_s=0)
         handling = asyncio.ensure_future(store.wait_handled())

@@ -1,11 +1,14 @@
 """The composition root: `build` wires store, models, memory, the decision pipeline and
 the engine into an `App` (kuuki.run hands it to the front-ends: `kuuki chat`, `kuuki run`);
-`models` holds what is assumed of a model the settings do not describe; `heap` tunes the
-collector for a long-running process.
+`llms` makes the models the settings name, each behind one door; `models` holds what is
+assumed of a model the settings do not describe; `heap` tunes the collector for a
+long-running process.
 """
 
 from kuuki.app.build import (
+    FROM_SETTINGS,
     App,
+    FromSettings,
     PromptDumper,
     build_app,
     build_toolbox,
@@ -15,7 +18,9 @@ from kuuki.app.build import (
 from kuuki.app.models import judge_mode_for, model_languages, prompt_budget, tools_off
 
 __all__ = [
+    "FROM_SETTINGS",
     "App",
+    "FromSettings",
     "PromptDumper",
     "build_app",
     "build_toolbox",

@@ -4,30 +4,42 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kuuki.app.llms import make_llm, scheduled_llms
 from kuuki.app.models import judge_mode_for, model_languages, prompt_budget, tools_off
 from kuuki.clock import Clock
 from kuuki.decide.base import AddressedOnlyJudge, Judge
 from kuuki.decide.pipeline import Pipeline, build_pipeline
 from kuuki.domain import Channel
-from kuuki.engine.core import Engine, EngineConfig
-from kuuki.errors import ConfigError
+from kuuki.embed import Embedder
+from kuuki.engine.config import SINGLE_PROCESS
+from kuuki.engine.core import Engine, EngineConfig, EngineOptions
+from kuuki.engine.intake import Inbox
+from kuuki.engine.worker import Prepare
 from kuuki.guard.reply import ReplyGuard
 from kuuki.guard.scaffold import Scaffold
-from kuuki.llm.base import LLM, ChatMessage, TokenCounter, Warmable
-from kuuki.llm.breaker import CircuitBreaker
-from kuuki.llm.registry import create
+from kuuki.llm.base import LLM, ChatMessage, TokenCounter
 from kuuki.llm.scheduler import ScheduledLLM
 from kuuki.memory.buffer import ChannelBuffer
 from kuuki.memory.context import ContextBuilder
-from kuuki.ports import Buffer, BufferFactory, Outbox, Tracker
+from kuuki.ports import (
+    Buffer,
+    BufferFactory,
+    EngineStorage,
+    MemoryHook,
+    Outbox,
+    Responder,
+    Tracker,
+    Writer,
+)
 from kuuki.prompts import LANGUAGES, Prompts
-from kuuki.respond.responder import PromptDump, Responder
+from kuuki.respond.responder import ModelResponder, PromptDump
 from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import LLMSettings, Persona, Settings, remember_secrets
 
@@ -35,29 +47,18 @@ if TYPE_CHECKING:
     from kuuki.memory.service import MemoryService
     from kuuki.store import Store
 
-__all__ = ["App", "PromptDumper", "build_app", "engine_config", "make_engine", "make_llm"]
+__all__ = [
+    "FROM_SETTINGS",
+    "App",
+    "FromSettings",
+    "PromptDumper",
+    "build_app",
+    "engine_config",
+    "make_engine",
+    "make_llm",
+]
 
 log = logging.getLogger("kuuki.app")
-
-
-def make_llm(s: LLMSettings) -> LLM | None:
-    """The LLM a setting names; None for `none` (generation and LLM judging off)."""
-    if s.backend == "none":
-        return None
-    if s.backend == "embedded":
-        return create("embedded", model_path=s.model_path or None, timeout_s=s.timeout_s)
-    if s.backend == "openai":
-        if not s.model:
-            raise ConfigError("KUUKI_LLM_MODEL", "the openai back-end needs a model name")
-        return create(
-            "openai",
-            model=s.model,
-            base_url=s.base_url or "https://api.openai.com/v1",
-            api_key=s.api_key or None,
-            timeout_s=s.timeout_s,
-            max_retries=s.max_retries,
-        )
-    return create(s.backend)  # stub, or a plugin's back-end (kuuki.llm.registry)
 
 
 def tracker_factory(
@@ -104,22 +105,32 @@ def make_engine(
     outbox: Outbox,
     responder: Responder,
     judge: Pipeline | Judge | None = None,
-    **options: Any,
+    store: EngineStorage | None = None,
+    writer: Writer | None = None,
+    inbox: Inbox | None = None,
+    tracker_factory: Callable[[Channel], Tracker | None] | None = None,
+    memory_hooks: Sequence[MemoryHook] = (),
+    bot_user_ids: Sequence[str] = (),
+    prepare: Prepare | None = None,
+    options: EngineOptions = SINGLE_PROCESS,
+    shadow: bool = False,
 ) -> Engine:
     """An `Engine` for ``settings``: ``judge`` is the decision pipeline built once at
     start-up, or a bare `Judge` (tests, plugins) run behind the pipeline's gates (None:
-    reply when addressed). ``options`` go to `Engine` as they are (store, writer, inbox,
-    tracker_factory, memory_hooks, a gateway's ``relay``, a worker's ``seen_capacity``…)."""
+    reply when addressed); ``shadow``: everywhere, whatever the settings say; the rest are
+    the engine's collaborators."""
     pipeline = (
         judge
         if isinstance(judge, Pipeline)
         else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
     )
-    options.setdefault("store", None)
-    options.setdefault("writer", None)
+    config = engine_config(settings)
     return Engine(
-        engine_config(settings), clock=clock, outbox=outbox, responder=responder,
-        pipeline=pipeline, buffer_factory=buffer_factory(settings), **options,
+        replace(config, shadow=True) if shadow else config, clock=clock, outbox=outbox,
+        responder=responder, pipeline=pipeline, buffer_factory=buffer_factory(settings),
+        store=store, writer=writer, inbox=inbox, tracker_factory=tracker_factory,
+        memory_hooks=memory_hooks, bot_user_ids=bot_user_ids, prepare=prepare,
+        options=options,
     )
 
 
@@ -160,7 +171,7 @@ class App:
     writer: Any
     llm: LLM | None
     judge_llm: LLM | None
-    responder: Responder
+    responder: ModelResponder
     closers: list[Any] = field(default_factory=list)
     memory: Any = None  # kuuki.memory.service.MemoryService when a store is in use
     models: list[ScheduledLLM] = field(default_factory=list)
@@ -185,43 +196,49 @@ class App:
                 await result
 
 
+class FromSettings(Enum):
+    """A part `build_app` makes as the settings say, when it is not handed one."""
+
+    SETTINGS = "settings"
+
+
+FROM_SETTINGS = FromSettings.SETTINGS
+LLMChoice = LLM | None | FromSettings
+
+
 async def build_app(
     settings: Settings,
     *,
     clock: Clock,
     outbox: Outbox,
-    llm: LLM | str | None = "settings",
-    judge_llm: LLM | str | None = "settings",
-    store_url: str | None = None,
-    use_store: bool = True,
-    store: Store | None = None,
+    llm: LLMChoice = FROM_SETTINGS,
+    judge_llm: LLMChoice = FROM_SETTINGS,
+    store: Store | str | FromSettings | None = FROM_SETTINGS,
     dump: PromptDump | None = None,
-    embedder: Any | None = "default",
+    embedder: Embedder | FromSettings | None = FROM_SETTINGS,
     judge: Judge | None = None,
     bot_user_ids: Sequence[str] = (),
-    engine_options: Mapping[str, Any] | None = None,
+    engine: EngineOptions = SINGLE_PROCESS,
     shadow: bool = False,
 ) -> App:
-    """The engine and its parts for ``settings``. ``engine_options`` go to `Engine` as
-    they are (kuuki.scale: a gateway's ``relay``, a worker's ``seen_capacity``). ``store``:
-    an open store to use (the app closes it) instead of opening ``store_url``. ``shadow``:
-    the bot decides but posts nothing (`EngineConfig.shadow`)."""
+    """The engine and its parts for ``settings``; each part given is used as it is, each
+    left `FROM_SETTINGS` made as the settings say. ``store``: an open store (the app closes
+    it), a URL, or None; ``llm``/``judge_llm``/``embedder``: one, or None for none; ``engine``:
+    a scale-out process's relay or seen ids; ``shadow``: decide but post nothing."""
     remember_secrets(settings)  # settings made in code were never loaded
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
-    if store is None:
-        store, writer = await _open_store(settings, use_store, store_url)
-    else:
-        writer = store.writer
+    opened = await _open_store(settings, store)
+    writer = None if opened is None else opened.writer
     try:
-        if embedder == "default":
+        if embedder is FROM_SETTINGS:
             from kuuki.embed import default_embedder
 
             embedder = default_embedder()
         prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
-        main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
+        main_llm, j_llm, scheduled = scheduled_llms(main_llm, j_llm, clock)
         guard = reply_guard(settings, prompts)
         memory = await _open_memory(
-            settings, store, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
+            settings, opened, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
             scheduled.get(id(main_llm)),
         )
         provider = memory.provider() if memory is not None else None
@@ -229,57 +246,52 @@ async def build_app(
         settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
         if judge is None:
             judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard)
-        engine = make_engine(
-            settings, clock=clock, store=store, writer=writer, outbox=outbox,
+        made = make_engine(
+            settings, clock=clock, store=opened, writer=writer, outbox=outbox,
             responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
             bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
-            prepare=_prefetcher(embedder), inbox=store, **(engine_options or {}),
+            prepare=_prefetcher(embedder), inbox=None if opened is None else opened.inbox,
+            options=engine, shadow=shadow,
         )
-        if shadow:
-            engine.config = replace(engine.config, shadow=True)
         if memory is not None:
-            memory.attach(engine)
+            memory.attach(made)
         models = list({id(m): m for m in scheduled.values()}.values())
         # HTTP back-ends hold a connection pool: closed with the app.
         closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
-        return App(settings, engine, clock, store, writer, main_llm, j_llm, responder,
+        return App(settings, made, clock, opened, writer, main_llm, j_llm, responder,
                    memory=memory, models=models, closers=closers)
     except BaseException:
         # A start-up that fails past this point (a bad setting, a model file) must not
         # leave the store's connection threads behind: the process would never exit.
-        if store is not None:
-            await store.close()
+        if opened is not None:
+            await opened.close()
         raise
 
 
 def _chosen_llms(
-    settings: Settings, llm: LLM | str | None, judge_llm: LLM | str | None
+    settings: Settings, llm: LLMChoice, judge_llm: LLMChoice
 ) -> tuple[LLM | None, LLM | None]:
-    """The main and judge models: those given, or (``"settings"``) those the settings name."""
-    main_llm = make_llm(settings.llm) if llm == "settings" else llm
-    j_llm = (
-        (make_llm(settings.judge) if settings.judge_llm else main_llm)
-        if judge_llm == "settings"
-        else judge_llm
-    )
-    assert not isinstance(main_llm, str) and not isinstance(j_llm, str)
-    return main_llm, j_llm
+    """The main and judge models: those given, or those the settings name."""
+    main_llm = make_llm(settings.llm) if llm is FROM_SETTINGS else llm
+    if judge_llm is not FROM_SETTINGS:
+        return main_llm, judge_llm
+    return main_llm, make_llm(settings.judge) if settings.judge_llm else main_llm
 
 
 async def _open_store(
-    settings: Settings, use_store: bool, store_url: str | None
-) -> tuple[Any, Any]:
-    """The store and its writer, or (None, None) without one."""
+    settings: Settings, store: Store | str | FromSettings | None
+) -> Store | None:
+    """The store given, or the one at the URL given or set, or None for none."""
     from kuuki.store import Store
 
-    if not use_store:
-        return None, None
-    store = await Store.open(store_url if store_url is not None else settings.store_url or None)
-    return store, store.writer
+    if store is None or isinstance(store, Store):
+        return store
+    return await Store.open(settings.store_url or None if store is FROM_SETTINGS else store)
 
 
 async def _open_memory(
-    settings: Settings, store: Any, clock: Clock, main_llm: LLM | None, embedder: Any,
+    settings: Settings, store: Store | None, clock: Clock, main_llm: LLM | None,
+    embedder: Embedder | None,
     prompts: Prompts, dump: PromptDump | None, bot_user_ids: Sequence[str], guard: ReplyGuard,
     model_calls: ScheduledLLM | None,
 ) -> MemoryService | None:
@@ -299,8 +311,8 @@ async def _open_memory(
 def _responder(
     settings: Settings, prompts: Prompts, main_llm: LLM | None, guard: ReplyGuard,
     dump: PromptDump | None, provider: Any, clock: Clock,
-) -> Responder:
-    return Responder(
+) -> ModelResponder:
+    return ModelResponder(
         settings.persona, context_builder(settings.persona, prompts, settings.llm, main_llm),
         main_llm, guard, dump=dump,
         memory=provider,
@@ -328,32 +340,6 @@ def _judge(
 @runtime_checkable
 class _Closable(Protocol):
     async def aclose(self) -> None: ...
-
-
-def _scheduled(
-    main: LLM | None, judge: LLM | None, clock: Clock
-) -> tuple[LLM | None, LLM | None, dict[int, ScheduledLLM]]:
-    """Put each distinct model behind one door: a priority queue (replies first), a
-    circuit breaker for every purpose, and callers' deadlines on ``clock``.
-
-    The judge and the main model share the door when they are the same model. A local
-    model runs one call at a time; a server is allowed a few calls at once.
-    """
-    made: dict[int, ScheduledLLM] = {}
-
-    def wrap(llm: LLM | None) -> LLM | None:
-        if llm is None or isinstance(llm, ScheduledLLM):
-            return llm
-        if id(llm) not in made:
-            local = isinstance(llm, Warmable)
-            made[id(llm)] = ScheduledLLM(
-                llm, concurrency=1 if local else 4, clock=clock, breaker=CircuitBreaker(clock)
-            )
-        return made[id(llm)]
-
-    m, j = wrap(main), wrap(judge)
-    by_wrapper = {id(w): w for w in made.values()}
-    return m, j, by_wrapper
 
 
 def build_toolbox(settings: Settings, clock: Clock, memory: Any = None) -> Toolbox:

@@ -38,7 +38,7 @@ from kuuki.bench.broker_wire import (
     DEFAULT_AMQP,
     DEFAULT_NATS,
     PARTITIONS,
-    Engine,
+    BrokerEngine,
 )
 
 
@@ -168,7 +168,7 @@ async def wait_handled(consumers: list[Consumer], target: int, patience: float =
 # --- the cases, common to both engines ------------------------------------------------------
 
 
-async def run_cases(engine: Engine, messages: int, channels: int, tmp: Path) -> list[Row]:
+async def run_cases(engine: BrokerEngine, messages: int, channels: int, tmp: Path) -> list[Row]:
     rows: list[Row] = []
     todo = plan(messages, channels)
     everything = list(range(PARTITIONS))
@@ -203,7 +203,7 @@ async def run_cases(engine: Engine, messages: int, channels: int, tmp: Path) -> 
     return rows
 
 
-async def failover(engine: Engine, todo: list[tuple[str, int]], tmp: Path,
+async def failover(engine: BrokerEngine, todo: list[tuple[str, int]], tmp: Path,
                    backlog: bool) -> Row:
     """An active and then a standby consumer on every partition, SIGKILL to the active once
     it has handled a third, and the last third published after the kill. The first two thirds

@@ -31,7 +31,7 @@ from kuuki.bench.broker_wire import (
     NATS_LEASE_S,
     PARTITIONS,
     PREFETCH,
-    Engine,
+    BrokerEngine,
     event,
     partition,
 )
@@ -63,7 +63,7 @@ def _rabbit_names(run: str) -> tuple[str, list[str]]:
     return f"kuuki.bench.{run}", [f"kuuki.bench.{run}.p{k}" for k in range(PARTITIONS)]
 
 
-async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> Engine | str:
+async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> BrokerEngine | str:
     import aio_pika
 
     exchange_name, queue_names = _rabbit_names(run)
@@ -113,7 +113,7 @@ async def rabbit_engine(url: str, run: str, queue_type: str = "quorum") -> Engin
         await conn.close()
 
     name = "rabbitmq" if queue_type == "quorum" else f"rabbitmq-{queue_type}"
-    return Engine(name, setup, publish, spec, teardown,
+    return BrokerEngine(name, setup, publish, spec, teardown,
                   f"consistent-hash exchange, {PARTITIONS} {queue_type} queues with SAC")
 
 
@@ -151,7 +151,7 @@ def _nats_names(run: str) -> tuple[str, str]:
     return f"KB{run}", f"KBL{run}"
 
 
-async def nats_engine(url: str, run: str) -> Engine | str:
+async def nats_engine(url: str, run: str) -> BrokerEngine | str:
     import nats
     from nats.js import api as nats_api
     from nats.js.errors import NoStreamResponseError
@@ -205,7 +205,7 @@ async def nats_engine(url: str, run: str) -> Engine | str:
         await js.delete_key_value(bucket)
         await nc.close()
 
-    engine = Engine("nats", setup, publish, spec, teardown)
+    engine = BrokerEngine("nats", setup, publish, spec, teardown)
     return engine
 
 

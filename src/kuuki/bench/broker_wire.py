@@ -1,5 +1,5 @@
 """What both sides of `kuuki bench broker` share: the partitions, the message shape, and
-`Engine`, what one broker provides to the cases (kuuki.bench.broker runs the cases,
+`BrokerEngine`, what one broker provides to the cases (kuuki.bench.broker runs the cases,
 kuuki.bench.broker_engines implements the engines and their consumer loop).
 """
 
@@ -37,7 +37,7 @@ def partition(channel: str) -> int:
 
 
 @dataclass
-class Engine:
+class BrokerEngine:
     """What one broker provides to the cases: set up, publish a plan, a consumer spec."""
 
     name: str

@@ -264,7 +264,7 @@ def replies_by_tag(texts: list[str]) -> Counter[str]:
 
 
 @dataclass
-class Outcome:
+class CrashOutcome:
     """What a run left: what was said and taken, and what the store and the platform
     hold once the bot is stopped (`read_outcome`); `verify` checks it."""
 
@@ -279,9 +279,9 @@ class Outcome:
 
 
 async def read_outcome(bot: BotProcess, stream: Stream, taken: set[str],
-                       replies: Counter[str]) -> Outcome:
+                       replies: Counter[str]) -> CrashOutcome:
     found = await decisions(bot.store, stream.said)
-    return Outcome(
+    return CrashOutcome(
         said=list(stream.said), addressed=dict(stream.addressed), taken=set(taken),
         stored=await stored_ids(bot.store, set(stream.said) | taken), replies=replies,
         decisions={mid: len(ds) for mid, ds in found.items()},
@@ -289,7 +289,7 @@ async def read_outcome(bot: BotProcess, stream: Stream, taken: set[str],
     )
 
 
-def verify(o: Outcome) -> dict[str, int]:
+def verify(o: CrashOutcome) -> dict[str, int]:
     """Every check of the module doc, each raising `CrashCheckFailed`; the counts."""
     said = set(o.said)
     check(o.taken <= o.stored, lambda: f"taken but not stored: {sorted(o.taken - o.stored)[:10]}")

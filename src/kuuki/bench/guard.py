@@ -31,20 +31,20 @@ from kuuki.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
-class Case:
+class GuardCase:
     lang: str
     context: tuple[tuple[str, str], ...]
     user: str
     text: str
 
 
-def load_cases() -> list[Case]:
+def load_cases() -> list[GuardCase]:
     raw = resources.files("kuuki.bench").joinpath("guard_messages.jsonl").read_text("utf-8")
     cases = []
     for line in raw.splitlines():
         if line.strip():
             d = json.loads(line)
-            cases.append(Case(d["lang"], tuple(tuple(c) for c in d["context"]), d["user"],
+            cases.append(GuardCase(d["lang"], tuple(tuple(c) for c in d["context"]), d["user"],
                               d["text"]))
     return cases
 
@@ -111,7 +111,7 @@ async def bench_reply(
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="kuuki-bench-reply-") as tmp:
         app = await build_app(settings, clock=clock, outbox=outbox,
-                              store_url=f"sqlite:///{tmp}/bench.sqlite3")
+                              store=f"sqlite:///{tmp}/bench.sqlite3")
         decided: dict[str, Decision] = {}
 
         def on_decision(d: Decision) -> None:
@@ -149,7 +149,7 @@ async def _warm_up(app: Any, clock: RealClock) -> None:
 
 async def _one(
     app: Any, clock: RealClock, outbox: TimedOutbox, decided: dict[str, Decision], guard: Any,
-    i: int, case: Case,
+    i: int, case: GuardCase,
 ) -> dict[str, Any]:
     ch = Channel(f"bench-{i}", f"bench-{i}")
     history = []

@@ -114,7 +114,7 @@ async def ingest(
         clock = VirtualClock(events[0].at)
         outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
         app = await build_app(
-            Settings(), clock=clock, outbox=outbox, llm=None, judge_llm=None, store_url=url
+            Settings(), clock=clock, outbox=outbox, llm=None, judge_llm=None, store=url
         )
         # Load the embedder before the clock starts: it is a one-off start-up cost.
         app.engine.tracker_factory and app.engine.tracker_factory(Channel("warm", "warm"))

@@ -158,7 +158,7 @@ async def bench_file(
         outbox=RecordingOutbox(clock, bot),
         llm=stub,
         judge_llm=stub,
-        store_url=f"sqlite:///{tmp}/bench.sqlite3",
+        store=f"sqlite:///{tmp}/bench.sqlite3",
         embedder=embedder,
         judge=judge,
     )

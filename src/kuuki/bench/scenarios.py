@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from kuuki.clock import VirtualClock
 from kuuki.domain import User
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Timeline, check
+from kuuki.replay.expect import Played, check
 from kuuki.replay.runner import RecordingOutbox, replay
 from kuuki.replay.transcript import apply_setup, read_transcript
 from kuuki.settings import Settings
@@ -41,12 +41,12 @@ async def check_file(
     judge = None if judge_llm is None else replace(settings.llm, backend=judge_llm)
     clock = VirtualClock(transcript.events[0].at if transcript.events else None)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
-    timeline = Timeline()
+    timeline = Played()
     with tempfile.TemporaryDirectory(prefix="kuuki-scenarios-") as tmp:
         app = await build_app(
             replace(settings, llm=replace(settings.llm, backend=llm), judge_llm=judge),
             clock=clock, outbox=RecordingOutbox(clock, bot),
-            store_url=f"sqlite:///{tmp}/s.sqlite3",
+            store=f"sqlite:///{tmp}/s.sqlite3",
         )
         try:
             await replay(app.engine, clock, transcript, None, timeline)

@@ -38,22 +38,17 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from kuuki.bench.seat_metrics import Judged, judged, message_id, silent_figures, summary
-from kuuki.clock import VirtualClock
+from kuuki.bench.seat_replay import Variant, replay_lines
 from kuuki.conversation.ircdata import split_files
 from kuuki.conversation.mrmp import Dialogue, read_split
-from kuuki.domain import Decision, User
+from kuuki.domain import Decision
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Timeline
-from kuuki.replay.runner import RecordingOutbox, replay
-from kuuki.replay.transcript import apply_setup, parse_lines
 from kuuki.settings import Settings
 
 DEFAULT_GAP = 15.0
@@ -66,22 +61,7 @@ TARGETS: dict[str, str] = {
     "silent_per_100": "<= 2",
     "mentioned": ">= 98 %",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """How the chats are replayed: in shadow mode (the seat's real lines are the bot's,
-    its own answers are only recorded) or with its answers joining the timeline; MRMP
-    with each ``@name`` as a platform mention; IRC with a leading ``nick:`` removed."""
-
-    shadow: bool = True
-    mentions: bool = False
-    strip_nick: bool = False
-
-    def describe(self) -> str:
-        parts = ["shadow" if self.shadow else "no shadow"]
-        parts += ["@name as mentions"] * self.mentions + ["leading nick removed"] * self.strip_nick
-        return ", ".join(parts)
+DEFAULT_VARIANT = Variant()  # shadow mode, no platform mentions, the text as written
 
 
 def check_gap(gap: float) -> float:
@@ -109,32 +89,6 @@ def transcript_lines(dialogue: Dialogue, bot: str, gap: float, *, mentions: bool
             line["mentions"] = list(u.mention_to)
         lines.append(line)
     return lines
-
-
-async def replay_lines(
-    settings: Settings, lines: Sequence[dict[str, Any]], name: str, *, shadow: bool = True,
-    strict: bool = True,
-) -> tuple[list[Decision], Timeline]:
-    """One transcript through the engine with no model, on its own clock and store; in
-    shadow mode (kuuki.engine.act) unless ``shadow`` is False. ``strict`` False: a line
-    out of time order is skipped (an IRC log's clock sometimes steps back), not an error."""
-    from kuuki.app import build_app
-
-    transcript = parse_lines([json.dumps(o, ensure_ascii=False) for o in lines], name,
-                             strict=strict)
-    run = apply_setup(settings, transcript)
-    run = replace(run, llm=replace(run.llm, backend="none"), judge_llm=None)
-    clock = VirtualClock(transcript.events[0].at if transcript.events else None)
-    bot = User(run.persona.name, run.persona.name, is_bot=True)
-    timeline = Timeline()
-    with tempfile.TemporaryDirectory(prefix="kuuki-seat-") as tmp:
-        app = await build_app(run, clock=clock, outbox=RecordingOutbox(clock, bot),
-                              store_url=f"sqlite:///{tmp}/seat.sqlite3", shadow=shadow)
-        try:
-            decisions = await replay(app.engine, clock, transcript, None, timeline)
-        finally:
-            await app.close()
-    return decisions, timeline
 
 
 async def run_gap(settings: Settings, dialogues: Sequence[Dialogue], gap: float,
@@ -165,7 +119,7 @@ async def run_gap(settings: Settings, dialogues: Sequence[Dialogue], gap: float,
 
 async def bench_seat(
     settings: Settings, directory: Path, gaps: Sequence[float] = (DEFAULT_GAP,),
-    limit: int | None = None, err: TextIO | None = None, variant: Variant = Variant(),
+    limit: int | None = None, err: TextIO | None = None, variant: Variant = DEFAULT_VARIANT,
 ) -> dict[str, Any]:
     """The benchmark over the dialogues of ``directory`` (the first ``limit``), at each gap;
     over the logs of an IRC split folder instead when ``directory`` is one

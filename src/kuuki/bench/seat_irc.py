@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kuuki.bench.judge import IRC_SETUP, irc_to_transcript
 from kuuki.bench.seat_metrics import Judged, action_after, first_scores, summary
+from kuuki.bench.seat_replay import Variant, replay_lines
 from kuuki.conversation.ircdata import read_annotation, read_ascii, split_files
 from kuuki.decide.addressing import normalise, to_hiragana
 from kuuki.decide.cues import name_bits, name_forms
@@ -35,7 +36,6 @@ from kuuki.decide.turns import ROOM, Labelled, irc_chat, strip_leading_nick
 from kuuki.errors import KuukiError
 
 if TYPE_CHECKING:
-    from kuuki.bench.seat import Variant
     from kuuki.settings import Settings
 
 TARGETS = {
@@ -97,8 +97,6 @@ async def bench_irc_seat(
     variant: Variant,
 ) -> dict[str, Any]:
     """Every annotated log of ``directory`` (the first ``limit``) with the bot in its seat."""
-    from kuuki.bench.seat import replay_lines
-
     started = time.perf_counter()
     pairs = split_files(directory)[:limit]
     items: list[Judged] = []

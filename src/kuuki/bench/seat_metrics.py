@@ -16,7 +16,7 @@ from typing import Any
 
 from kuuki.conversation.mrmp import Dialogue
 from kuuki.domain import ActionKind, Decision
-from kuuki.replay.expect import Expectation, Timeline, strongest
+from kuuki.replay.expect import Expectation, Played, strongest
 from kuuki.replay.runner import decision_line
 
 SPOKE = (ActionKind.REPLY, ActionKind.ACK)
@@ -58,7 +58,7 @@ def labelled(dialogue: Dialogue, seat: str) -> list[tuple[int, bool]]:
 
 
 def judged(
-    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Timeline,
+    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Played,
     *, mentions: bool = False,
 ) -> list[Judged]:
     """What the seat's replay did about each of its labelled messages (``mentions``: the
@@ -84,7 +84,7 @@ def first_scores(decisions: Iterable[Decision]) -> dict[str, float]:
     return first
 
 
-def action_after(timeline: Timeline, mid: str) -> ActionKind:
+def action_after(timeline: Played, mid: str) -> ActionKind:
     """The strongest action between message ``mid`` and the next message."""
     return strongest(timeline.window(Expectation(mid, {}, 0, to=mid)))
 

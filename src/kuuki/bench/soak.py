@@ -72,7 +72,7 @@ async def soak(
         url = store_url or f"sqlite:///{tmp}/soak.sqlite3"
         outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
         app = await build_app(
-            settings, clock=clock, outbox=outbox, llm=None, judge_llm=None, store_url=url
+            settings, clock=clock, outbox=outbox, llm=None, judge_llm=None, store=url
         )
         engine = app.engine
         engine.tracker_factory and engine.tracker_factory(Channel("warm", "warm"))

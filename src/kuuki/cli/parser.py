@@ -5,14 +5,17 @@ lists them; each command's function lives with its group (run, inspect, bench, t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from kuuki.cli.args import given
 from kuuki.cli.bench import add_seat_parser, cmd_bench
 from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_stats, cmd_why, span
+from kuuki.cli.parser_bench import add_bench_speed
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
+from kuuki.cli.store import add_store_parser
 from kuuki.cli.train import cmd_disentangle, cmd_eval, cmd_train, cmd_train_embeddings, data_dir
 from kuuki.scale.cli import add_parsers
 from kuuki.settings import llm_backends
@@ -41,11 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay(sub, *llm)
     _add_why(sub)
     _add_stats(sub)
-    _add_bench_quality(_add_bench_speed(sub))
+    _add_bench_quality(add_bench_speed(sub))
     _add_run(sub)
     _add_doctor(sub)
     _add_playground(sub, *llm)
     _add_memory(sub)
+    add_store_parser(sub)
     _add_training(sub)
     return p
 
@@ -101,9 +105,11 @@ def _add_why(sub: Subparsers) -> None:
     )
     why.add_argument(
         "message_id", nargs="?", metavar="MESSAGE_ID",
+        type=given("a message's id, or leave MESSAGE_ID out for the latest decision"),
         help="the message's id (default: the latest decision)",
     )
-    why.add_argument("--channel", metavar="ID", help="the latest decision in this channel")
+    why.add_argument("--channel", metavar="ID", type=given("a channel's id"),
+                     help="the latest decision in this channel")
     why.add_argument("--json", action="store_true", help="print the stored rows as JSON")
     _reading_store(why)
     why.set_defaults(fn=cmd_why)
@@ -111,7 +117,7 @@ def _add_why(sub: Subparsers) -> None:
 
 def _reading_store(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--store", metavar="PATH",
+        "--store", metavar="PATH", type=given("a SQLite file or a database URL"),
         help="the SQLite file (or database URL) to read, e.g. one written by "
         "`kuuki replay --store` (default: the configured store)",
     )
@@ -131,141 +137,11 @@ def _add_stats(sub: Subparsers) -> None:
         "--since", default="7d", type=span, metavar="SPAN",
         help="how far back: 30m, 12h, 7d (default) or 2w",
     )
-    st.add_argument("--channel", metavar="NAME", help="one channel, by name or id")
+    st.add_argument("--channel", metavar="NAME", type=given("a channel's name or id"),
+                    help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     _reading_store(st)
     st.set_defaults(fn=cmd_stats)
-
-
-def _add_bench_speed(sub: Subparsers) -> Subparsers:
-    bench = sub.add_parser("bench", help="benchmarks (figures for docs/benchmarks.md)")
-    bsub = bench.add_subparsers(dest="what", required=True, metavar="BENCHMARK")
-    _add_bench_ingest(bsub)
-    _add_bench_scale(bsub)
-    _add_bench_soak(bsub)
-    _add_bench_crash(bsub)
-    _add_bench_disentangle(bsub)
-    _add_bench_broker(bsub)
-    _add_bench_secrets(bsub)
-    return bsub
-
-
-def _add_bench_ingest(bsub: Subparsers) -> None:
-    ing = bsub.add_parser("ingest", help="steps 0-7 with the LLM off on SQLite, durable acks")
-    ing.add_argument("--messages", type=int, default=10_000, metavar="N",
-                     help="messages to send (default 10000)")
-    ing.add_argument("--channels", type=int, default=100, metavar="N",
-                     help="channels they are spread over (default 100)")
-    ing.add_argument("--store", metavar="URL", help="store URL (default: a temporary SQLite file)")
-    ing.add_argument("--window", type=int, default=256, metavar="N",
-                     help="messages handed over but not yet acknowledged, at most, as a platform "
-                     "delivers them (default 256; 1: one at a time)")
-    ing.add_argument("--metrics", action="store_true",
-                     help="count the Prometheus metrics and serve them, as kuuki run "
-                     "--dashboard does (issue 27: their cost)")
-    ing.set_defaults(fn=cmd_bench)
-
-
-def _add_bench_scale(bsub: Subparsers) -> None:
-    sc = bsub.add_parser(
-        "scale", help="scale-out: msg/s through gateway → broker → workers → store, 1 vs 2",
-        description="Publish the ingest benchmark's synthetic chat to RabbitMQ as a gateway "
-        "does, then time 1 and then 2 worker processes (no model) until the store has every "
-        "event handled. Each run makes its own PostgreSQL database (the role needs CREATEDB) "
-        "and RabbitMQ virtual host (rabbitmqctl, so the broker runs on this machine).",
-    )
-    sc.add_argument("--messages", type=int, default=10_000, metavar="N",
-                    help="synthetic messages per run (default 10000)")
-    sc.add_argument("--channels", type=int, default=200, metavar="N",
-                    help="channels they are spread over (default 200)")
-    sc.add_argument("--amqp", default="amqp://guest:guest@127.0.0.1:5672/", metavar="URL",
-                    help="RabbitMQ (default: %(default)s)")
-    sc.add_argument("--postgres", required=True, metavar="URL",
-                    help="a PostgreSQL server and role with CREATEDB")
-    sc.set_defaults(fn=cmd_bench)
-
-
-def _add_bench_soak(bsub: Subparsers) -> None:
-    soak = bsub.add_parser("soak", help="memory over a long stream in many channels, then idle")
-    soak.add_argument("--messages", type=int, default=200_000, metavar="N",
-                      help="messages to send (default 200000)")
-    soak.add_argument("--channels", type=int, default=2_000, metavar="N",
-                      help="channels they are spread over, round-robin (default 2000)")
-    soak.add_argument("--sample-every", type=int, default=10_000, metavar="N",
-                      help="messages between two readings of the resident set (default 10000)")
-    soak.add_argument("--store", metavar="URL", help="store URL (default: a temporary SQLite file)")
-    soak.set_defaults(fn=cmd_bench)
-
-
-def _add_bench_crash(bsub: Subparsers) -> None:
-    crash = bsub.add_parser("crash", help="kill -9 (and a stopped PostgreSQL) mid-stream "
-                            "through the local Discord and Slack servers: what was kept")
-    crash.add_argument("--platform", choices=("discord", "slack", "both"), default="both",
-                       help="which local platform server (default both)")
-    crash.add_argument("--postgres", action="store_true",
-                       help="also stop a private PostgreSQL cluster for 6 s mid-stream (needs "
-                       "PostgreSQL's server binaries and root, as .ci/postgres.sh)")
-    crash.add_argument("--runs", type=_at_least(1), default=1, metavar="N",
-                       help="run all the selected cases N times in a row (default 1)")
-    crash.add_argument("--cpu-hogs", type=_at_least(0), default=0, metavar="N",
-                       help="N CPU-bound processes beside the cases, from before the first to "
-                       "after the last: a slower machine (default 0)")
-    crash.set_defaults(fn=cmd_bench)
-
-
-def _at_least(least: int) -> Callable[[str], int]:
-    """An argparse type: a whole number, ``least`` or more (argparse names the option)."""
-    def parse(raw: str) -> int:
-        try:
-            n = int(raw)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
-        if n < least:
-            raise argparse.ArgumentTypeError(f"must be {least} or more, not {n}")
-        return n
-
-    return parse
-
-
-def _add_bench_disentangle(bsub: Subparsers) -> None:
-    dis = bsub.add_parser("disentangle", help="online disentangling speed and quality (dev)")
-    dis.add_argument("--data", default=str(data_dir()), metavar="DIR",
-                     help="the irc-disentanglement data (default: %(default)s)")
-    dis.set_defaults(fn=cmd_bench)
-
-
-def _add_bench_broker(bsub: Subparsers) -> None:
-    brk = bsub.add_parser(
-        "broker", help="scale-out brokers (RabbitMQ, NATS JetStream): confirmed publishes, "
-        "ordered delivery to 1 and 2 consumers, and a consumer killed mid-stream"
-    )
-    brk.add_argument("--messages", type=int, default=20_000, metavar="N",
-                     help="messages per case (default 20000)")
-    brk.add_argument("--channels", type=int, default=200, metavar="N",
-                     help="channel ids they are keyed by (default 200)")
-    brk.add_argument("--amqp", metavar="URL",
-                     help="RabbitMQ (default: amqp://guest:guest@127.0.0.1:5672/)")
-    brk.add_argument("--nats", metavar="URL",
-                     help="NATS with JetStream (default: nats://127.0.0.1:4222)")
-    brk.add_argument("--engine", choices=("all", "rabbitmq", "nats"), default="all",
-                     help="which engines (default all; an unreachable one is skipped)")
-    brk.add_argument("--rabbit-queue", choices=("quorum", "classic"), default="quorum",
-                     help="RabbitMQ queue type behind the exchange (default quorum)")
-    brk.set_defaults(fn=cmd_bench)
-
-
-def _add_bench_secrets(bsub: Subparsers) -> None:
-    sec = bsub.add_parser(
-        "secrets", help="where each configured secret was found after a chat against "
-        "servers that echo credentials (exit 1 if anywhere)",
-        description="Run the bot in the playground against local servers that echo every "
-        "credential they get, then count each configured secret in every log record, every "
-        "row of every table, `kuuki why` and the playground's screens.",
-    )
-    sec.add_argument("--store", metavar="URL", help="an empty store (default: a temporary "
-                     "SQLite file); every row of every table in it is read")
-    sec.add_argument("--json", action="store_true", help="print one JSON object")
-    sec.set_defaults(fn=cmd_bench)
 
 
 def _add_bench_quality(bsub: Subparsers) -> None:
@@ -376,16 +252,19 @@ def _add_memory(sub: Subparsers) -> None:
     msub = mem.add_subparsers(dest="what", required=True, metavar="ACTION")
     ml = msub.add_parser("list", help="per channel, who and what is remembered")
     ms = msub.add_parser("show", help="everything remembered about a person or a channel")
-    ms.add_argument("--user", metavar="ID", help="the person's user id (or name)")
-    ms.add_argument("--channel", metavar="NAME", help="the channel's name or id")
+    user, channel = given("a user's id"), given("a channel's name or id")
+    ms.add_argument("--user", metavar="ID", type=user, help="the person's user id (or name)")
+    ms.add_argument("--channel", metavar="NAME", type=channel, help="the channel's name or id")
     mf = msub.add_parser(
         "forget", help="erase a person's messages and what was learned from them, and learn "
         "nothing about them again (also in a running bot) until `unforget`")
-    mf.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    mf.add_argument("--user", required=True, metavar="ID", type=user,
+                    help="the person's user id")
     mu = msub.add_parser("unforget", help="let the bot learn about a forgotten person again")
-    mu.add_argument("--user", required=True, metavar="ID", help="the person's user id")
+    mu.add_argument("--user", required=True, metavar="ID", type=user,
+                    help="the person's user id")
     for mp in (ml, ms, mf, mu):
-        mp.add_argument("--store", metavar="PATH",
+        mp.add_argument("--store", metavar="PATH", type=given("a SQLite file or a database URL"),
                         help="the SQLite file (or database URL) to read (default: configured)")
         mp.set_defaults(fn=cmd_memory)
 
@@ -407,13 +286,13 @@ def _add_training(sub: Subparsers) -> None:
 
     tr = sub.add_parser("train", help="training commands")
     tsub = tr.add_subparsers(dest="what", required=True, metavar="MODEL")
-    td = tsub.add_parser("disentangler", help="reproduce the shipped disentangler weights")
+    td = tsub.add_parser("disentangler", help="retrain the shipped disentangler")
     td.add_argument("--data", default=str(data_dir()), metavar="DIR",
                     help="the irc-disentanglement data (default: %(default)s)")
     td.add_argument("--out", metavar="FILE",
                     help="weights file to write (default: the packaged one)")
     td.set_defaults(fn=cmd_train)
-    te = tsub.add_parser("embeddings", help="reproduce the static embedding table from USE v3")
+    te = tsub.add_parser("embeddings", help="rebuild the static embedding table from USE v3")
     te.add_argument("--out", help="table file to write (default: the packaged one)")
     te.set_defaults(fn=cmd_train_embeddings)
     add_train_models(tsub)

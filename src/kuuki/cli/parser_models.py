@@ -21,9 +21,13 @@ def add_addressee(sub: Subparsers) -> None:
         "addressee", help="who each message of a transcript is for (the learned model)",
         description="Read a transcript (JSON Lines, see the README) and print one JSON line "
         'per message: {"id", "to" (a participant\'s name or "room"), "p", "candidates"}. '
-        "The persona (the setup line's bot, else the settings') is always a candidate.",
+        "The persona (the setup line's bot, else the settings') is always a candidate. "
+        "A bad line stops it with the file and line, as `kuuki replay` does.",
     )
     ad.add_argument("file", metavar="FILE", help="the transcript (.jsonl)")
+    ad.add_argument(
+        "--skip-bad-lines", action="store_true", help="report malformed lines and go on"
+    )
     ad.set_defaults(fn=cmd_addressee)
 
 
@@ -47,8 +51,8 @@ def add_eval_addressee(esub: Subparsers) -> None:
 def add_train_models(tsub: Subparsers) -> None:
     data = shared_data()
     for what, fn, help_ in (
-        ("addressee", cmd_train_addressee, "reproduce the shipped addressee weights"),
-        ("seat", cmd_train_seat, "reproduce the shipped seat weights"),
+        ("addressee", cmd_train_addressee, "retrain the shipped addressee model"),
+        ("seat", cmd_train_seat, "retrain the shipped seat model"),
     ):
         tp = tsub.add_parser(what, help=help_)
         tp.add_argument("--irc", default=str(data / "irc-disentanglement" / "train"),

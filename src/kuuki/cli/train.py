@@ -4,8 +4,12 @@ and `train`."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+# The corpora's folder for the commands' defaults and the corpus tests (README, "Corpora").
+DATA_ENV = "KUUKI_DATA_DIR"
 
 
 def cmd_disentangle(args: argparse.Namespace) -> int:
@@ -43,12 +47,13 @@ def default_weights() -> Path:
 
 
 def data_dir() -> Path:
-    return Path("../shared/data/irc-disentanglement")
+    return shared_data() / "irc-disentanglement"
 
 
 def shared_data() -> Path:
-    """The corpora's folder: ../shared/data from the repository, as the other commands."""
-    return Path("../shared/data")
+    """The corpora's folder: ``$KUUKI_DATA_DIR``, else ../shared/data (beside the checkout,
+    run from it)."""
+    return Path(os.environ.get(DATA_ENV) or "../shared/data")
 
 
 def cmd_train_addressee(args: argparse.Namespace) -> int:
@@ -87,7 +92,8 @@ def cmd_addressee(args: argparse.Namespace) -> int:
     from kuuki.cli.common import settings_for
     from kuuki.replay.addressee import run_addressee
 
-    return run_addressee(settings_for(args), Path(args.file), sys.stdout)
+    return run_addressee(settings_for(args), Path(args.file), sys.stdout,
+                         skip_bad_lines=args.skip_bad_lines)
 
 
 def _dir(raw: str) -> Path | None:

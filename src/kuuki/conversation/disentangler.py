@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kuuki.conversation.features import FEATURE_NAMES, ChannelState
-from kuuki.conversation.history import Turn
+from kuuki.conversation.features import FEATURE_NAMES, ChannelFeatures
+from kuuki.conversation.history import Post
 from kuuki.conversation.ircdata import IrcLine
 from kuuki.conversation.model import DisentanglerModel
 
@@ -66,9 +66,9 @@ class Disentangler:
         self.model = model
         self.second_parent = second_parent
         self.new_weight = new_weight
-        self.state = ChannelState(window=window, dim=dim, proj=model.projection(dim))
+        self.state = ChannelFeatures(window=window, dim=dim, proj=model.projection(dim))
 
-    def score(self, turn: Turn) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def score(self, turn: Post) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Candidate indices (self first) and their link probabilities, state unchanged."""
         cand, x = self.state.features(turn)
         probs = self.model.probabilities(x)
@@ -78,14 +78,14 @@ class Disentangler:
             probs /= probs.sum()
         return cand, probs
 
-    def step(self, turn: Turn, *, forced_parent: int | None = None) -> Link:
+    def step(self, turn: Post, *, forced_parent: int | None = None) -> Link:
         """Link ``turn`` to its best parent (or to ``forced_parent``) and record it."""
         cand, probs = self.score(turn)
         return self.decide(turn, cand, probs, forced_parent=forced_parent)
 
     def decide(
         self,
-        turn: Turn,
+        turn: Post,
         cand: npt.NDArray[np.int64],
         probs: npt.NDArray[np.float32],
         *,
@@ -119,8 +119,8 @@ class Disentangler:
         return Link(int(cand[0]), parent, conv, conf, also)
 
 
-def irc_turn(line: IrcLine, minute: float, vector: npt.NDArray[np.float32] | None) -> Turn:
-    return Turn(
+def irc_turn(line: IrcLine, minute: float, vector: npt.NDArray[np.float32] | None) -> Post:
+    return Post(
         speaker=line.speaker, text=line.text, minute=minute, vector=vector, system=line.system
     )
 

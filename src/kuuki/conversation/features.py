@@ -1,6 +1,6 @@
 """The reply-candidate features of a new message, computed from its channel's history.
 
-:class:`ChannelState` is the channel's :class:`~kuuki.conversation.history.ChannelHistory`
+:class:`ChannelFeatures` is the channel's :class:`~kuuki.conversation.history.ChannelHistory`
 with ``features(turn)``: the features of a new message against all of its candidate
 parents (the previous ``window`` messages plus itself, meaning "starts a conversation")
 come out of a handful of vector operations: that is what keeps disentanglement cheap
@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.conversation import cues
-from kuuki.conversation.history import FLAG_COLUMNS, ChannelHistory, FloatArray, Turn
+from kuuki.conversation.history import FLAG_COLUMNS, ChannelHistory, FloatArray, Post
 
 # fmt: off
 FEATURE_NAMES: tuple[str, ...] = (
@@ -84,7 +84,7 @@ def _distance_rows(window: int) -> FloatArray:
 
 
 def _message_rows(
-    xt: FloatArray, turn: Turn, lead: int, named: frozenset[int], q_i: bool, new_speaker: bool
+    xt: FloatArray, turn: Post, lead: int, named: frozenset[int], q_i: bool, new_speaker: bool
 ) -> None:
     """Message-level features go on every row (the MLP crosses them with is_self)."""
     unresolved = lead < 0 and cues.leading_addressee(turn.text) is not None
@@ -105,7 +105,7 @@ def _message_rows(
     )[:, None]
 
 
-class ChannelState(ChannelHistory):
+class ChannelFeatures(ChannelHistory):
     """Recent history of one channel with the features of a new message against it.
 
     ``features(turn)`` scores nothing: it returns the candidate global indices (self
@@ -113,7 +113,7 @@ class ChannelState(ChannelHistory):
     records the decision so that later messages see the conversation structure.
     """
 
-    def features(self, turn: Turn) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    def features(self, turn: Post) -> tuple[npt.NDArray[np.int64], FloatArray]:
         i = self.n
         lo = max(self.offset, i - self.window)
         cand_all = np.arange(i, lo - 1, -1, dtype=np.int64)  # self first, then newest first
@@ -211,7 +211,7 @@ class ChannelState(ChannelHistory):
         fl: npt.NDArray[np.bool_],
         rows: npt.NDArray[np.int64],
         view: slice,
-        turn: Turn,
+        turn: Post,
         vec: FloatArray,
         me: int,
         words: frozenset[str],

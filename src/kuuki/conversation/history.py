@@ -55,7 +55,7 @@ Analysis = tuple[int, int, frozenset[int], bool, frozenset[str]]
 
 
 @dataclass(slots=True)
-class Turn:
+class Post:
     """One message as the disentangler sees it: platform-neutral and index-free."""
 
     speaker: str
@@ -96,7 +96,7 @@ class ChannelHistory:
         self.speakers = Speakers()
         self._last_by_speaker: dict[int, int] = {}
         self._pair_hist: dict[int, dict[int, int]] = {}
-        self._pending: tuple[Turn, Analysis] | None = None
+        self._pending: tuple[Post, Analysis] | None = None
 
     def _alloc(self) -> None:
         cap = self._cap
@@ -149,7 +149,7 @@ class ChannelHistory:
     def speaker_id(self, name: str, aliases: tuple[str, ...] = ()) -> int:
         return self.speakers.id(name, aliases)
 
-    def _analyse(self, turn: Turn) -> Analysis:
+    def _analyse(self, turn: Post) -> Analysis:
         # features() and commit() both need this; compute it once per message
         if self._pending is not None and self._pending[0] is turn:
             return self._pending[1]
@@ -169,7 +169,7 @@ class ChannelHistory:
             return -1
         return int(self.cs_id[self.cslot[index - self.offset]])
 
-    def commit(self, turn: Turn, parent: int) -> int:
+    def commit(self, turn: Post, parent: int) -> int:
         """Record the new message with its chosen parent; returns its conversation id."""
         if self.n - self.offset >= self._cap:
             if self._cap < self._max_cap:
@@ -205,7 +205,7 @@ class ChannelHistory:
         self.n = i + 1
         return int(self.cs_id[slot])
 
-    def _write_row(self, r: int, turn: Turn, vec: FloatArray, analysis: Analysis) -> None:
+    def _write_row(self, r: int, turn: Post, vec: FloatArray, analysis: Analysis) -> None:
         """The new message's own row (rows are reused after compaction: what later
         messages update is reset here)."""
         me, lead, named, q_i, words = analysis

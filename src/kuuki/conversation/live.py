@@ -38,7 +38,7 @@ class LiveConversation:
 
 
 @dataclass(slots=True)
-class Seen:
+class Tracked:
     """One message as the tracker remembers it."""
 
     msg: Message

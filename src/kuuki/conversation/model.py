@@ -3,8 +3,8 @@
 Each candidate parent (the message itself included, meaning "new conversation") gets a
 score ``w·z + v·tanh(W z + b)`` from its standardised feature row ``z``; a softmax over
 the candidates of one message gives the link probabilities. The shipped weights live in
-``weights.npz`` beside this module and are reproduced by
-:func:`kuuki.conversation.train.train`.
+``weights.npz`` beside this module, the output of :func:`kuuki.conversation.train.train`
+(bit for bit on the machine that made it; see its docstring).
 """
 
 from __future__ import annotations

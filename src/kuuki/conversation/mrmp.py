@@ -63,8 +63,10 @@ def read_dialogue(path: Path) -> Dialogue:
             out.append(Utterance(n, speaker, strip_marks(str(u["text"]), speakers), mention_to))
         return Dialogue(str(raw["dialogue_id"]), str(raw.get("dialogue_type", "")), speakers,
                         tuple(out))
-    except (OSError, KeyError, TypeError, ValueError) as exc:  # JSONDecodeError: a ValueError
-        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+    except (OSError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        # JSONDecodeError is a ValueError; the decoder recurses once per level of nesting
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else (
+            "nested too deeply" if isinstance(exc, RecursionError) else str(exc))
         raise CorpusError(f"{path}: not an MRMP dialogue file: {what}") from exc
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from kuuki.conversation import cues
-from kuuki.conversation.live import BOT_KEY, Seen
+from kuuki.conversation.live import BOT_KEY, Tracked
 from kuuki.domain import Message
 
 ANSWER_MASS = 0.3
@@ -20,7 +20,7 @@ ANSWER_LOOKAHEAD = 20
 
 
 def unanswered(
-    seen: Mapping[str, Seen],
+    seen: Mapping[str, Tracked],
     *,
     now: datetime,
     since: datetime,
@@ -58,7 +58,7 @@ def unanswered(
 
 
 def _answered(
-    seen: Mapping[str, Seen], since: datetime, addressed: Callable[[Message], bool]
+    seen: Mapping[str, Tracked], since: datetime, addressed: Callable[[Message], bool]
 ) -> set[str]:
     """Ids of the messages someone else replied to, or (questions) likely answered."""
     answered: set[str] = set()
@@ -86,7 +86,7 @@ def _answered(
     return answered
 
 
-def may_answer(seen: Seen, conversation_id: str) -> bool:
+def may_answer(seen: Tracked, conversation_id: str) -> bool:
     """Could ``seen`` be an answer in ``conversation_id``? Fairly likely by the model's
     mass, or placed in a new conversation with the rest of its mass mostly there: a
     channel's first few lines give the model little context (it is trained with 1,000

@@ -20,8 +20,8 @@ import numpy.typing as npt
 
 from kuuki.conversation import cues
 from kuuki.conversation.disentangler import DEFAULT_WINDOW, Disentangler
-from kuuki.conversation.history import Turn
-from kuuki.conversation.live import BOT_KEY, Assignment, LiveConversation, Seen
+from kuuki.conversation.history import Post
+from kuuki.conversation.live import BOT_KEY, Assignment, LiveConversation, Tracked
 from kuuki.conversation.model import DisentanglerModel, shipped_model
 from kuuki.conversation.questions import unanswered
 from kuuki.domain import Message, User
@@ -62,7 +62,7 @@ class ConversationTracker:
             dim=embedder.dim if embedder is not None else 512,
         )
         self._dis.state.speaker_id(BOT_KEY, self.bot_names)
-        self._seen: OrderedDict[str, Seen] = OrderedDict()
+        self._seen: OrderedDict[str, Tracked] = OrderedDict()
         self._chars = 0  # characters of text in _seen
         self._by_index: dict[int, str] = {}
         self._convs: dict[str, LiveConversation] = {}
@@ -101,7 +101,7 @@ class ConversationTracker:
         mentions = list(msg.mentions)
         if not ours and cues.calls_name(msg.text, self.bot_names):
             mentions.insert(0, BOT_KEY)
-        turn = Turn(
+        turn = Post(
             speaker=speaker,
             text=msg.text,
             minute=msg.ts.timestamp() / 60.0,
@@ -126,7 +126,7 @@ class ConversationTracker:
         else:
             conv_id = self._seen[parent_id].conversation_id
             conf = link.confidence if turn.reply_to is None else 1.0
-        seen = Seen(msg, link.index, conv_id, parent_id, speaker, mass, vec)
+        seen = Tracked(msg, link.index, conv_id, parent_id, speaker, mass, vec)
         self._remember(seen)
         if msg.thread:
             self._thread_last.pop(msg.thread, None)  # re-insert: most recent last
@@ -146,7 +146,7 @@ class ConversationTracker:
         mid = self._by_index.get(index)
         return self._seen[mid].conversation_id if mid is not None else None
 
-    def _remember(self, seen: Seen) -> None:
+    def _remember(self, seen: Tracked) -> None:
         msg = seen.msg
         self._seen[msg.id] = seen
         self._by_index[seen.index] = msg.id
@@ -181,7 +181,7 @@ class ConversationTracker:
         norm = float(np.linalg.norm(total))
         conv.topic = (total / norm).astype(np.float32) if norm > 1e-6 else None
 
-    def _assignment(self, seen: Seen) -> Assignment:
+    def _assignment(self, seen: Tracked) -> Assignment:
         return Assignment(seen.msg.id, seen.conversation_id, seen.parent_id, 1.0)
 
     # -- edits ----------------------------------------------------------------------

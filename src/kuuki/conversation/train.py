@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.conversation.disentangler import DEFAULT_WINDOW, irc_minutes, irc_turn
-from kuuki.conversation.features import FEATURE_NAMES, N_FEATURES, ChannelState
+from kuuki.conversation.features import FEATURE_NAMES, N_FEATURES, ChannelFeatures
 from kuuki.conversation.ircdata import (
     ANNOTATED_FROM,
     IrcLine,
@@ -140,7 +140,7 @@ def collect(
     convs: list[npt.NDArray[np.bool_]] = []
     for f in files:
         conv_of = {m: c for c, members in enumerate(clusters(f.gold, 0)) for m in members}
-        state = ChannelState(window=window, dim=f.vectors.shape[1], proj=proj)
+        state = ChannelFeatures(window=window, dim=f.vectors.shape[1], proj=proj)
         minutes = times[f.name] if times is not None else irc_minutes(f.lines)
         start = f.annotated_from
         for k, ln in enumerate(f.lines):
@@ -305,9 +305,11 @@ def train(
 ) -> DisentanglerModel:
     """Train on ``data_dir/train`` and write the weights to ``out_path``.
 
-    The defaults reproduce the shipped ``weights.npz`` (run single-threaded,
-    ``OPENBLAS_NUM_THREADS=1``, for bit-identical floats, on the shipped embedding table);
-    it takes ~7 minutes on one core (~14 on a busy machine).
+    The defaults made the shipped ``weights.npz``, and rewrite it bit for bit on the same
+    machine (run single-threaded, ``OPENBLAS_NUM_THREADS=1``, on the shipped embedding
+    table); another machine's sums round differently, and how far Adam's epochs carry that
+    is not measured (docs/decisions.md, "Issue 33"). ~7 minutes on one core (~14 on a
+    busy machine).
     """
 
     def log(msg: str) -> None:

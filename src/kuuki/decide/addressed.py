@@ -22,14 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from kuuki.decide.base import Verdict
 from kuuki.decide.by_context import answers_the_bot
 from kuuki.decide.history import TriggerLedger
 from kuuki.decide.repeats import same_text
 from kuuki.decide.response_type import SHORT_AT, choose_form, pick_emoji
 from kuuki.decide.state import ConvState
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
-from kuuki.domain import ActionKind, Decision, Stage
+from kuuki.domain import ActionKind, Decision, Stage, Verdict
 from kuuki.settings import Settings
 
 PING_BURST_GAP = timedelta(seconds=10)  # a ping this soon after the person's answered one:

@@ -7,7 +7,8 @@ linear score of its feature row (:mod:`kuuki.decide.features`); a softmax over t
 conditional logit. Two rounds: the first model's predictions for the earlier turns ("whom
 did the author last speak to, whom did this candidate") are features of the second, so a
 prediction reads only what a member has seen. The weights are ``addressee.npz`` beside this
-module, reproduced by ``kuuki train addressee`` (:mod:`kuuki.decide.learn`).
+module; ``kuuki train addressee`` (:mod:`kuuki.decide.learn`) retrains the same model
+(tests/decide/test_shipped_weights.py states how close is the same).
 """
 
 from __future__ import annotations

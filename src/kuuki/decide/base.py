@@ -8,40 +8,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kuuki.decide.addressing import Addressing
-from kuuki.domain import ActionKind, Channel, DecisionTrace, Message, Stage
+from kuuki.domain import ActionKind, Channel, DecisionTrace, Message, Stage, Verdict
 from kuuki.ports import Tracker
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    action: ActionKind
-    stage: Stage
-    score: float
-    reason: str
-    emoji: str | None = None
-    conversation_id: str | None = None
-    # Debounce: judge again after this many seconds unless a newer message supersedes it.
-    defer_s: float | None = None
-    # Act on this verdict now, and judge the message again after this many seconds
-    # (an open question that may go unanswered).
-    recheck_s: float | None = None
-    # A deferral's key: a newer deferral with the same key supersedes it. ``"channel"``
-    # (the debounce) is also superseded by any newer message of the channel.
-    defer_key: str = "channel"
-    # The deferral holds an answer the sender is owed (a held ping): its event is marked
-    # handled only once the deferral is decided (kuuki.engine.deciding), so a crash loses nothing.
-    owed: bool = False
-    # Another prompt than reply/ack (``"proactive"``, with ``topic``).
-    task: str | None = None
-    topic: str | None = None
-    # Asked to stay out of the channel (kuuki.decide.requests): the engine sets the
-    # channel's quiet_until this many seconds from now, as `/kuuki quiet` does.
-    quiet_s: float | None = None
-    # The message is a copy of this earlier one, sent again (kuuki.decide.repeats): the
-    # engine leaves the earlier copy's pending judgment in place instead of superseding it.
-    duplicate_of: str | None = None
-    # False: no decision is stored (the bot's own message).
-    log: bool = True
 
 
 @dataclass(slots=True)

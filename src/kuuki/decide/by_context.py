@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from kuuki.decide.addressing import Addressing
 from kuuki.decide.phrases import asks
-from kuuki.decide.reading import ADDRESSED_P, ANSWER_P, ANSWER_SPAN, SEAT, Reader, Reading
+from kuuki.decide.reading import ADDRESSED_P, ANSWER_P, ANSWER_SPAN, SEAT, Reading, RoomReader
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
 from kuuki.decide.words import words
 
@@ -23,7 +23,7 @@ def answers_the_bot(case: Case) -> bool:
     return bool(mine) and asks(mine[-1].text)
 
 
-def reading_of(case: Case, reader: Reader) -> Reading:
+def reading_of(case: Case, reader: RoomReader) -> Reading:
     if case.reading is None:
         start = (time.perf_counter(), time.thread_time())
         reading = reader.read(case.situation)
@@ -40,7 +40,7 @@ class AddresseeStage:
     name = "addressee"
     passes = MESSAGE_PASSES
 
-    def __init__(self, reader: Reader, threshold: float = ADDRESSED_P) -> None:
+    def __init__(self, reader: RoomReader, threshold: float = ADDRESSED_P) -> None:
         self.reader = reader
         self.threshold = threshold
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 import re
 import zlib
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +27,22 @@ from kuuki.conversation.cues import is_greeting, is_question
 from kuuki.decide.addressing import normalise, to_hiragana
 from kuuki.decide.turns import Turn
 
-if TYPE_CHECKING:
-    from kuuki.decide.features import Context
+
+class Window(Protocol):
+    """What the content features read of a message's context (kuuki.decide.features'
+    `Context`): message ``i`` of ``turns``, its author, where the window starts, and each
+    speaker's turns in it."""
+
+    @property
+    def turns(self) -> Sequence[Turn]: ...
+    @property
+    def i(self) -> int: ...
+    @property
+    def author(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def said(self) -> Mapping[str, Sequence[int]]: ...
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -126,7 +140,7 @@ class ContentCache:
         return t
 
 
-def content_rows(ctx: Context, candidates: Sequence[str], texts: ContentCache) -> FloatArray:
+def content_rows(ctx: Window, candidates: Sequence[str], texts: ContentCache) -> FloatArray:
     """One row of `CONTENT_FEATURES` per candidate, from ``turns[:i+1]`` only."""
     out = np.zeros((len(candidates), len(CONTENT_FEATURES)))
     turns, i = ctx.turns, ctx.i

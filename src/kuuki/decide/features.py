@@ -203,8 +203,6 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
     parent_speaker = ctx.turns[parent].speaker if parent is not None else None
     n_window = max(1, ctx.i - ctx.start)
     author_prior = prior(ctx.author_last) if prior and ctx.author_last is not None else {}
-    # whom the author spoke to (by the first round) in their last three turns and all of
-    # theirs in the window: a speaker keeps talking to someone across a topic
     mine = [prior(j) for j in ctx.said.get(ctx.author, ())] if prior is not None else []
     registers = [_register(me, ctx.cache.cues(ctx.turns[j]))
                  for j in ctx.said.get(ctx.author, ())] if mine else []
@@ -213,12 +211,7 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
     for r, c in enumerate(candidates):
         row = x[r]
         if mine:
-            row[_A["author_recent_to"]] = sum(q.get(c, 0.0) for q in mine[-3:]) / len(mine[-3:])
-            row[_A["author_window_to"]] = sum(q.get(c, 0.0) for q in mine) / len(mine)
-            to_c = sum(q.get(c, 0.0) for q in mine)
-            if to_c > 0.3:  # the author's register with them, as this message's
-                row[_A["register_author_to"]] = sum(
-                    q.get(c, 0.0) * k for q, k in zip(mine, registers, strict=True)) / to_c
+            _author_to(row, c, mine, registers)
         bits = ctx.named(c)
         if bits:
             any_name = True
@@ -252,16 +245,34 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
         if g is not None:
             row[_A["gap"]], row[_A["gap_known"]] = g, 1
         row[_PAT0 + ctx.pattern(c)] = 1
-    room = x[-1]
-    gap = ctx.gap(ctx.i - 1 if ctx.i > 0 else None)
-    room[_A["room"]:_NB] = (
-        1, me.greeting, me.question, not any_name, math.log1p(len(candidates)),
-        turn.ts is not None, gap or 0.0, adjacent, parent is not None,
-        ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
-    )
+    _room_row(x[-1], ctx, me, any_name=any_name, n=len(candidates), adjacent=adjacent,
+              parent=parent)
     if len(ctx.last) > SMALL:
         x[:, _NB:] = x[:, _CROWDED]
     return x
+
+
+def _author_to(row: FloatArray, c: str, mine: Sequence[Mapping[str, float]],
+               registers: Sequence[float]) -> None:
+    """Whom the author spoke to (by the first round) in their last three turns and all of
+    theirs in the window: a speaker keeps talking to someone across a topic."""
+    row[_A["author_recent_to"]] = sum(q.get(c, 0.0) for q in mine[-3:]) / len(mine[-3:])
+    row[_A["author_window_to"]] = sum(q.get(c, 0.0) for q in mine) / len(mine)
+    to_c = sum(q.get(c, 0.0) for q in mine)
+    if to_c > 0.3:  # the author's register with them, as this message's
+        row[_A["register_author_to"]] = sum(
+            q.get(c, 0.0) * k for q, k in zip(mine, registers, strict=True)) / to_c
+
+
+def _room_row(room: FloatArray, ctx: Context, me: TurnCues, *, any_name: bool, n: int,
+              adjacent: bool, parent: int | None) -> None:
+    """The room's own row: what the message is like, whoever it is to."""
+    gap = ctx.gap(ctx.i - 1 if ctx.i > 0 else None)
+    room[_A["room"]:_NB] = (
+        1, me.greeting, me.question, not any_name, math.log1p(n),
+        ctx.turns[ctx.i].ts is not None, gap or 0.0, adjacent, parent is not None,
+        ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
+    )
 
 
 def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[str],

@@ -10,9 +10,8 @@ situation (a `Judge`, the playground); it keeps its place, first, in every trace
 
 from __future__ import annotations
 
-from kuuki.decide.base import Verdict
 from kuuki.decide.types import ALL_PASSES, MESSAGE_PASSES, Case, StageResult
-from kuuki.domain import ActionKind, Stage, Visibility
+from kuuki.domain import ActionKind, Stage, Verdict, Visibility
 from kuuki.settings import Settings
 
 LOOP_GUARD_TURNS = 2  # bot turns since the last human message before another bot is ignored

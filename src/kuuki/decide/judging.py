@@ -10,7 +10,6 @@ after the send succeeded, and keeps one hour (kuuki.decide.history).
 
 from __future__ import annotations
 
-from kuuki.decide.base import Verdict
 from kuuki.decide.cache import LLMJudgment, VerdictCache
 from kuuki.decide.history import CallBudget, Intervention
 from kuuki.decide.llm_stage import LLMStage
@@ -21,7 +20,7 @@ from kuuki.decide.rules import LocalResult
 from kuuki.decide.state import ConvState
 from kuuki.decide.tracking import format_log
 from kuuki.decide.types import JUDGED_AGAIN, Case, Pass, Speak, StageResult
-from kuuki.domain import ActionKind, Decision, Stage
+from kuuki.domain import ActionKind, Decision, Stage, Verdict
 from kuuki.settings import Settings
 
 STATE_SURE = 0.6  # below this the local state classifier asks for the model

@@ -1,11 +1,12 @@
 """Training the addressee and seat models (issue 25): numpy only, deterministic.
 
 Both are fitted by Newton's method on standardised features with an L2 penalty (convex
-problems: the same data gives the same weights, to the bit, on the same machine), then
-stored as weights on the raw features. The addressee model is a conditional logit over each
-message's candidates, in two rounds: the first without the predicted features, the second
-with the first's predictions of the earlier turns. The seat model is two logistic
-regressions: does the seat answer now, and is that answer short.
+problems: the same data gives the same weights, to the bit, on the same machine; on another,
+whose sums round differently, the same model within the tolerances the shipped-weights test
+states), then stored as weights on the raw features. The addressee model is a
+conditional logit over each message's candidates, in two rounds: the first without the
+predicted features, the second with the first's predictions of the earlier turns. The seat
+model is two logistic regressions: does the seat answer now, and is that answer short.
 """
 
 from __future__ import annotations

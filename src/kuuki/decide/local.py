@@ -16,15 +16,14 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from kuuki.decide.base import Verdict
 from kuuki.decide.by_context import reading_of
 from kuuki.decide.history import TriggerLedger
-from kuuki.decide.reading import Reader
+from kuuki.decide.reading import RoomReader
 from kuuki.decide.rules import RuleScorer
 from kuuki.decide.state import StateClassifier
 from kuuki.decide.tracking import ChannelView
 from kuuki.decide.types import JUDGED_AGAIN, MESSAGE_PASSES, Case, Pass, Speak, StageResult
-from kuuki.domain import ActionKind, Stage
+from kuuki.domain import ActionKind, Stage, Verdict
 from kuuki.embed import Embedder
 from kuuki.settings import Settings
 
@@ -111,7 +110,7 @@ class LocalScore:
 
     def __init__(
         self, settings: Settings, ledger: TriggerLedger, embedder: Embedder | None,
-        reader: Reader,
+        reader: RoomReader,
     ) -> None:
         self.mode = settings.judge_mode
         self.reader = reader

@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kuuki.decide.addressed import Addressed, PingBurst, RateLimit
-from kuuki.decide.addressing import AddressDetector
-from kuuki.decide.base import Judge, Situation, Verdict
+from kuuki.decide.addressing import AddressDetector, Addressing
+from kuuki.decide.base import Judge, Situation
 from kuuki.decide.by_context import AddresseeStage
 from kuuki.decide.gates import Filter, OwnMessage, Quiet
 from kuuki.decide.history import TriggerLedger
 from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
 from kuuki.decide.llm_stage import LLMStage
 from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
-from kuuki.decide.reading import Reader
+from kuuki.decide.reading import RoomReader
 from kuuki.decide.repeats import SentTwice
 from kuuki.decide.requests import QuietRequest
 from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
-from kuuki.domain import ActionKind, Decision, DecisionTrace, Stage
+from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, Verdict
 from kuuki.settings import Settings
 
 log = logging.getLogger("kuuki.decide")
@@ -53,6 +53,19 @@ class Pipeline:
         self._after_send: list[tuple[str, Any]] = [
             (s.name, hook) for s in self.stages if (hook := getattr(s, "sent", None)) is not None
         ]
+
+    def address(
+        self,
+        msg: Message,
+        *,
+        bot_user_ids: Iterable[str],
+        bot_message_ids: Iterable[str] = (),
+        dm: bool = False,
+        recent: Sequence[Message] = (),
+    ) -> Addressing:
+        """How ``msg`` addresses the bot (the pipeline's `AddressDetector`)."""
+        return self.detector.detect(msg, bot_user_ids=bot_user_ids,
+                                    bot_message_ids=bot_message_ids, dm=dm, recent=recent)
 
     @property
     def names(self) -> list[str]:
@@ -147,7 +160,7 @@ def build_pipeline(
         # The judge decides every message; proactive talk still meets the policy.
         return Pipeline([*gates, JudgeStage(judge), policy, Proactive()], detector)
     ledger = TriggerLedger()
-    reader = Reader(settings.persona.names)
+    reader = RoomReader(settings.persona.names)
     stages: list[DecideStage] = [
         *gates,
         AddresseeStage(reader),

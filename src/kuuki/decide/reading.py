@@ -52,7 +52,7 @@ class Reading:
     called: bool = False  # ...as a call (at the start, the end, between commas), not a reference
     ms: float = 0.0  # the time the reading took (wall, CPU): part of the local stage's
     cpu_ms: float = 0.0
-    read: bool = True  # False: the models were not run (Reader.read says when)
+    read: bool = True  # False: the models were not run (RoomReader.read says when)
 
     @property
     def bot_p(self) -> float:
@@ -62,7 +62,7 @@ class Reading:
         return "the room" if key == ROOM else self.display.get(key, key)
 
 
-class Reader:
+class RoomReader:
     """Runs the shipped addressee and seat models on a situation (one persona)."""
 
     def __init__(

@@ -20,9 +20,8 @@ import unicodedata
 from collections import deque
 from datetime import datetime, timedelta
 
-from kuuki.decide.base import Verdict
 from kuuki.decide.types import Case, Pass, StageResult
-from kuuki.domain import ActionKind, Decision, Stage
+from kuuki.domain import ActionKind, Decision, Stage, Verdict
 
 DOUBLE_WINDOW = timedelta(minutes=2)
 _ANSWERS = (ActionKind.REPLY, ActionKind.ACK, ActionKind.REACT)

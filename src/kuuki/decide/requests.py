@@ -24,9 +24,8 @@ import re
 from collections.abc import Sequence
 
 from kuuki.decide.addressing import AddressDetector, normalise
-from kuuki.decide.base import Verdict
 from kuuki.decide.types import Case, Pass, StageResult
-from kuuki.domain import ActionKind, Stage
+from kuuki.domain import ActionKind, Stage, Verdict
 
 DEFAULT_QUIET_MIN = 60.0
 MAX_QUIET_MIN = 24 * 60.0

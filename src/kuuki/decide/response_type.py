@@ -43,7 +43,7 @@ def pick_emoji(text: str, emoji: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Form:
+class ResponseForm:
     action: ActionKind
     emoji: str | None
     why: str
@@ -57,35 +57,40 @@ def choose_form(
     *,
     diversity: bool,
     suggested: str | None = None,
-) -> Form:
+) -> ResponseForm:
     """The form of a response the judge has already decided to give."""
     form = _base_form(r, score, diversity=diversity, suggested=suggested)
     if r.conflict and form.action in (ActionKind.REACT, ActionKind.ACK):
         if r.addressed:
-            return Form(ActionKind.REPLY, None, "conflict: a real answer, never an emoji or ack")
-        return Form(ActionKind.NONE, None, "conflict: an emoji or short ack would be flippant")
+            return ResponseForm(ActionKind.REPLY, None,
+                                "conflict: a real answer, never an emoji or ack")
+        return ResponseForm(ActionKind.NONE, None,
+                            "conflict: an emoji or short ack would be flippant")
     if form.action is ActionKind.REACT:
-        return Form(form.action, pick_emoji(text, persona.emoji), form.why)
+        return ResponseForm(form.action, pick_emoji(text, persona.emoji), form.why)
     return form
 
 
-def _base_form(r: LocalResult, score: float, *, diversity: bool, suggested: str | None) -> Form:
+def _base_form(
+    r: LocalResult, score: float, *, diversity: bool, suggested: str | None
+) -> ResponseForm:
     if not diversity:
-        return Form(ActionKind.REPLY, None, "response diversity off")
+        return ResponseForm(ActionKind.REPLY, None, "response diversity off")
     if suggested in _BY_NAME:
-        return Form(_BY_NAME[suggested], None, f"the LLM judge chose {suggested}")
+        return ResponseForm(_BY_NAME[suggested], None, f"the LLM judge chose {suggested}")
     if r.addressed in IMPLICIT and not r.question and r.short:
         # Said where the bot is the listener (a DM, its own thread) but not a call for an
         # answer: "bringing Codenames", "完璧、助かった〜" get the nod a person would give.
-        return Form(ActionKind.ACK, None, f"addressed ({r.addressed}): a short remark")
+        return ResponseForm(ActionKind.ACK, None, f"addressed ({r.addressed}): a short remark")
     if r.addressed:
-        return Form(ActionKind.REPLY, None, f"addressed ({r.addressed})")
+        return ResponseForm(ActionKind.REPLY, None, f"addressed ({r.addressed})")
     if score >= REPLY_AT:
-        return Form(ActionKind.REPLY, None, f"score {score:.0f} ≥ {REPLY_AT}")
+        return ResponseForm(ActionKind.REPLY, None, f"score {score:.0f} ≥ {REPLY_AT}")
     if r.open_question or (r.question and r.engaged):
-        return Form(ActionKind.REPLY, None, "a clear question")
+        return ResponseForm(ActionKind.REPLY, None, "a clear question")
     if score >= ACK_AT:
         if r.engaged:
-            return Form(ActionKind.REPLY, None, f"score {score:.0f} in an engagement")
-        return Form(ActionKind.ACK, None, f"score {ACK_AT}–{REPLY_AT - 1} outside an engagement")
-    return Form(ActionKind.REACT, None, f"score {score:.0f} < {ACK_AT}")
+            return ResponseForm(ActionKind.REPLY, None, f"score {score:.0f} in an engagement")
+        return ResponseForm(ActionKind.ACK, None,
+                            f"score {ACK_AT}–{REPLY_AT - 1} outside an engagement")
+    return ResponseForm(ActionKind.REACT, None, f"score {score:.0f} < {ACK_AT}")

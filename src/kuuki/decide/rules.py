@@ -123,20 +123,7 @@ class RuleScorer:
                       f"a member in this seat speaks: {reading.seat.p:.0%} ({why})"
                       if reading.read else "not run: the bot is not part of this talk")
             to = reading.addressee.to
-            # Put to the room: the addressee model says so, or the text does ("anyone…",
-            # "誰か…"); never when it calls someone else by name ("dave, did you push?").
-            r.open_question = (
-                r.question and not r.from_bot
-                and (to in (ROOM, SEAT) or cues.to_the_room(text))
-                and not self._calls_someone_else(msg.text)
-            )
-            musing = self._talking_to_oneself(s, text) if r.open_question else ""
-            if musing:
-                trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
-                r.open_question = False
-            if r.open_question:
-                trace.add("question to the room", OPEN_QUESTION,
-                          f"the addressee model: for the room {reading.addressee.of(ROOM):.0%}")
+            self._open_question(s, text, reading, trace, r)
             self._engagement(s, view, trace, r)
             self._keywords(text, trace)
             if GOOD_NEWS.found_in(text) and not r.question and to in (ROOM, SEAT):
@@ -152,6 +139,25 @@ class RuleScorer:
         self._state(trace, r, state)
         r.score = trace.score
         return r
+
+    def _open_question(
+        self, s: Situation, text: str, reading: Reading, trace: DecisionTrace, r: LocalResult
+    ) -> None:
+        """Put to the room: the addressee model says so, or the text does ("anyone…",
+        "誰か…"); never when it calls someone else by name ("dave, did you push?"), nor a
+        question to oneself."""
+        r.open_question = (
+            r.question and not r.from_bot
+            and (reading.addressee.to in (ROOM, SEAT) or cues.to_the_room(text))
+            and not self._calls_someone_else(s.message.text)
+        )
+        musing = self._talking_to_oneself(s, text) if r.open_question else ""
+        if musing:
+            trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
+            r.open_question = False
+        if r.open_question:
+            trace.add("question to the room", OPEN_QUESTION,
+                      f"the addressee model: for the room {reading.addressee.of(ROOM):.0%}")
 
     # -- the seat model and the policy terms ---------------------------------------------------
 

@@ -5,7 +5,8 @@ probability the seat answers ``turns[i]`` next, and ``short``, given it does, th
 probability the answer is a short remark or aizuchi (:func:`kuuki.decide.cues.is_short`).
 The row reads the addressee model's result for the message (``of(seat)``, ``of(ROOM)``),
 the turn-taking around the seat and the message's cues. The weights are ``seat.npz``
-beside this module, reproduced by ``kuuki train seat`` (:mod:`kuuki.decide.learn`).
+beside this module; ``kuuki train seat`` (:mod:`kuuki.decide.learn`) retrains the same model
+(tests/decide/test_shipped_weights.py states how close is the same).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kuuki.decide.addressing import Addressing
-from kuuki.decide.base import Situation, Verdict
-from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord
+from kuuki.decide.base import Situation
+from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord, Verdict
 
 if TYPE_CHECKING:
     from kuuki.decide.reading import Reading
@@ -179,18 +179,26 @@ class Addresser(Protocol):
     ) -> Addressing: ...
 
 
-class Decider(Protocol):
+class DecisionPipeline(Protocol):
     """Step 5, the decision (kuuki.decide.pipeline.Pipeline, built once at start-up).
 
     `decide` runs the stages for a case and returns the verdict; it never raises (a
     failure is traced, then silence) and records every stage's result in the case's trace.
     `sent` tells the stages that keep history about a decision that was carried out (its
-    send succeeded, or it was silence); it is never called for a failed send. `detector`
-    tells how a message addresses the bot; `describe` names the pipeline for status lines.
+    send succeeded, or it was silence); it is never called for a failed send. `address`
+    tells how a message addresses the bot (`Addresser.detect`); `describe` names the
+    pipeline for status lines.
     """
 
-    @property
-    def detector(self) -> Addresser: ...
+    def address(
+        self,
+        msg: Message,
+        *,
+        bot_user_ids: Iterable[str],
+        bot_message_ids: Iterable[str] = (),
+        dm: bool = False,
+        recent: Sequence[Message] = (),
+    ) -> Addressing: ...
 
     async def decide(self, case: Case) -> Verdict: ...
 

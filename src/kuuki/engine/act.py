@@ -4,7 +4,7 @@ Generate with the shared context (the `Responder` port: kuuki.respond.responder,
 the output guard and the fallbacks) → drop an unasked reply if the conversation moved on
 while it was written → send (failures traced) → the bot's own message joins buffer,
 tracker and store (the `Timeline` it was given) → the Decision is stored, the pipeline's
-history stages hear about a delivered decision (`Decider.sent`: interventions are written
+history stages hear about a delivered decision (`DecisionPipeline.sent`: interventions are written
 after the send, never at the verdict), and listeners are told.
 
 In shadow mode (`MessageFilter.shadowed`) the answer is written and checked as ever, but
@@ -23,12 +23,20 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 
 from kuuki.clock import Clock
-from kuuki.decide.base import Verdict
-from kuuki.decide.types import Case, Decider
-from kuuki.domain import Action, ActionKind, Channel, Decision, DecisionTrace, Message, Stage
+from kuuki.decide.types import Case, DecisionPipeline
+from kuuki.domain import (
+    Action,
+    ActionKind,
+    Channel,
+    Decision,
+    DecisionTrace,
+    Message,
+    Stage,
+    Verdict,
+)
 from kuuki.engine.channels import ChannelState
 from kuuki.engine.timeline import Timeline
-from kuuki.ports import MessageStore, Outbox, Responder, Usage, Writer
+from kuuki.ports import DailyUsage, MessageStore, Outbox, Responder, Scene, Writer
 from kuuki.text.secrets import redact
 
 log = logging.getLogger("kuuki.engine")
@@ -41,12 +49,12 @@ class Meter:
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
-        self.usage = Usage()
+        self.usage = DailyUsage()
 
-    def roll(self) -> Usage:
+    def roll(self) -> DailyUsage:
         day = self.clock.now().date().isoformat()
         if self.usage.day != day:
-            self.usage = Usage(day=day)
+            self.usage = DailyUsage(day=day)
         return self.usage
 
     def count(self, trace: DecisionTrace) -> None:
@@ -67,9 +75,9 @@ class Actor:
         clock: Clock,
         outbox: Outbox,
         responder: Responder,
-        pipeline: Decider,
+        pipeline: DecisionPipeline,
         timeline: Timeline,
-        store: MessageStore | None,
+        messages: MessageStore | None,
         writer: Writer | None,
         bot_name: str,
         shadowed: Callable[[Channel], bool] = lambda channel: False,
@@ -79,7 +87,7 @@ class Actor:
         self.responder = responder
         self.pipeline = pipeline
         self.timeline = timeline
-        self.store = store
+        self.messages = messages
         self.writer = writer
         self.bot_name = bot_name  # the bot's own reactions are stored under it
         self.shadowed = shadowed  # shadow mode in a channel (module doc)
@@ -94,17 +102,13 @@ class Actor:
             latest = state.last_human
             conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
             addressed = verdict.stage is Stage.ADDRESSED
+            scene = Scene(state.channel, msg, conversation, other)
             typing: AbstractAsyncContextManager[None] = (
                 contextlib.nullcontext() if self.shadowed(state.channel)
                 else self.outbox.typing(state.channel))
             try:
                 async with typing:
-                    response = await self.responder.act(
-                        verdict.action, state.channel, msg, conversation, other, trace,
-                        emoji=verdict.emoji, task=verdict.task,
-                        extra={"topic": verdict.topic} if verdict.topic else None,
-                        addressed=addressed,
-                    )
+                    response = await self.responder.act(verdict, scene, trace)
                 action = response.action
                 if response.fallback:
                     # The headline says what finally happened, not only why it was tried.
@@ -113,9 +117,7 @@ class Actor:
                 # Not a model failure (those end in the responder's fallback): a bug. The
                 # person who addressed the bot still gets the documented fallback.
                 trace.error(f"generation failed: {type(exc).__name__}: {redact(str(exc))}")
-                fallback = self.responder.fallback(
-                    state.channel, msg, trace, "failed", addressed=addressed
-                )
+                fallback = self.responder.fallback(verdict, scene, trace, "failed")
                 action = fallback.action if fallback.action.kind is not ActionKind.NONE else None
                 verdict = replace(verdict, reason=f"{verdict.reason} → {fallback.fallback}")
             if (
@@ -202,10 +204,10 @@ class Actor:
             )
             state.bot.last_reply_to = case.addressing.kind
         reacted = posted is None and delivered and action.kind is ActionKind.REACT
-        if reacted and self.store is not None:
+        if reacted and self.messages is not None:
             # Remembered so that catching up after a crash knows this was answered.
             with contextlib.suppress(Exception):
-                await self.store.add_reaction(msg.id, self.bot_name, action.emoji or "", now)
+                await self.messages.add_reaction(msg.id, self.bot_name, action.emoji or "", now)
         if posted is not None:
             await self.timeline.record_own(state, posted)
         return delivered

@@ -4,6 +4,13 @@ fills it from `Settings`; the engine never sees the settings themselves)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kuuki.engine.intake import Relay
+
+# Redelivered ids answered from memory; older redeliveries ask the store.
+SEEN_CAPACITY = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,3 +36,18 @@ class EngineConfig:
     # thread follows its parent), as a per-channel listening policy will ask.
     shadow: bool = False
     shadow_channels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """How a scale-out process runs its engine (kuuki.scale); the defaults are one
+    process handling everything it takes in."""
+
+    # A gateway's engine relays what it takes in to the worker that owns the channel
+    # instead of handling it: the relay is its inbox, nothing is queued here.
+    relay: Relay | None = None
+    # A worker sees each delivery once from the broker: it keeps no ids in memory (0).
+    seen_capacity: int = SEEN_CAPACITY
+
+
+SINGLE_PROCESS = EngineOptions()  # the default: everything taken in is handled here

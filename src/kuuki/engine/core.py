@@ -6,7 +6,7 @@ it composed from the collaborators it was given (all of them ports, kuuki.ports)
     1 filter     channel allow/deny lists, the bot's own messages (kuuki.engine.filter)
     2-4 record   store + short-term buffer, the conversation tracker, memory hooks; edits,
                  deletes and reactions update both (kuuki.engine.record)
-    5 decide     the decision pipeline (the `Decider` port, kuuki.decide) run by its glue:
+    5 decide     the decision pipeline (the `DecisionPipeline` port, kuuki.decide) run by its glue:
                  deferrals, re-checks, catch-up, proactive talk (kuuki.engine.deciding)
     6-7 act      carry out the verdict and explain it (kuuki.engine.act)
 
@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kuuki.clock import Clock
-from kuuki.decide.types import Decider as Pipeline
+from kuuki.decide.types import DecisionPipeline as Pipeline
 from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.engine.act import Actor, DecisionListener
 from kuuki.engine.channels import (
@@ -48,31 +48,30 @@ from kuuki.engine.channels import (
     QueueItem,
     stop,
 )
-from kuuki.engine.config import EngineConfig
+from kuuki.engine.config import SINGLE_PROCESS, EngineConfig, EngineOptions
 from kuuki.engine.deciding import Decider
 from kuuki.engine.filter import MessageFilter
-from kuuki.engine.intake import Door, Inbox, Relay, Seen
+from kuuki.engine.intake import Door, Inbox, Seen
 from kuuki.engine.record import Recorder
 from kuuki.engine.timeline import Timeline
 from kuuki.engine.worker import Prepare, Worker
 from kuuki.ports import (
     BufferFactory,
+    DailyUsage,
+    EngineStorage,
     LiveChannel,
     MemoryHook,
-    MessageStore,
     Outbox,
     Responder,
     Tracker,
-    Usage,
     Writer,
 )
 
-__all__ = ["DecisionListener", "Engine", "EngineConfig"]
+__all__ = ["DecisionListener", "Engine", "EngineConfig", "EngineOptions"]
 
 log = logging.getLogger("kuuki.engine")
 
 MAX_BACKLOG = 8_192  # events held (queued or in hand) before the intake waits
-SEEN_CAPACITY = 20_000  # ids answered from memory; older redeliveries ask the store
 
 
 class Engine:
@@ -83,7 +82,7 @@ class Engine:
         config: EngineConfig,
         *,
         clock: Clock,
-        store: MessageStore | None,
+        store: EngineStorage | None,
         writer: Writer | None,
         outbox: Outbox,
         responder: Responder,
@@ -92,11 +91,11 @@ class Engine:
         tracker_factory: Callable[[Channel], Tracker | None] | None = None,
         memory_hooks: Sequence[MemoryHook] = (),
         bot_user_ids: Sequence[str] = (),
-        seen_capacity: int = SEEN_CAPACITY,
         prepare: Prepare | None = None,
         inbox: Inbox | None = None,
-        relay: Relay | None = None,
+        options: EngineOptions = SINGLE_PROCESS,
     ) -> None:
+        relay = options.relay
         self.clock = clock
         self.store = store
         self.writer = writer
@@ -119,19 +118,21 @@ class Engine:
         # the channel instead of handling it: the relay is its inbox, nothing is queued here.
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
-        seen = Seen(seen_capacity)
+        seen = Seen(options.seen_capacity)
+        messages = None if store is None else store.messages
+        history = None if store is None else store.history
         self.filter = MessageFilter(config, self.bot_user_ids)  # 1
         self.timeline = Timeline(seen, writer=writer, memory_hooks=memory_hooks,  # 2-4, 6
                                  marks_handled=self.inbox is not None)
         self.recorder = Recorder(self.filter, self.timeline, seen,  # 1-4
-                                 store=store, writer=writer)
+                                 messages=messages, writer=writer)
         self.actor = Actor(clock=clock, outbox=outbox, responder=responder,  # 6-7
-                           pipeline=pipeline, timeline=self.timeline, store=store,
+                           pipeline=pipeline, timeline=self.timeline, messages=messages,
                            writer=writer, bot_name=config.bot_name,
                            shadowed=self.filter.shadowed)
         self.decider = Decider(clock=clock, pipeline=pipeline, actor=self.actor,  # 5
                                filter=self.filter, channels=self.channels,
-                               backlog=self.backlog, store=store,
+                               backlog=self.backlog, history=history,
                                mark_handled=self.timeline.handled,
                                catch_up_minutes=config.catch_up_minutes)
         self.worker = Worker(  # takes each channel's items forward through the steps
@@ -141,7 +142,7 @@ class Engine:
         )
         self.door = Door(self.inbox, seen, self.worker.enqueue if relay is None else None,
                          room=self.backlog.room)  # 0
-        self.intake = self.door.intake
+        self.intake = self.door.intake  # published: its waiting events, lag and commits
         self._config = config
 
     # -- configuration and counters ---------------------------------------------------------
@@ -178,7 +179,7 @@ class Engine:
         return self.recorder.handled
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> DailyUsage:
         return self.actor.meter.usage
 
     # -- taking events in (step 0) ---------------------------------------------------------
@@ -211,7 +212,7 @@ class Engine:
         channel whose work the store failed under (`_left`): the adapter reopens it and
         reads it back once the store answers. Front ends with no read-back (chat, replay,
         playground) leave it off."""
-        self.intake.close_on_refusal = True
+        self.door.read_back_on_refusal()
         self._read_back = left
         self.worker.left = self._left
 
@@ -222,7 +223,7 @@ class Engine:
         in this run, when the adapter told (``left``) reopens the channel and reads it
         back once the store answers; without one, at the next start (`recover`)."""
         if isinstance(item, ChatEvent):
-            self.door.seen.forget(item.event_id)
+            self.door.left(item.event_id)
         elif not isinstance(item, CaughtUp):
             return  # a timer or a proposal: nothing left in the inbox or owed
         if self._read_back is not None:
@@ -237,13 +238,13 @@ class Engine:
         So are events whose handling the store failed under (`_left`). Raises `StoreError`
         when the store cannot say (the caller tries again)."""
         ids = list(channel_ids)
-        self.intake.reopen(ids)
+        self.door.reopen(ids)
         for channel_id in ids:
             await self.recover(channel_id=channel_id)
 
     async def drain_intake(self) -> None:
         """Wait until every event submitted so far is committed or has failed."""
-        await self.intake.drain()
+        await self.door.drain()
 
     async def recover(
         self,
@@ -273,7 +274,7 @@ class Engine:
 
     async def idle(self) -> None:
         """Wait until every queued event has been handled and every action sent."""
-        await self.intake.drain()
+        await self.door.drain()
         await self.backlog.idle()
 
     async def close(self) -> None:
@@ -362,4 +363,4 @@ class Engine:
     async def latest_decision(self, channel_id: str) -> dict[str, Any] | None:
         if self.store is None:
             return None
-        return await self.store.latest_decision(channel_id)
+        return await self.store.browse.latest_decision(channel_id)

@@ -1,4 +1,4 @@
-"""Step 5 of the engine: the glue around the decision pipeline (the `Decider` port).
+"""Step 5 of the engine: the glue around the decision pipeline (the `DecisionPipeline` port).
 
 A posted message the recorder let in (`Admitted`), a timer (a settled burst, a re-check)
 or proposed proactive talk becomes a `Case` (the situation, the pass, the trace) and runs
@@ -19,10 +19,19 @@ from dataclasses import replace
 from datetime import timedelta
 
 from kuuki.clock import Clock
-from kuuki.decide.base import Situation, Verdict
+from kuuki.decide.base import Situation
 from kuuki.decide.types import Case, Pass, Proposal
-from kuuki.decide.types import Decider as Pipeline
-from kuuki.domain import ActionKind, Channel, ChatEvent, Decision, DecisionTrace, Message, Stage
+from kuuki.decide.types import DecisionPipeline as Pipeline
+from kuuki.domain import (
+    ActionKind,
+    Channel,
+    ChatEvent,
+    Decision,
+    DecisionTrace,
+    Message,
+    Stage,
+    Verdict,
+)
 from kuuki.engine.act import Actor
 from kuuki.engine.channels import (
     Backlog,
@@ -34,7 +43,7 @@ from kuuki.engine.channels import (
 )
 from kuuki.engine.filter import Admitted, MessageFilter
 from kuuki.errors import StoreError
-from kuuki.ports import MessageStore
+from kuuki.ports import CatchUpHistory
 from kuuki.text.secrets import redact
 
 # Re-checks of decisions older than this are not rebuilt on a takeover (one is due at most
@@ -56,7 +65,7 @@ class Decider:
         filter: MessageFilter,
         channels: ChannelTable,
         backlog: Backlog,
-        store: MessageStore | None,
+        history: CatchUpHistory | None,
         mark_handled: MarkHandled,
         catch_up_minutes: float,
     ) -> None:
@@ -66,7 +75,7 @@ class Decider:
         self.filter = filter
         self.channels = channels
         self.backlog = backlog
-        self.store = store
+        self.history = history
         self.mark_handled = mark_handled
         self.catch_up_minutes = catch_up_minutes
 
@@ -131,7 +140,7 @@ class Decider:
     ) -> Case:
         now = self.clock.now()
         trace = trace or DecisionTrace(msg.id, state.channel.id, now)
-        addressing = self.pipeline.detector.detect(
+        addressing = self.pipeline.address(
             msg,
             bot_user_ids=self.filter.bot_user_ids,
             bot_message_ids=self._own_posts(state),
@@ -256,13 +265,13 @@ class Decider:
         taking over a channel whose previous owner died, kuuki.scale.worker): each open
         question not yet judged again is, at its time or now if that has passed. Debounce
         timers need no rebuilding: their events stay pending and are recovered."""
-        if self.store is None:
+        if self.history is None:
             return 0
         now = self.clock.now()
-        due = await self.store.open_rechecks(channel.id, now - timedelta(seconds=RECHECK_SPAN_S))
+        due = await self.history.open_rechecks(channel.id, now - timedelta(seconds=RECHECK_SPAN_S))
         if not due:
             return 0
-        found = {m.id: m for m in await self.store.messages_by_ids([mid for mid, _ in due])}
+        found = {m.id: m for m in await self.history.messages_by_ids([mid for mid, _ in due])}
         state = open_channel(channel)
         count = 0
         for message_id, at in due:
@@ -313,10 +322,10 @@ class Decider:
         ids = [m.id for m in missed]
         decided: set[str] = set()
         answered: set[str] = set()
-        if self.store is not None:
+        if self.history is not None:
             try:
-                decided = await self.store.decided(ids)
-                answered = await self.store.answered(ids, self.filter.bot_user_ids)
+                decided = await self.history.decided(ids)
+                answered = await self.history.answered(ids, self.filter.bot_user_ids)
             except Exception as exc:
                 state.missed[:0], state.missed_events[:0] = missed, events
                 if isinstance(exc, StoreError):

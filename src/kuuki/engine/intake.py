@@ -288,6 +288,24 @@ class Door:
     def last_taken(self, channel_id: str) -> str | None:
         return self._last_taken.get(channel_id)
 
+    def read_back_on_refusal(self) -> None:
+        """A channel whose events the store refused refuses newer ones until `reopen`:
+        an adapter reads what was lost back from the platform (see `Intake`)."""
+        self.intake.close_on_refusal = True
+
+    def reopen(self, channel_ids: Iterable[str]) -> None:
+        """Take these channels' events in again (their loss is being read back)."""
+        self.intake.reopen(channel_ids)
+
+    def left(self, event_id: str) -> None:
+        """The store failed under handling ``event_id``: it stays in the inbox, not
+        handled, and its redelivery or read-back is to be taken in again."""
+        self.seen.forget(event_id)
+
+    async def drain(self) -> None:
+        """Until every event submitted so far is committed or has failed."""
+        await self.intake.drain()
+
     def _deliver(self, events: list[ChatEvent]) -> None:
         """Intake committed these (new) events: remember them, queue them in order."""
         for event in events:

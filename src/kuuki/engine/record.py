@@ -28,13 +28,13 @@ class Recorder:
         timeline: Timeline,
         seen: Seen,
         *,
-        store: MessageStore | None,
+        messages: MessageStore | None,
         writer: Writer | None,
     ) -> None:
         self.filter = filter
         self.timeline = timeline
         self.seen = seen
-        self.store = store
+        self.messages = messages
         self.writer = writer
         self.handled = 0  # events handled (`/kuuki status`)
 
@@ -57,25 +57,25 @@ class Recorder:
             state.buffer.edit(event.target_id, text)
             if state.tracker is not None:
                 state.tracker.edit(event.target_id, text)
-            if self.store is not None:
+            if self.messages is not None:
                 await self.flush()
-                await self.store.edit_message(event.target_id, text)
+                await self.messages.edit_message(event.target_id, text)
         elif event.kind is EventKind.DELETED and event.target_id is not None:
             state.buffer.delete(event.target_id)
             if state.tracker is not None:
                 state.tracker.delete(event.target_id)
-            if self.store is not None:
+            if self.messages is not None:
                 await self.flush()
-                await self.store.delete_message(event.target_id)
+                await self.messages.delete_message(event.target_id)
         elif (
             event.kind is EventKind.REACTION_ADDED
             and event.target_id
             and event.emoji
-            and self.store is not None
+            and self.messages is not None
             and event.user is not None
         ):
             await self.flush()
-            await self.store.add_reaction(event.target_id, event.user.id, event.emoji, event.at)
+            await self.messages.add_reaction(event.target_id, event.user.id, event.emoji, event.at)
 
     async def flush(self) -> None:
         if self.writer is not None:
@@ -83,10 +83,10 @@ class Recorder:
 
     async def rebuild(self, state: ChannelState, now: datetime) -> None:
         """After a restart or an eviction: refill buffer and tracker from the store."""
-        if self.store is None:
+        if self.messages is None:
             return
         try:
-            history = await self.store.recent_messages(
+            history = await self.messages.recent_messages(
                 state.channel.id, limit=state.buffer.size, since=now - state.buffer.ttl
             )
         except Exception as exc:

@@ -16,6 +16,7 @@ from kuuki.errors import KuukiError
 from kuuki.explain.stats import ChannelStats, Stats
 from kuuki.explain.why import open_to_read, where_looked
 from kuuki.settings import Settings
+from kuuki.text.wording import echoed
 
 
 async def run_stats(
@@ -38,7 +39,7 @@ async def run_stats(
             channel_id = find_channel(names, channel)
             if channel_id is None:
                 raise KuukiError(
-                    f"--channel {channel!r}: no channel with that name or id in "
+                    f"--channel {echoed(channel)!r}: no channel with that name or id in "
                     f"{where_looked(settings, store_url)}; `kuuki stats` without --channel "
                     "lists the channels it has seen"
                 )

@@ -18,6 +18,7 @@ from kuuki.explain.lines import feature_line, guard_line, tool_line, tool_record
 from kuuki.explain.models import model_lines
 from kuuki.settings import Settings
 from kuuki.settings.urls import display_url, normalise_url, sqlite_file
+from kuuki.text.wording import echoed
 
 if TYPE_CHECKING:
     from kuuki.store import Store
@@ -120,9 +121,12 @@ def where_looked(settings: Settings, store_url: str | None) -> str:
 
 
 def not_found(
-    settings: Settings, message_id: str | None, store_url: str | None, *, empty: bool = False
+    settings: Settings, message_id: str | None, store_url: str | None, *, empty: bool = False,
+    channel: str | None = None,
 ) -> KuukiError:
-    what = f"no decision stored for message {message_id}" if message_id else "no decision stored"
+    what = (f"no decision stored for message {echoed(message_id)}" if message_id else
+            f"no decision stored for channel {echoed(channel)!r}" if channel else
+            "no decision stored")
     where = where_looked(settings, store_url)
     if empty:
         what, where = "no store", where + ": nothing was ever recorded there"
@@ -137,15 +141,17 @@ def not_found(
 async def open_to_read(
     settings: Settings, store_url: str | None, message_id: str | None = None
 ) -> Store:
-    """The store a reading command names (``--store``, else the configured one); a SQLite
-    file that is not there is an error (opening would create an empty database)."""
+    """The store a reading command names (``--store``, else the configured one), opened
+    only to read (`Store.open_to_read`): nothing is created, migrated or changed. No file
+    there is the error `not_found` words; any other store this kuuki cannot read is
+    refused with the line that says why."""
     from kuuki.store import Store
 
     url = store_url if store_url is not None else (settings.store_url or None)
     file = sqlite_file(url)
     if file is not None and not file.exists():
         raise not_found(settings, message_id, store_url, empty=True)
-    return await Store.open(url)
+    return await Store.open_to_read(url)
 
 
 async def run_why(
@@ -160,14 +166,14 @@ async def run_why(
     store = await open_to_read(settings, store_url, message_id)
     try:
         if message_id is None:
-            latest = await store.latest_decision(channel)
+            latest = await store.browse.latest_decision(channel)
             message_id = latest["message_id"] if latest else None
-        rows = await store.decisions_for(message_id) if message_id else []
-        message = await store.get_message(message_id) if message_id else None
+        rows = await store.browse.decisions_for(message_id) if message_id else []
+        message = await store.messages.get_message(message_id) if message_id else None
     finally:
         await store.close()
     if not rows:
-        raise not_found(settings, message_id, store_url)
+        raise not_found(settings, message_id, store_url, channel=channel)
     if as_json:
         out.write(json.dumps(rows, ensure_ascii=False, default=str, indent=2) + "\n")
     else:

@@ -9,12 +9,12 @@ import json
 import re
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 import openai
 
 from kuuki.llm.base import ChatMessage, ToolCall
-from kuuki.text.secrets import redact
+from kuuki.text.secrets import redact, split_userinfo
 
 
 def wire_message(m: ChatMessage) -> dict[str, Any]:
@@ -107,10 +107,10 @@ def cause_of(exc: BaseException) -> str:
 
 
 def without_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
-    """``url`` without ``user:password@``, and those (for HTTP Basic authentication)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
+    """``url`` without ``user:password@``, and those (for HTTP Basic authentication); the
+    password ends at the last ``@`` (kuuki.text.secrets.split_userinfo)."""
+    parts = split_userinfo(url)
+    if parts is None:
         return url, None
-    host = parts.netloc.rpartition("@")[2]
-    plain = urlunsplit(parts._replace(netloc=host))
-    return plain, (unquote(parts.username or ""), unquote(parts.password or ""))
+    scheme, user, password, rest = parts
+    return f"{scheme}{rest}", (unquote(user), unquote(password or ""))

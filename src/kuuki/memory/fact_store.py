@@ -21,7 +21,6 @@ from kuuki.embed import Embedder
 from kuuki.memory.facts import MIN_RELEVANCE, FactHit, FactIndex, merge_sources
 from kuuki.memory.keywords import keyword_set, keywords
 from kuuki.memory.privacy import ChannelRegistry, may_show
-from kuuki.store.memory_extra import delete_facts, update_fact
 from kuuki.store.records import FactRecord
 
 log = logging.getLogger("kuuki.memory.facts")
@@ -51,8 +50,17 @@ class FactStorePort(Protocol):
         self, *, workspace: str | None = None, shareable_only: bool = False
     ) -> list[FactRecord]: ...
 
-    @property
-    def engine(self) -> Any: ...
+    async def update_fact(
+        self,
+        fact_id: int,
+        *,
+        source_user_ids: Sequence[str],
+        keywords: Sequence[str],
+        confidence: float,
+        created_at: datetime,
+    ) -> None: ...
+
+    async def delete_facts(self, fact_ids: Sequence[int]) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +186,7 @@ class FactMemory:
             shareable=old.shareable and nf.shareable,
             created_at=max(old.created_at, at),
         )
-        await update_fact(
-            self.store,
+        await self.store.update_fact(
             old.id,
             source_user_ids=merged.source_user_ids,
             keywords=merged.keywords,
@@ -194,7 +201,7 @@ class FactMemory:
         excess = len(index) - self.max_per_channel
         if excess > 0:
             drop = index.weakest(excess, now=now, half_life_days=self.half_life_days)
-            await delete_facts(self.store, drop)
+            await self.store.delete_facts(drop)
             index.remove(drop)
             index.rebuild()
 
@@ -204,7 +211,7 @@ class FactMemory:
         for index in self._indexes.values():
             drop = index.decayed(FORGET_BELOW, now=now, half_life_days=self.half_life_days)
             if drop:
-                await delete_facts(self.store, drop)
+                await self.store.delete_facts(drop)
                 removed += index.remove(drop)
                 index.rebuild()
         return removed

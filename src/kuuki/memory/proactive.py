@@ -24,7 +24,6 @@ from kuuki.domain import ActionKind, Channel, Message
 from kuuki.memory.fact_store import FactMemory
 from kuuki.memory.jobs import JobRecord, Jobs
 from kuuki.ports import EngineControl
-from kuuki.store.memory_extra import proactive_fact_ids
 
 DEFAULT_SILENCE = timedelta(minutes=30)
 DEFAULT_DELAY_S = 20.0
@@ -34,8 +33,7 @@ MIN_RELEVANCE = 0.3
 class LedgerPort(Protocol):
     async def record_proactive(self, fact_id: int, channel_id: str, at: datetime) -> None: ...
 
-    @property
-    def engine(self) -> Any: ...
+    async def proactive_fact_ids(self, channel_id: str) -> set[int]: ...
 
 
 class ProactiveTalker:
@@ -89,7 +87,7 @@ class ProactiveTalker:
     async def used(self, channel_id: str) -> set[int]:
         used = self._used.get(channel_id)
         if used is None:
-            used = self._used[channel_id] = await proactive_fact_ids(self.ledger, channel_id)
+            used = self._used[channel_id] = await self.ledger.proactive_fact_ids(channel_id)
         return used
 
     async def consider(self, channel: Channel, wake: Message) -> bool:

@@ -65,11 +65,15 @@ REFLECTION_SCHEMA: dict[str, Any] = {
 
 
 class BacklogPort(Protocol):
-    """The store's reflection backlog."""
+    """The store's reflection backlog (its messages part)."""
 
     async def unreflected_messages(self, channel_id: str, limit: int = 200) -> list[Message]: ...
 
     async def mark_reflected(self, message_ids: Sequence[str]) -> None: ...
+
+
+class TombstonesPort(Protocol):
+    """Who is forgotten (the store's forgetting part)."""
 
     async def forgotten_users(self) -> dict[str, datetime]: ...
 
@@ -83,6 +87,7 @@ class Reflector:
         llm: LLM | None,
         prompts: Prompts,
         backlog: BacklogPort,
+        tombstones: TombstonesPort,
         facts: FactMemory,
         profiles: Profiles,
         clock: Clock,
@@ -102,6 +107,7 @@ class Reflector:
         self.scaffold = scaffold or Scaffold.from_prompts(prompts)
         self.languages = languages  # what the model writes; other channels are skipped
         self.backlog = backlog
+        self.tombstones = tombstones
         self.facts = facts
         self.profiles = profiles
         self.clock = clock
@@ -193,7 +199,7 @@ class Reflector:
         # Someone in the batch forgotten while the model read it (from another process,
         # kuuki.store.forgetting): what it learned may quote them. Their messages are gone
         # from the store; the rest is reflected on next time.
-        gone = set(await self.backlog.forgotten_users())
+        gone = set(await self.tombstones.forgotten_users())
         if any(m.user.id in gone for m in humans):
             self._record(channel, now, False, f"{why}: discarded: someone in it was forgotten",
                          trace)

@@ -32,7 +32,7 @@ class FactView:
 
 
 @dataclass(frozen=True, slots=True)
-class PersonView:
+class PersonReport:
     user_id: str
     name: str
     level: str  # stranger / acquaintance / regular / close
@@ -47,7 +47,7 @@ class PersonView:
 
 
 @dataclass(frozen=True, slots=True)
-class ChannelView:
+class ChannelReport:
     channel_id: str
     name: str  # "#name"
     visibility: str
@@ -56,7 +56,7 @@ class ChannelView:
     topics: tuple[str, ...]
     updated: datetime | None
     recently_active: tuple[str, ...]
-    people: tuple[PersonView, ...]  # who the bot knows from this channel, most active first
+    people: tuple[PersonReport, ...]  # who the bot knows from this channel, most active first
     facts: tuple[FactView, ...]
 
 
@@ -75,9 +75,9 @@ def person_view(
     thresholds: tuple[int, int, int],
     channel_name: ChannelName,
     names: dict[str, str] | None = None,
-) -> PersonView:
+) -> PersonReport:
     names = names or {p.user_id: p.display_name}
-    return PersonView(
+    return PersonReport(
         user_id=p.user_id,
         name=p.display_name,
         level=familiarity(p.interaction_count, thresholds),
@@ -100,14 +100,14 @@ def person_view(
 def channel_view(
     channel: Channel,
     context: ChannelContext | None,
-    people: Sequence[PersonView],
+    people: Sequence[PersonReport],
     facts: Iterable[FactRecord],
     channel_name: ChannelName,
     names: dict[str, str],
-) -> ChannelView:
+) -> ChannelReport:
     here = channel_name(channel.id)
     known = sorted((p for p in people if here in p.channels), key=lambda p: -p.messages)
-    return ChannelView(
+    return ChannelReport(
         channel_id=channel.id,
         name=here,
         visibility=str(channel.visibility),
@@ -127,11 +127,11 @@ def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else "never"
 
 
-def person_line(p: PersonView) -> str:
+def person_line(p: PersonReport) -> str:
     return f"{p.name} ({p.level}, {plural(p.messages, 'message')})"
 
 
-def render_person(p: PersonView) -> str:
+def render_person(p: PersonReport) -> str:
     """Everything remembered about one person, for the operator."""
     shown = p.name if p.name == p.user_id else f"{p.name} (id {p.user_id})"
     lines = [
@@ -151,7 +151,7 @@ def render_person(p: PersonView) -> str:
     return "\n".join(lines)
 
 
-def render_channel(c: ChannelView) -> str:
+def render_channel(c: ChannelReport) -> str:
     """What the bot understands of one channel and who it knows there."""
     lines = [f"{c.name} ({c.visibility})"]
     if c.summary:
@@ -172,7 +172,7 @@ def render_channel(c: ChannelView) -> str:
     return "\n".join(lines)
 
 
-def render_overview(channels: Sequence[ChannelView], people: Sequence[PersonView]) -> str:
+def render_overview(channels: Sequence[ChannelReport], people: Sequence[PersonReport]) -> str:
     """`kuuki memory list`: per channel who and what is remembered, then everyone known."""
     if not channels and not people:
         return "Nothing remembered yet."

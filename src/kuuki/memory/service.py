@@ -10,8 +10,8 @@ profile persistence, forgetting decayed facts.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from kuuki.clock import Clock, TimerHandle
 from kuuki.domain import Channel, Message
@@ -19,28 +19,64 @@ from kuuki.embed import Embedder
 from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM
 from kuuki.llm.record import PromptDump
-from kuuki.memory.book import MemoryBook
-from kuuki.memory.fact_store import FactMemory
-from kuuki.memory.forgetting import Forgetting
+from kuuki.memory.book import MemoryBook, MemoryStorePort
+from kuuki.memory.fact_store import FactMemory, FactStorePort
+from kuuki.memory.forgetting import Forgetting, TombstoneStore
 from kuuki.memory.jobs import Jobs, ModelCalls
 from kuuki.memory.privacy import ChannelRegistry
-from kuuki.memory.proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, ProactiveTalker
+from kuuki.memory.proactive import DEFAULT_DELAY_S, DEFAULT_SILENCE, LedgerPort, ProactiveTalker
 from kuuki.memory.profiles import Profiles, familiarity
 from kuuki.memory.provider import MemoryContextProvider
-from kuuki.memory.reflection import Reflector
-from kuuki.memory.report import ChannelView, PersonView, channel_view, person_view
+from kuuki.memory.reflection import BacklogPort, Reflector
+from kuuki.memory.report import ChannelReport, PersonReport, channel_view, person_view
 from kuuki.memory.snapshot import ChannelMemory, SnapshotReader
 from kuuki.memory.summarizer import Summarizer
 from kuuki.ports import EngineControl
 from kuuki.prompts import Prompts
 from kuuki.settings import Settings
 from kuuki.store.forgetting import Forgotten
-from kuuki.store.memory_extra import proactive_ledger
 from kuuki.text.wording import plural
 
 log = logging.getLogger("kuuki.memory")
 
 MAINTENANCE_EVERY_S = 15 * 60  # seed 002: the 15-minute cleanup task
+
+
+class ChannelsPort(Protocol):
+    async def channels(self) -> list[Channel]: ...
+
+
+class MessagesPort(BacklogPort, Protocol):
+    async def recent_messages(
+        self, channel_id: str, *, limit: int = 50, since: datetime | None = None
+    ) -> list[Message]: ...
+
+
+class FactsPort(FactStorePort, LedgerPort, Protocol):
+    async def touch_fact(self, fact_id: int, at: datetime) -> None: ...
+
+    async def proactive_ledger(
+        self, channel_id: str, *, limit: int = 50
+    ) -> list[tuple[int, datetime]]: ...
+
+
+class MemoryStorage(Protocol):
+    """The parts of the store memory keeps its state in (kuuki.store.Store has them)."""
+
+    @property
+    def memories(self) -> MemoryStorePort: ...
+
+    @property
+    def facts(self) -> FactsPort: ...
+
+    @property
+    def forgetting(self) -> TombstoneStore: ...
+
+    @property
+    def roster(self) -> ChannelsPort: ...
+
+    @property
+    def messages(self) -> MessagesPort: ...
 
 
 class MemoryService:
@@ -50,7 +86,7 @@ class MemoryService:
         self,
         settings: Settings,
         *,
-        store: Any,
+        store: MemoryStorage,
         clock: Clock,
         llm: LLM | None,
         embedder: Embedder | None = None,
@@ -72,23 +108,25 @@ class MemoryService:
         self.jobs = Jobs()
         scaffold = scaffold or Scaffold.from_prompts(self.prompts)
         self.registry = ChannelRegistry()
-        self.book = MemoryBook(store, self.registry)
+        self.book = MemoryBook(store.memories, self.registry)
         self.facts = FactMemory(
-            store, self.registry, embedder=embedder, half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
+            store.facts, self.registry, embedder=embedder,
+            half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
             max_per_channel=s.FACT_STORE_MAX_FACTS_PER_CHANNEL,
         )
         self.profiles = Profiles(
-            store, self.registry, thresholds=s.FAMILIARITY_THRESHOLDS,
+            store.memories, self.registry, thresholds=s.FAMILIARITY_THRESHOLDS,
             bot_names=s.persona.names, bot_ids=bot_user_ids,
         )
         self.summarizer, self.reflector = self._model_jobs(s, dump, scaffold, languages)
         self.proactive = ProactiveTalker(
-            facts=self.facts, ledger=store, clock=clock, jobs=self.jobs,
+            facts=self.facts, ledger=store.facts, clock=clock, jobs=self.jobs,
             silence=silence, delay_s=proactive_delay_s,
         )
         self._reader = self._snapshot_reader(s, store)
         self.forgotten = Forgetting(
-            store, clock, profiles=self.profiles, book=self.book, summarizer=self.summarizer,
+            store.forgetting, clock, profiles=self.profiles, book=self.book,
+            summarizer=self.summarizer,
             facts=self.facts, proactive=self.proactive,
         )
         self.engine: EngineControl | None = None
@@ -109,7 +147,8 @@ class MemoryService:
             languages=languages,
         )
         reflector = Reflector(
-            llm=self.llm, prompts=self.prompts, backlog=self.store, facts=self.facts,
+            llm=self.llm, prompts=self.prompts, backlog=self.store.messages,
+            tombstones=self.store.forgetting, facts=self.facts,
             profiles=self.profiles, clock=self.clock, jobs=self.jobs, persona_name=s.persona.name,
             lull_minutes=s.REFLECTION_LULL_MINUTES, min_messages=s.REFLECTION_MIN_MESSAGES,
             max_buffer=s.REFLECTION_MAX_BUFFER_MESSAGES,
@@ -118,11 +157,11 @@ class MemoryService:
         )
         return summarizer, reflector
 
-    def _snapshot_reader(self, s: Settings, store: Any) -> SnapshotReader:
+    def _snapshot_reader(self, s: Settings, store: MemoryStorage) -> SnapshotReader:
         return SnapshotReader(
             registry=self.registry, book=self.book, summarizer=self.summarizer,
             profiles=self.profiles, facts=self.facts, jobs=self.jobs,
-            ledger=lambda channel_id: proactive_ledger(store, channel_id),
+            ledger=store.facts.proactive_ledger,
             every_n=s.SUMMARIZE_EVERY_N_MESSAGES, every_minutes=s.SUMMARIZE_EVERY_N_MINUTES,
             summaries_enabled=s.CHANNEL_CONTEXT_ENABLED and self.llm is not None,
             half_life_days=s.FACT_DECAY_HALF_LIFE_DAYS,
@@ -142,9 +181,9 @@ class MemoryService:
 
     async def start(self) -> None:
         """Load channels, memories, profiles and facts from the store."""
-        for ch in await self.store.channels():
+        for ch in await self.store.roster.channels():
             self.registry.add(ch)
-            last = await self.store.recent_messages(ch.id, limit=1)
+            last = await self.store.messages.recent_messages(ch.id, limit=1)
             if last:
                 self.proactive.seen_before(ch.id, last[-1].ts)
         await self.forgotten.load()
@@ -169,7 +208,7 @@ class MemoryService:
             book=self.book, registry=self.registry, summarizer=self.summarizer,
             profiles=self.profiles, facts=self.facts, prompts=self.prompts, jobs=self.jobs,
             channel_context=s.CHANNEL_CONTEXT_ENABLED, user_profiles=s.USER_PROFILE_ENABLED,
-            retrieve_facts=retrieve_facts, touch=self.store.touch_fact,
+            retrieve_facts=retrieve_facts, touch=self.store.facts.touch_fact,
         )
 
     # --- the hook ------------------------------------------------------------------------
@@ -232,18 +271,29 @@ class MemoryService:
         if self._closed:
             return
         self._closed = True
-        for handle in (self._maintenance,):
-            if handle is not None:
-                handle.cancel()
-        self.summarizer.cancel_timers()
-        self.reflector.cancel_timers()
-        self.proactive.cancel_timers()
-        await self.jobs.close()
+        await self._stop()
         try:
             await self.check_forgotten()  # before profiles are written back
         except Exception as exc:  # the store refuses their rows anyway
             log.warning("could not read who is forgotten: %s", exc)
         await self.profiles.flush(self.clock.now())
+
+    async def close_without_writing(self) -> None:
+        """Stop timers and jobs and write nothing back: for a store opened only to read
+        (`kuuki memory list|show`), which must be left as it was found."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._stop()
+
+    async def _stop(self) -> None:
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            self._maintenance = None
+        self.summarizer.cancel_timers()
+        self.reflector.cancel_timers()
+        self.proactive.cancel_timers()
+        await self.jobs.close()
 
     # --- what a person may look at ----------------------------------------------------------
 
@@ -291,7 +341,7 @@ class MemoryService:
         lines.append("Say `/kuuki forget-me` to have all of this forgotten.")
         return "\n".join(lines)
 
-    def report(self) -> tuple[list[ChannelView], list[PersonView]]:
+    def report(self) -> tuple[list[ChannelReport], list[PersonReport]]:
         """Every channel and person remembered, as views for the operator (`report`)."""
         thresholds = self.settings.FAMILIARITY_THRESHOLDS
         profiles = self.profiles.all()

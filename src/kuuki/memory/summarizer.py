@@ -31,7 +31,7 @@ from kuuki.memory.jobs import JobRecord, Jobs, completion_text, failure_reason, 
 from kuuki.memory.keywords import keywords_of
 from kuuki.memory.summary_answers import (
     SUMMARY_SCHEMA,
-    ChannelSummary,
+    SummaryAnswer,
     has_words,
     read_channel_summary,
 )
@@ -250,7 +250,7 @@ class Summarizer:
         batch: list[Message],
         threads: dict[str, list[Message]],
         previous: ChannelContext | None,
-        answer: ChannelSummary,
+        answer: SummaryAnswer,
         now: datetime,
     ) -> bool:
         """Write a checked channel update: the context, the channel's history and recent

@@ -50,7 +50,7 @@ def has_words(text: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class ChannelSummary:
+class SummaryAnswer:
     """A channel update as read from the model's answer (``check`` says if it may stay)."""
 
     summary: str
@@ -62,7 +62,7 @@ class ChannelSummary:
 
 def read_channel_summary(
     check: MemoryCheck, data: dict[str, Any], threads: Container[str]
-) -> ChannelSummary:
+) -> SummaryAnswer:
     summary = check.text("summary", str(data["summary"]))[:MAX_TEXT]
     mood = check.text("mood", str(data["mood"]), required=False)
     topics = [t[:40] for t in check.items("topics", data["topics"], keywords=True)
@@ -71,7 +71,7 @@ def read_channel_summary(
     thread_notes = {str(item["thread"]): check.text(f"thread {item['thread']}",
                                                     str(item["summary"]))[:MAX_TEXT]
                     for item in data["threads"] if str(item["thread"]) in threads}
-    return ChannelSummary(summary, mood, topics, notes, thread_notes)
+    return SummaryAnswer(summary, mood, topics, notes, thread_notes)
 
 
 def read_notes(check: MemoryCheck, data: dict[str, Any]) -> dict[str, str]:

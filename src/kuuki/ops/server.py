@@ -5,39 +5,40 @@
     GET /api/…    the dashboard's data
     GET /metrics  Prometheus's text format, from the app's own registry (kuuki.ops.metrics)
 
-Loopback by default. On any other host `dashboard.token` is required (checked at start,
-`kuuki.settings.check_dashboard`) and every request must carry it: ``Authorization: Bearer
-<token>`` (Prometheus's ``authorization`` scrape setting) or ``?token=`` (a browser). It is
-compared in constant time and never logged (uvicorn's access log is off: a query string
-would hold it). The page's own files (``/shared/``, ``/dashboard/``: scripts and styles
-shipped in the package, no data) load without it; the page sends the token it was opened
-with on each of its requests.
+Loopback by default, where it answers only requests whose ``Host`` names this machine (a
+page of another site re-pointed at 127.0.0.1 by DNS rebinding gets 421:
+kuuki.platforms.web.host). On any other host `dashboard.token` is required (checked at
+start, `kuuki.settings.check_dashboard`) and every request must carry it, once:
+``Authorization: Bearer <token>`` (Prometheus's ``authorization`` scrape setting) or
+``?token=`` (a browser); kuuki.ops.gates. It is compared in constant time and never logged
+(uvicorn's access log is off: a query string would hold it). The page's own files
+(``/shared/``, ``/dashboard/``: scripts and styles shipped in the package, no data) load
+without it; the page sends the token it was opened with on each of its requests.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import html
 from collections.abc import AsyncIterator, Sequence
 from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from kuuki.app import App
+from kuuki.ops.gates import IN_QUERY, TokenGate
 from kuuki.ops.metrics import Metrics
 from kuuki.platforms.asgi_server import running_server
-from kuuki.settings import Settings, check_dashboard
+from kuuki.platforms.web.host import HostGate
+from kuuki.settings import Settings, check_dashboard, loopback
 
 __all__ = ["DEFAULT_PORT", "app_metrics", "operator_app", "serving"]
 
 DEFAULT_PORT = 8766  # the playground's 8765, plus one
-_IN_QUERY = "kuuki.token_in_query"  # the scope's note that a browser sent ?token=
-PUBLIC = ("/shared/", "/dashboard/")  # the page's packaged files: no data, no token
 
 _INDEX = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kuuki: {name}</title></head>
@@ -59,7 +60,7 @@ def dashboard_pages(app: App) -> list[BaseRoute]:
     if app.store is None:
         return []
     return dashboard_routes(
-        app.store,
+        app.store.browse,
         overview_of(app.store, app.clock, prices=s.llm.price_per_1k_tokens,
                     show_private=s.dashboard_show_private),
         bot_names=(s.persona.name, *s.persona.aliases),
@@ -78,14 +79,17 @@ def app_metrics(app: App) -> Metrics:
 
 def operator_app(
     metrics: Metrics, *, name: str, token: str = "", pages: Sequence[BaseRoute] = (),
+    host: str = "127.0.0.1",
 ) -> ASGIApp:
-    """The server's ASGI app; with ``token``, every request must carry it. ``pages``: the
-    operator dashboard's routes (kuuki.platforms.dashboard), which bring their own ``/``;
-    without them (no store to read) ``/`` is a short page linking ``/metrics``."""
+    """The server's ASGI app; with ``token``, every request must carry it once; on a
+    loopback ``host``, every request must be for this machine (kuuki.platforms.web.host).
+    ``pages``: the operator dashboard's routes (kuuki.platforms.dashboard), which bring
+    their own ``/``; without them (no store to read) ``/`` is a short page linking
+    ``/metrics``."""
 
     async def index(request: Request) -> Response:
         # The link keeps a browser's ?token= so /metrics opens from the page.
-        query = "?" + urlencode({"token": token}) if request.scope.get(_IN_QUERY) else ""
+        query = "?" + urlencode({"token": token}) if request.scope.get(IN_QUERY) else ""
         return HTMLResponse(_INDEX.format(name=html.escape(name), query=html.escape(query)))
 
     async def scrape(request: Request) -> Response:
@@ -97,44 +101,8 @@ def operator_app(
         *pages,
         Route("/", index, methods=["GET"]),  # when no page took "/"
     ])
-    return _TokenGate(app, token) if token else app
-
-
-class _TokenGate:
-    """Every HTTP request carries the token, or gets 401 (before routing: no path says
-    whether it exists)."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not str(scope.get("path", "")).startswith(PUBLIC):
-            request = Request(scope)
-            carried = self._carries(request)
-            # Taken out of the request once read: whatever logs its URL later (an access
-            # log an operator turned on) never sees the token.
-            query = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-            if len(query) != len(request.query_params.multi_items()):
-                scope["query_string"] = urlencode(query).encode()
-                scope[_IN_QUERY] = True
-            if not carried:
-                response = PlainTextResponse(
-                    "401: this operator server needs its token (Authorization: Bearer "
-                    "<token>, or ?token=)\n", status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    def _carries(self, request: Request) -> bool:
-        given = ""
-        scheme, _, credential = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer":
-            given = credential.strip()
-        elif "token" in request.query_params:
-            given = request.query_params["token"]
-        return hmac.compare_digest(given.encode(), self.token)
+    gated: ASGIApp = TokenGate(app, token) if token else app
+    return HostGate(gated, host) if loopback(host) else gated
 
 
 @contextlib.asynccontextmanager
@@ -148,7 +116,7 @@ async def serving(
     check_dashboard(settings)
     chosen = settings.dashboard_port if port is None else port
     app = operator_app(metrics, name=settings.persona.name, token=settings.dashboard_token,
-                       pages=pages)
+                       pages=pages, host=settings.dashboard_host)
     async with running_server(app, host=settings.dashboard_host, port=chosen,
                               lifespan="off") as bound:
         yield bound

@@ -3,12 +3,16 @@
 One JSON line per posted message, channel by channel in file order:
 ``{"id": ..., "to": <participant name or "room">, "p": ..., "candidates": {name: p, ...}}``.
 The persona (the setup line's bot, else the settings' persona) is always a candidate; a
-platform reply (``reply_to``) is the turn's parent, ``mentions`` its mentions.
+platform reply (``reply_to``) is the turn's parent, ``mentions`` its mentions. The file is
+read as `kuuki replay` reads it (`read_for_command`: a bad line stops the command, or is
+skipped and said with ``--skip-bad-lines``); the lines it has no use for (edits, deletes,
+reactions, expect lines) are counted on stderr, and a file with no message is refused.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -16,8 +20,10 @@ from typing import TextIO
 from kuuki.decide.addressee import AddresseeModel
 from kuuki.decide.turns import Turn
 from kuuki.domain import EventKind, Message
-from kuuki.replay.transcript import apply_setup, read_transcript
+from kuuki.errors import KuukiError
+from kuuki.replay.transcript import Transcript, apply_setup, read_for_command
 from kuuki.settings import Settings
+from kuuki.text.wording import plural
 
 
 def transcript_turns(messages: Sequence[Message], bot: str, aliases: Sequence[str]
@@ -40,15 +46,14 @@ def transcript_turns(messages: Sequence[Message], bot: str, aliases: Sequence[st
 
 
 def run_addressee(settings: Settings, path: Path, out: TextIO,
-                  model: AddresseeModel | None = None) -> int:
-    transcript = read_transcript(path)
+                  model: AddresseeModel | None = None, *, skip_bad_lines: bool = False,
+                  err: TextIO | None = None) -> int:
+    err = err or sys.stderr
+    transcript = read_for_command(path, skip_bad_lines=skip_bad_lines, err=err)
     settings = apply_setup(settings, transcript)
     bot = settings.persona.name
+    channels = _posted(transcript, err)
     model = model or AddresseeModel.shipped()
-    channels: dict[str, list[Message]] = {}
-    for e in transcript.events:
-        if e.kind is EventKind.POSTED and e.message is not None:
-            channels.setdefault(e.channel.id, []).append(e.message)
     for messages in channels.values():
         turns, names = transcript_turns(messages, bot, settings.persona.aliases)
         for i, m in enumerate(messages):
@@ -59,3 +64,21 @@ def run_addressee(settings: Settings, path: Path, out: TextIO,
             line = {"id": m.id, "to": to, "p": round(r.p, 4), "candidates": shown}
             print(json.dumps(line, ensure_ascii=False), file=out)
     return 0
+
+
+def _posted(transcript: Transcript, err: TextIO) -> dict[str, list[Message]]:
+    """The posted messages by channel; the other lines counted on ``err``; none is an error."""
+    channels: dict[str, list[Message]] = {}
+    for e in transcript.events:
+        if e.kind is EventKind.POSTED and e.message is not None:
+            channels.setdefault(e.channel.id, []).append(e.message)
+    other = len(transcript.events) - sum(len(m) for m in channels.values())
+    unused = [plural(n, what) for n, what in ((other, "edit, delete or reaction line"),
+                                             (len(transcript.expectations), "expect line"))
+              if n]
+    if not channels:
+        raise KuukiError(f"{transcript.path}: no messages, only {' and '.join(unused)}")
+    if unused:
+        err.write(f"kuuki: {transcript.path}: {' and '.join(unused)} not read (who a "
+                  "message is for is read from the posted messages)\n")
+    return channels

@@ -22,9 +22,9 @@ from typing import Any, TextIO
 from kuuki.clock import VirtualClock
 from kuuki.domain import User
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Failure, Timeline, check
+from kuuki.replay.expect import Failure, Played, check
 from kuuki.replay.runner import RecordingOutbox, replay
-from kuuki.replay.transcript import Transcript, apply_setup, read_transcript
+from kuuki.replay.transcript import Transcript, apply_setup, read_for_command
 from kuuki.settings import Settings
 from kuuki.settings.urls import mask_raw, path_or_url
 from kuuki.text.wording import plural
@@ -52,7 +52,7 @@ async def run_replay(
     settings = apply_setup(settings, transcript)
     clock = VirtualClock(transcript.events[0].at if transcript.events else None)
     bot = User(settings.persona.name, settings.persona.name, is_bot=True)
-    timeline = Timeline()
+    timeline = Played()
 
     def emit(line: dict[str, Any]) -> None:
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -67,7 +67,7 @@ async def run_replay(
             replace(settings, llm=replace(settings.llm, backend=llm), judge_llm=None),
             clock=clock,
             outbox=RecordingOutbox(clock, bot),
-            store_url=store_url,
+            store=store_url,
             dump=PromptDumper(dump_dir) if dump_dir else None,
             shadow=shadow,
         )
@@ -84,11 +84,9 @@ async def run_replay(
 
 
 def _read(path: Path, skip_bad_lines: bool, check_expectations: bool, err: TextIO) -> Transcript:
-    """The transcript, each skipped line said on ``err``; refused under ``--check`` when it
-    expects nothing."""
-    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
-    for problem in transcript.errors:
-        err.write(f"kuuki: skipped {problem}\n")
+    """The transcript as every command reads it (`read_for_command`); refused under
+    ``--check`` when it expects nothing."""
+    transcript = read_for_command(path, skip_bad_lines=skip_bad_lines, err=err)
     if check_expectations and not transcript.expectations:
         raise KuukiError(
             f"{path}: no expect lines, so --check has nothing to test; add lines such as "
@@ -98,7 +96,7 @@ def _read(path: Path, skip_bad_lines: bool, check_expectations: bool, err: TextI
 
 
 def _outcome(
-    transcript: Transcript, timeline: Timeline, check_expectations: bool, llm: str,
+    transcript: Transcript, timeline: Played, check_expectations: bool, llm: str,
     out: TextIO, err: TextIO,
 ) -> int:
     """The exit code: 0 without ``--check`` (saying what was not checked), else the report
@@ -135,7 +133,7 @@ async def _refuse_replayed_ids(store: Any, transcript: Transcript, where: str) -
     transcript (or another with the same ids, such as m1, m2...) into a store that holds
     an earlier run would silently skip those messages and print other decisions.
     """
-    seen = await store.taken_in([e.event_id for e in transcript.events])
+    seen = await store.inbox.taken_in([e.event_id for e in transcript.events])
     if not seen:
         return
     shown = ", ".join(seen[:5]) + (", ..." if len(seen) > 5 else "")

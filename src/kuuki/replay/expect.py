@@ -10,7 +10,7 @@ A transcript may hold expectation lines (README "Testing a persona"):
         (acks and reactions are not replies); without "to" the window runs to the end
         of the replay, virtual tail included.
 
-Both keys may be used in either form. The replay records a `Timeline` (message markers
+Both keys may be used in either form. The replay records a `Played` (message markers
 and decisions, in the order they happened); `check` returns one `Failure` per expectation
 that does not hold, with the transcript's line number and the decisions in its window.
 The scenario suite, `kuuki replay --check` and benchmarks share this one implementation.
@@ -109,7 +109,7 @@ def unknown_ids(
 
 
 @dataclass(slots=True)
-class Timeline:
+class Played:
     """What happened during a replay, in order: message markers and the bot's decisions."""
 
     entries: list[tuple[str, Any]] = field(default_factory=list)
@@ -173,7 +173,7 @@ class Failure:
 
 
 def check(
-    expectations: Iterable[Expectation], timeline: Timeline, *, judged: bool = False
+    expectations: Iterable[Expectation], timeline: Played, *, judged: bool = False
 ) -> list[Failure]:
     """The expectations that do not hold on `timeline`, in the order given.
 

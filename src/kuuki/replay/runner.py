@@ -19,7 +19,7 @@ from typing import Any
 from kuuki.clock import VirtualClock
 from kuuki.domain import Action, ActionKind, Channel, Decision, Message, User
 from kuuki.engine.core import Engine
-from kuuki.replay.expect import Timeline
+from kuuki.replay.expect import Played
 from kuuki.replay.transcript import Transcript
 
 TAIL = timedelta(minutes=30)
@@ -83,7 +83,7 @@ async def replay(
     clock: VirtualClock,
     transcript: Transcript,
     emit: Callable[[dict[str, Any]], None] | None = None,
-    timeline: Timeline | None = None,
+    timeline: Played | None = None,
 ) -> list[Decision]:
     """Run `transcript` through `engine`; `timeline` (if given) records each event's arrival
     and each decision in order, for checking the transcript's expectations."""

@@ -9,7 +9,10 @@ expectation lines ({"after": "m7", "expect": {...}}, or "from"/"to"; see `expect
 read into `Transcript.expectations` for `kuuki replay --check`, tests and benchmarks. `t`
 is ISO 8601 (from 1970 to 8999) or seconds from the start (0 to 100 years). A bad line
 raises TranscriptError naming file and line; the reader can also skip bad lines and report
-them, losing nothing else.
+them, losing nothing else. Bad are also: bytes that are not UTF-8, a message without
+`text` (``""`` says it had none), an empty `user` or `id`, and an id used twice (the
+engine handles an id once, so the second would silently vanish). `read_for_command` is how
+every command that takes a transcript file reads it.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
-from kuuki.errors import TranscriptError
+from kuuki.errors import KuukiError, TranscriptError
 from kuuki.replay.expect import Expectation, parse_expectation, unknown_ids
 from kuuki.settings import Settings, apply_values, typed_values
+from kuuki.text.wording import echoed, plural
 
 DEFAULT_START = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 # Seconds from the start: at most ~100 years. A bigger number (1e308), NaN or a negative
@@ -104,6 +108,8 @@ def _str_field(obj: dict[str, Any], key: str, where: tuple[str, int], required: 
         return None
     if not isinstance(value, str | int) or isinstance(value, bool):
         raise TranscriptError(*where, f"field {key}: expected text, got {type(value).__name__}")
+    if required and not str(value).strip():
+        raise TranscriptError(*where, f"field {key}: empty")
     return str(value)
 
 
@@ -117,8 +123,10 @@ class TranscriptReader:
         self._last: datetime | None = None
         self._channels: dict[str, Channel] = {}
 
-    def parse_line(self, raw: str, lineno: int) -> dict[str, Any] | None:
+    def parse_line(self, raw: str | bytes, lineno: int) -> dict[str, Any] | None:
         where = (self.path, lineno)
+        if isinstance(raw, bytes):
+            raw = _decode(raw, where)
         if not raw.strip():
             return None
         try:
@@ -143,6 +151,9 @@ class TranscriptReader:
         channel = self._channel(obj, channel_name, where)
         is_own = self.bot_name is not None and user_name == self.bot_name
         user = User(user_name, user_name, is_bot=bool(obj.get("bot", False)) or is_own)
+        if "text" not in obj and obj.get("kind") is None:
+            raise TranscriptError(*where, 'missing field \'text\' (write "text": "" for a '
+                                  "message with none)")
         text = obj.get("text", "")
         if not isinstance(text, str):
             raise TranscriptError(*where, f"field text: expected text, got {type(text).__name__}")
@@ -197,6 +208,16 @@ class TranscriptReader:
         return channel
 
 
+def _decode(raw: bytes, where: tuple[str, int]) -> str:
+    try:
+        return raw.decode("utf-8-sig" if where[1] == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(
+            *where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+            "save the file as UTF-8"
+        ) from exc
+
+
 def _change(
     obj: dict[str, Any], kind_name: Any, channel: Channel, mid: str | None, ts: datetime,
     user: User, text: str, where: tuple[str, int],
@@ -226,14 +247,17 @@ def read_transcript(
     """Read a whole transcript. strict=False collects bad lines in `errors` and goes on."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+        # Split as bytes: only \n and \r end a line (str.splitlines would also split a
+        # message at a raw U+2028 or U+0085 inside its JSON string), and a line of bytes
+        # that is not UTF-8 is that line's error, not replaced in silence.
+        lines = p.read_bytes().splitlines()
     except OSError as exc:
         raise TranscriptError(str(p), 0, f"cannot be read: {exc.strerror}") from exc
     return parse_lines(lines, str(p), bot_name=bot_name, strict=strict)
 
 
 def parse_lines(
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     path: str = "<transcript>",
     *,
     bot_name: str | None = None,
@@ -266,12 +290,20 @@ def parse_lines(
         pending.append((lineno, obj))
     if reader.bot_name is None:
         reader.bot_name = "Kuu"
+    first_line: dict[str, int] = {}
     for lineno, obj in pending:
         try:
             if "expect" in obj:
                 out.expectations.append(parse_expectation(obj, path, lineno))
                 continue
-            out.events.append(reader.event(obj, lineno))
+            event = reader.event(obj, lineno)
+            if event.event_id in first_line:
+                raise TranscriptError(
+                    path, lineno, f"id {echoed(event.event_id)!r} is already used on line "
+                    f"{first_line[event.event_id]}; every line needs its own id"
+                )
+            first_line[event.event_id] = lineno
+            out.events.append(event)
             out.lines.append(obj)
         except TranscriptError as exc:
             if strict:
@@ -284,6 +316,28 @@ def parse_lines(
     dropped = {e.line for e in wrong}
     out.expectations = [x for x in out.expectations if x.line not in dropped]
     return out
+
+
+def read_for_command(path: Path, *, skip_bad_lines: bool, err: TextIO) -> Transcript:
+    """A transcript file as every command reads it: a bad line stops the command
+    (TranscriptError: file, line, what is wrong) or, with ``skip_bad_lines``, is said on
+    ``err`` (``kuuki: skipped FILE:LINE: …``) and left out; a file with no message left to
+    read is refused."""
+    transcript = read_transcript(path, bot_name=None, strict=not skip_bad_lines)
+    for problem in transcript.errors:
+        err.write(f"kuuki: skipped {problem}\n")
+    if not transcript.events:
+        if transcript.errors:
+            why = f"no line could be read ({plural(len(transcript.errors), 'bad line')} skipped)"
+        elif transcript.setup or transcript.expectations:
+            only = (["a setup line"] if transcript.setup else []) + (
+                [plural(len(transcript.expectations), "expect line")]
+                if transcript.expectations else [])
+            why = f"no messages, only {' and '.join(only)}"
+        else:
+            why = "no messages: the file is empty"
+        raise KuukiError(f"{path}: {why}")
+    return transcript
 
 
 def iter_jsonl(events: Iterable[dict[str, Any]]) -> Iterator[str]:

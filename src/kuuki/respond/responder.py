@@ -31,12 +31,21 @@ from dataclasses import dataclass
 
 from kuuki.clock import Clock
 from kuuki.decide.response_type import pick_emoji
-from kuuki.domain import Action, ActionKind, Channel, DecisionTrace, GuardRecord, Message
+from kuuki.domain import (
+    Action,
+    ActionKind,
+    Channel,
+    DecisionTrace,
+    GuardRecord,
+    Message,
+    Stage,
+    Verdict,
+)
 from kuuki.guard.reply import Expect, GuardVerdict, ReplyGuard
 from kuuki.llm.base import LLM, ChatMessage, Completion, ToolCalling, current_deadline
 from kuuki.llm.record import call_llm
 from kuuki.memory.context import ContextBuilder, PromptContext
-from kuuki.ports import MemoryProvider, PromptDump
+from kuuki.ports import MemoryProvider, PromptDump, Scene
 from kuuki.respond.tools.base import ToolContext
 from kuuki.respond.tools.loop import answer_with_tools
 from kuuki.respond.tools.toolbox import Toolbox
@@ -44,7 +53,7 @@ from kuuki.settings import Persona
 from kuuki.text.language import conversation_language
 from kuuki.text.secrets import redact
 
-__all__ = ["MemoryProvider", "PromptDump", "Responder", "Response", "pick_emoji"]
+__all__ = ["MemoryProvider", "ModelResponder", "PromptDump", "Response", "pick_emoji"]
 
 _LANGUAGE_NAMES = {"ja": "Japanese", "en": "English"}
 _OUTCOME = {
@@ -64,8 +73,21 @@ class Response:
     fallback: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """One piece of text to write: what was decided, about what, and how it is asked."""
+
+    verdict: Verdict
+    scene: Scene
+    trace: DecisionTrace
+    name: str  # the prompt: reply, ack, proactive
+    system: str
+    max_tokens: int
+    expect: Expect
+
+
 @dataclass(slots=True)
-class Responder:
+class ModelResponder:
     persona: Persona
     builder: ContextBuilder
     llm: LLM | None
@@ -86,67 +108,57 @@ class Responder:
     toolbox: Toolbox | None = None
     tools_off: str | None = None
 
-    async def act(
-        self,
-        kind: ActionKind,
-        channel: Channel,
-        trigger: Message,
-        conversation: Sequence[Message],
-        other: Sequence[Message],
-        trace: DecisionTrace,
-        *,
-        emoji: str | None = None,
-        task: str | None = None,
-        extra: dict[str, str] | None = None,
-        addressed: bool = False,
-    ) -> Response:
-        thread = trigger.thread
+    async def act(self, verdict: Verdict, scene: Scene, trace: DecisionTrace) -> Response:
+        """Carry out ``verdict`` about ``scene.trigger``: the action, with text written by
+        the model and passed by the guard, or the documented fallback (module doc)."""
+        kind, channel, trigger = verdict.action, scene.channel, scene.trigger
         if kind is ActionKind.NONE:
             return Response(Action.none(channel.id, trigger.id))
         if kind is ActionKind.REACT:
-            chosen = emoji or pick_emoji(trigger.text, self.persona.emoji)
+            chosen = verdict.emoji or pick_emoji(trigger.text, self.persona.emoji)
             return Response(Action(ActionKind.REACT, channel.id, trigger.id, emoji=chosen,
-                                   thread=thread))
+                                   thread=trigger.thread))
         if self.llm is None:
             trace.step("generation off: action without text")
-            return Response(Action(kind, channel.id, trigger.id, text=None, thread=thread))
+            return Response(Action(kind, channel.id, trigger.id, text=None,
+                                   thread=trigger.thread))
         own = set(self.persona.names)
-        human = [m.text for m in conversation if m.user.name not in own and not m.user.is_bot]
+        human = [m.text for m in scene.conversation
+                 if m.user.name not in own and not m.user.is_bot]
         lang = conversation_language(trigger.text, human, self.persona.default_language)
         trace.features["language"] = lang
-        name = task or ("ack" if kind is ActionKind.ACK else "reply")
+        name = verdict.task or ("ack" if kind is ActionKind.ACK else "reply")
         if lang not in self.languages:
             why = f"not written: {self.llm.name} does not write {_LANGUAGE_NAMES[lang]}"
-            return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
-        ctx = await self._context(channel, trigger, conversation, other, lang, trace)
-        speakers = sorted({m.user.name for m in (*conversation, *other)} - own)
-        expect = Expect(lang, [m.text for m in conversation], speakers)
-        max_tokens = self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens
-        system = self.builder.render(name, ctx, language=lang, **(extra or {}))
+            return self._fallback(verdict, scene, trace, why, name=name)
+        ctx = await self._context(scene, lang, trace)
+        speakers = sorted({m.user.name for m in (*scene.conversation, *scene.other)} - own)
+        extra = {"topic": verdict.topic} if verdict.topic else {}
+        job = _Job(
+            verdict, scene, trace, name,
+            system=self.builder.render(name, ctx, language=lang, **extra),
+            max_tokens=self.ack_max_tokens if kind is ActionKind.ACK else self.reply_max_tokens,
+            expect=Expect(lang, [m.text for m in scene.conversation], speakers),
+        )
         token = current_deadline.set(self._deadline())
         try:
-            return await self._generate(
-                kind, channel, trigger, conversation, trace, name, lang, system, max_tokens,
-                expect, addressed=addressed,
-            )
+            return await self._generate(job)
         finally:
             current_deadline.reset(token)
 
-    async def _context(
-        self, channel: Channel, trigger: Message, conversation: Sequence[Message],
-        other: Sequence[Message], lang: str, trace: DecisionTrace,
-    ) -> PromptContext:
+    async def _context(self, scene: Scene, lang: str, trace: DecisionTrace) -> PromptContext:
         """What the prompt shows: the conversation before the message, the other
         messages, and what memory adds."""
         # The message to answer is the last turn, as in any chat; the conversation before
         # it is context. (Measured on the shipped model: 67 % of first answers pass the
         # guard this way, 45 % with the message in both places.)
-        before = [m for m in conversation if m.id != trigger.id]
+        trigger = scene.trigger
+        before = [m for m in scene.conversation if m.id != trigger.id]
         ctx = PromptContext(
-            channel=channel,
+            channel=scene.channel,
             now=trace.started_at,
             conversation=before,
-            other_messages=other,
+            other_messages=scene.other,
             trigger=trigger,
             language=lang,
         )
@@ -162,42 +174,30 @@ class Responder:
             return None
         return self.clock.monotonic() + self.budget_s
 
-    async def _generate(
-        self,
-        kind: ActionKind,
-        channel: Channel,
-        trigger: Message,
-        conversation: Sequence[Message],
-        trace: DecisionTrace,
-        name: str,
-        lang: str,
-        system: str,
-        max_tokens: int,
-        expect: Expect,
-        *,
-        addressed: bool,
-    ) -> Response:
+    async def _generate(self, job: _Job) -> Response:
         """The first answer through the guard, one stricter retry, else the fallback."""
         found: list[str] = []
-        tools = self._tools_for(name, channel, trigger, trace)
+        trigger, trace, name = job.scene.trigger, job.trace, job.name
+        tools = self._tools_for(name, job.scene.channel, trigger, trace)
         first = await self._attempt(
-            name, [ChatMessage("system", system), self._turn(trigger)], max_tokens, expect, trace,
-            tools=tools, found=found,
+            name, [ChatMessage("system", job.system), self._turn(trigger)], job.max_tokens,
+            job.expect, trace, tools=tools, found=found,
         )
         if isinstance(first, GuardVerdict) and first.ok:
-            return self._posted(kind, channel, trigger, first.text)
+            return self._posted(job, first.text)
         if isinstance(first, GuardVerdict):
             trace.step(f"{name}: the guard rejected the answer ({first.reason}); "
                        "one retry with a shorter, stricter prompt")
-            retry = self._retry_messages(kind, trigger, conversation, lang, found)
-            second = await self._attempt(f"{name}-retry", retry, max_tokens, expect, trace)
+            retry = self._retry_messages(job, found)
+            second = await self._attempt(f"{name}-retry", retry, job.max_tokens, job.expect,
+                                         trace)
             if isinstance(second, GuardVerdict) and second.ok:
-                return self._posted(kind, channel, trigger, second.text)
+                return self._posted(job, second.text)
             why = (f"rejected twice ({second.reason})" if isinstance(second, GuardVerdict)
                    else second)
         else:
             why = first
-        return self._fallback(channel, trigger, trace, name, why, addressed=addressed)
+        return self._fallback(job.verdict, job.scene, trace, why, name=name)
 
     def _turn(self, trigger: Message) -> ChatMessage:
         """The last turn the model answers: who said it and what, without the call of the
@@ -231,17 +231,15 @@ class Responder:
             return None
         return ToolContext(channel, trigger.user, trace.started_at)
 
-    def _retry_messages(
-        self, kind: ActionKind, trigger: Message, conversation: Sequence[Message], lang: str,
-        found: Sequence[str] = (),
-    ) -> list[ChatMessage]:
+    def _retry_messages(self, job: _Job, found: Sequence[str] = ()) -> list[ChatMessage]:
+        lang, trigger = job.expect.language, job.scene.trigger
         system = self.builder.prompts.render(
             "retry",
             language=lang,
             persona_prompt=self.persona.prompt_for(lang),
             persona_name=self.persona.name,
             speaker=trigger.user.name,
-            kind="ack" if kind is ActionKind.ACK else "reply",
+            kind="ack" if job.verdict.action is ActionKind.ACK else "reply",
         )
         if found:  # what the first attempt looked up still answers the question
             system += "\n\nWhat you looked up:\n" + "\n".join(f"- {f}" for f in found)
@@ -291,29 +289,24 @@ class Responder:
         ))
         return verdict
 
-    def _posted(self, kind: ActionKind, channel: Channel, trigger: Message, text: str) -> Response:
-        return Response(Action(kind, channel.id, trigger.id, text=text, thread=trigger.thread,
-                               reply_to=trigger.id))
+    @staticmethod
+    def _posted(job: _Job, text: str) -> Response:
+        trigger = job.scene.trigger
+        return Response(Action(job.verdict.action, job.scene.channel.id, trigger.id, text=text,
+                               thread=trigger.thread, reply_to=trigger.id))
 
     def fallback(
-        self, channel: Channel, trigger: Message, trace: DecisionTrace, why: str, *,
-        addressed: bool,
+        self, verdict: Verdict, scene: Scene, trace: DecisionTrace, why: str
     ) -> Response:
         """The documented safe default for a reply that could not be written (used by the
         engine when generation failed in an unexpected way)."""
-        return self._fallback(channel, trigger, trace, "reply", why, addressed=addressed)
+        return self._fallback(verdict, scene, trace, why, name="reply")
 
     def _fallback(
-        self,
-        channel: Channel,
-        trigger: Message,
-        trace: DecisionTrace,
-        name: str,
-        why: str,
-        *,
-        addressed: bool,
+        self, verdict: Verdict, scene: Scene, trace: DecisionTrace, why: str, *, name: str
     ) -> Response:
-        if not addressed:
+        channel, trigger = scene.channel, scene.trigger
+        if verdict.stage is not Stage.ADDRESSED:
             trace.step(f"{name}: {why} → say nothing (not addressed: nobody is waiting)")
             return Response(Action.none(channel.id, trigger.id), f"{name} {why}: stayed silent"
                             if not why.startswith(name) else f"{why}: stayed silent")

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from kuuki.app import App, build_app
 from kuuki.clock import RealClock
+from kuuki.engine.config import EngineOptions
 from kuuki.errors import ConfigError
 from kuuki.ports import Outbox
 from kuuki.settings import Settings
 
 if TYPE_CHECKING:
-    from kuuki.scale.worker import ChannelReader, Worker
+    from kuuki.scale.worker import BrokerWorker, ChannelReader
 
 log = logging.getLogger("kuuki.scale")
 
@@ -59,7 +60,7 @@ async def run_gateway(
     relay = BrokerRelay(publisher)
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes),
                           llm=None, judge_llm=None, embedder=None,
-                          engine_options={"relay": relay})
+                          engine=EngineOptions(relay=relay))
     relay.drain = app.engine.drain_intake
     print(f"kuuki gateway: {settings.persona.name} on {', '.join(names)}, events to "
           f"{settings.broker_partitions} partitions", flush=True)
@@ -89,7 +90,7 @@ async def run_worker(
     from kuuki.platforms.playground.model_status import ModelLoader
     from kuuki.platforms.tokens import platforms_to_run
     from kuuki.run import RoutingOutbox
-    from kuuki.scale.worker import Worker, consume
+    from kuuki.scale.worker import BrokerWorker, consume
 
     _check(settings, workers=count)
     if not 0 <= index < count:
@@ -98,7 +99,7 @@ async def run_worker(
     names = platforms_to_run(settings)
     outboxes: dict[str, Outbox] = {}
     app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes),
-                          engine_options={"seen_capacity": 0}, **(build or {}))
+                          engine=EngineOptions(seen_capacity=0), **(build or {}))
     readers: dict[str, ChannelReader] = {}
     closers: list[Any] = []
     try:
@@ -108,7 +109,7 @@ async def run_worker(
         if loader.status.state == "loading":
             print(f"kuuki worker {index}: {loader.status.headline()}", flush=True)
             await loader.load()
-        worker = Worker(app, readers, saw=saw)
+        worker = BrokerWorker(app, readers, saw=saw)
         connection = await consume(worker, settings.broker_url, settings.broker_partitions,
                                    index=index, count=count, standby_s=standby_s)
         closers.insert(0, connection.close)
@@ -155,7 +156,7 @@ async def _start_platforms(
     return saw
 
 
-async def _until_stopped(worker: Worker, index: int) -> int:
+async def _until_stopped(worker: BrokerWorker, index: int) -> int:
     """Wait for the worker to stop: 75 when the broker was lost, re-raised on cancel."""
     from kuuki.scale.worker import WorkerStopped
 

@@ -54,7 +54,7 @@ class WorkerStopped(Exception):
     had not acknowledged goes to another worker."""
 
 
-class Worker:
+class BrokerWorker:
     """Feeds broker deliveries to an App's engine and acknowledges them (module doc)."""
 
     def __init__(
@@ -179,7 +179,7 @@ class Worker:
         self.takeovers += 1
         try:
             assert self.app.store is not None
-            pending = await self.app.store.pending_events(channel_id=channel.id)
+            pending = await self.app.store.inbox.pending_events(channel_id=channel.id)
             self._recovering.update(e.event_id for e in pending)
             await self.engine.recover(channel_id=channel.id)
             await self.engine.recover_timers(channel)
@@ -245,7 +245,7 @@ class Worker:
 
 
 async def consume(
-    worker: Worker,
+    worker: BrokerWorker,
     url: str,
     partitions: int,
     *,

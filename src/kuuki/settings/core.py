@@ -273,7 +273,8 @@ _BY_TOML = {s.toml: s for s in SPECS}
 _BY_ENV = {s.env: s for s in SPECS}
 _BY_ATTR = {s.attr: s for s in SPECS}
 # Environment names kuuki reads that are not settings (never reported as typos).
-_NOT_SETTINGS = {"KUUKI_CONFIG"}
+# kuuki's variables that are not settings: the file to read, the corpora's folder
+_NOT_SETTINGS = {"KUUKI_CONFIG", "KUUKI_DATA_DIR"}
 
 
 def llm_backends() -> tuple[str, ...]:

@@ -10,7 +10,6 @@ import difflib
 import ipaddress
 import logging
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from kuuki.settings.schema import (
     LLMSettings,
     Persona,
 )
+from kuuki.settings.tomlfile import read_toml
 from kuuki.settings.tools import ToolSettings, resolve_secrets
 from kuuki.settings.urls import mask_raw
 from kuuki.settings.values import EnvText
@@ -73,18 +73,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> list[Raw]:
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ConfigError(
-            str(path), f"line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
-            "save the file as UTF-8"
-        ) from exc
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot be read: {exc.strerror}") from exc
+    raw = read_toml(path)
     source = f"from {path}"
     out: list[Raw] = []
     for key, value in _flatten(raw).items():

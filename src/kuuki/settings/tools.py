@@ -129,6 +129,9 @@ def http_tools(key: str, v: Any) -> tuple[HttpToolSpec, ...]:
             v = json.loads(v)
         except json.JSONDecodeError as exc:
             raise ConfigError(key, f"expected a JSON list of tool tables: {exc}") from None
+        except RecursionError:  # the decoder recurses once per level of nesting
+            raise ConfigError(key, "expected a JSON list of tool tables: nested too "
+                              "deeply") from None
     if not isinstance(v, list) or not all(isinstance(t, Mapping) for t in v):
         raise ConfigError(key, f"expected [[tools.http]] tables, got {shown(v)}")
     specs = tuple(_http_tool(f"tools.http[{i}]", t) for i, t in enumerate(v))

@@ -6,6 +6,7 @@ stops start-up first); the store opens what `normalise_url` returns.
 Accepted forms::
 
     None                              -> SQLite file under platformdirs.user_data_dir("kuuki")
+                                         (its directory made only by an opening that writes)
     ":memory:" / "sqlite://"          -> in-memory SQLite (one connection, lost on close)
     "sqlite:///relative/path.db"      -> SQLite file (4 slashes for an absolute path)
     "sqlite+aiosqlite:///path.db"
@@ -13,18 +14,21 @@ Accepted forms::
     "postgres://…", "postgresql+asyncpg://…"
 
 Any problem raises :class:`~kuuki.errors.StoreError` that names the problem and shows the
-URL with its password masked — never the password itself.
+URL with its password masked — never the password itself. A password may hold ``@``, ``/``
+or ``'`` unencoded: it ends at the last ``@``; and it joins the secrets every error is
+cleaned of (kuuki.text.secrets) as soon as the URL is read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import platformdirs
 from sqlalchemy.engine import URL, make_url
 
 from kuuki.errors import StoreError
-from kuuki.text.secrets import mask_userinfo
+from kuuki.text.secrets import mask_userinfo, remember_url, split_userinfo
 
 DEFAULT_DB_NAME = "kuuki.sqlite3"
 
@@ -32,14 +36,29 @@ _SQLITE_DRIVERS = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
 _PG_DRIVERS = {"postgresql", "postgres", "postgresql+asyncpg"}
 
 
+def default_sqlite_path() -> Path:
+    """The default database file, under the user's data directory (not created here)."""
+    return Path(platformdirs.user_data_dir("kuuki")) / DEFAULT_DB_NAME
+
+
 def default_sqlite_url() -> str:
-    """URL of the default database file, creating its directory if needed."""
-    directory = Path(platformdirs.user_data_dir("kuuki"))
+    """URL of the default database file. Nothing is created: the store's read-write
+    opening makes the directory (`ensure_directory`); a command that only reads must
+    leave the user's data directory as it found it."""
+    return f"sqlite+aiosqlite:///{default_sqlite_path()}"
+
+
+def ensure_directory(url: URL) -> None:
+    """Create the default database file's directory, for an opening that will write."""
+    if url.get_backend_name() != "sqlite" or is_memory(url):
+        return
+    directory = Path(str(url.database)).parent
+    if directory != default_sqlite_path().parent or directory.is_dir():
+        return
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create data directory {directory}: {exc.strerror}") from exc
-    return f"sqlite+aiosqlite:///{directory / DEFAULT_DB_NAME}"
 
 
 def path_or_url(value: str) -> str:
@@ -82,8 +101,9 @@ def normalise_url(url: str | None) -> URL:
             f"database URL {mask_raw(raw)!r} is not a URL; use sqlite:///path/to/file.db, "
             "postgresql://user:password@host/db or :memory:"
         )
+    remember_url(raw)  # its password, also when the URL came from --store, not settings
     try:
-        parsed = make_url(raw)
+        parsed = _parsed(raw)
     except Exception as exc:
         # The library's message may quote the URL verbatim, password included.
         raise StoreError(
@@ -107,6 +127,18 @@ def normalise_url(url: str | None) -> URL:
     )
 
 
+def _parsed(raw: str) -> URL:
+    """``raw`` as a URL whose password ends at the last ``@``, as people type passwords
+    (SQLAlchemy's parser ends it at the first, taking the rest of it for the host)."""
+    parts = split_userinfo(raw)
+    if parts is None:
+        return make_url(raw)
+    scheme, user, password, rest = parts
+    url = make_url(f"{scheme}{rest}")
+    return url.set(username=unquote(user) or None,
+                   password=None if password is None else unquote(password))
+
+
 def is_memory(url: URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
@@ -122,7 +154,7 @@ def _sqlite(parsed: URL) -> URL:
         return url.set(database=":memory:")
     assert url.database is not None
     parent = Path(url.database).expanduser().parent
-    if not parent.is_dir():
+    if not parent.is_dir() and parent != default_sqlite_path().parent:
         raise StoreError(
             f"database URL {display_url(url)!r}: directory {str(parent)!r} does not exist"
         )

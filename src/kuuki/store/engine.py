@@ -36,7 +36,7 @@ _Id = TypeVar("_Id", str, int)
 Insert = sqlite.Insert | postgresql.Insert
 
 
-def _json_dumps(value: Any) -> str:
+def json_dumps(value: Any) -> str:
     # Values arrive already cleaned by SafeJSON; default=str is a last resort for exotic
     # objects so that a debug-only trace field can never abort a write.
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -48,7 +48,7 @@ def create_engine(url: URL) -> AsyncEngine:
         return _sqlite_engine(url)
     return create_async_engine(
         url,
-        json_serializer=_json_dumps,
+        json_serializer=json_dumps,
         pool_pre_ping=True,
         connect_args={"timeout": PG_CONNECT_TIMEOUT_S},
     )
@@ -58,10 +58,10 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
     memory = is_memory(url)
     if memory:
         # Every new connection to :memory: is a new, empty database: keep exactly one.
-        engine = create_async_engine(url, json_serializer=_json_dumps, poolclass=StaticPool)
+        engine = create_async_engine(url, json_serializer=json_dumps, poolclass=StaticPool)
     else:
         engine = create_async_engine(
-            url, json_serializer=_json_dumps, pool_size=1, max_overflow=0, pool_timeout=60
+            url, json_serializer=json_dumps, pool_size=1, max_overflow=0, pool_timeout=60
         )
 
     @event.listens_for(engine.sync_engine, "connect")

@@ -1,4 +1,4 @@
-"""Forgetting a person, and keeping them forgotten (issue 11).
+"""Erasure a person, and keeping them forgotten (issue 11).
 
 `forget_user` erases, in one transaction, everything the store holds of one person: their
 messages, the bot's messages that answered them (a reply to one of theirs, or in a thread
@@ -31,8 +31,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, or_, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from kuuki.store.database import Database, Queued
 from kuuki.store.engine import in_chunks, insert_stmt
 from kuuki.store.schema import (
     ChannelRow,
@@ -133,18 +134,18 @@ def _without_notes_from(content: Any, channels: set[str]) -> dict[str, Any] | No
     return {**content, "lastConversationSummary": kept}
 
 
-class ForgetMixin:
-    """Forgetting and tombstones of :class:`~kuuki.store.store.Store`."""
+class Erasure:
+    """Erasure a person and the tombstones every write path of the store consults
+    (the module doc); the other parts ask `refused` and `keep_remembered`."""
 
-    _engine: AsyncEngine
-    _unkept: OrderedDict[str, None]
-
-    async def _flush_pending(self) -> None:  # overridden by Store
-        return None
+    def __init__(self, db: Database, queued: Queued) -> None:
+        self._db = db
+        self._queued = queued
+        self._unkept: OrderedDict[str, None] = OrderedDict()
 
     async def forgotten_users(self) -> dict[str, datetime]:
         """Everyone forgotten, with when."""
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             rows = await conn.execute(
                 select(ForgottenUserRow.user_id, ForgottenUserRow.forgotten_at)
             )
@@ -153,7 +154,7 @@ class ForgetMixin:
     async def unforget_user(self, user_id: str) -> bool:
         """Lift the tombstone: the bot may learn about ``user_id`` again from now on (what
         was erased stays erased). False if they were not forgotten."""
-        async with self._engine.begin() as conn:
+        async with self._db.engine.begin() as conn:
             result = await conn.execute(
                 delete(ForgottenUserRow).where(ForgottenUserRow.user_id == clean_text(user_id))
             )
@@ -161,9 +162,9 @@ class ForgetMixin:
 
     async def forget_user(self, user_id: str, *, at: datetime | None = None) -> Forgotten:
         """Erase ``user_id`` and leave a tombstone (see the module docstring)."""
-        await self._flush_pending()
+        await self._queued.settle()
         uid = clean_text(user_id)
-        async with self._engine.begin() as conn:
+        async with self._db.engine.begin() as conn:
             stmt = insert_stmt(conn.dialect.name, ForgottenUserRow).values(
                 user_id=uid, forgotten_at=to_utc(at or datetime.now(UTC))
             )
@@ -309,24 +310,30 @@ class ForgetMixin:
 
     # --- what the write paths ask -----------------------------------------------------------
 
+    @property
+    def anyone_unkept(self) -> bool:
+        """True once a message was refused for a forgotten author in this process (the
+        bot's answer to it must be refused too, so batches take the careful path)."""
+        return bool(self._unkept)
+
     def _remember_unkept(self, message_id: str) -> None:
         self._unkept[message_id] = None
         if len(self._unkept) > _UNKEPT_MAX:
             self._unkept.popitem(last=False)
 
-    async def _keep_remembered(
+    async def keep_remembered(
         self, conn: AsyncConnection, messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """``messages`` and ``decisions`` without what belongs to a forgotten person: their
         messages, the bot's answers to those, and decisions about either."""
-        return self._filter_remembered(await tombstones(conn), messages, decisions)
+        return self.filter_remembered(await tombstones(conn), messages, decisions)
 
-    def _filter_remembered(
+    def filter_remembered(
         self, gone: set[str], messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """:meth:`_keep_remembered` with the forgotten ids ``gone`` already read."""
+        """:meth:`keep_remembered` with the forgotten ids ``gone`` already read."""
         if not gone and not self._unkept:
             return messages, decisions
         kept: list[dict[str, Any]] = []
@@ -340,7 +347,7 @@ class ForgetMixin:
         return kept, [d for d in decisions if d["message_id"] not in self._unkept]
 
     @staticmethod
-    async def _refused(conn: AsyncConnection, user_ids: Iterable[str]) -> bool:
+    async def refused(conn: AsyncConnection, user_ids: Iterable[str]) -> bool:
         """True when any of ``user_ids`` is forgotten (a write of theirs is refused)."""
         ids = list(dict.fromkeys(user_ids))
         if not ids:

@@ -6,7 +6,9 @@ was away, starting from the last message stored that the bot did not write itsel
 engine then answers the addressed messages among them that have no decision yet
 (`decided`) and that the bot did not answer before the crash (`answered`: a message of the
 bot's replying to it, or a reaction of the bot's on it, both of which the catch-up reads
-back from the platform).
+back from the platform). The channels known and the events a crash left in the inbox
+are asked here too, of the roster and the inbox: an adapter catching up is handed this
+part alone.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from kuuki.domain import Message
+from kuuki.domain import Channel, ChatEvent, Message
+from kuuki.store.database import Database, Queued
 from kuuki.store.engine import in_chunks
+from kuuki.store.inbox import EventInbox
 from kuuki.store.records import row_to_message
+from kuuki.store.roster import Roster
 from kuuki.store.schema import DecisionRow, MessageRow, ReactionRow, UserRow
 from kuuki.store.types import to_utc
 
@@ -31,13 +35,24 @@ _SELECT = select(
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
-class HistoryMixin:
-    """Catch-up queries of :class:`~kuuki.store.store.Store`."""
+class StoredHistory:
+    """What catching up asks (module doc)."""
 
-    _engine: AsyncEngine
+    def __init__(self, db: Database, queued: Queued, roster: Roster, inbox: EventInbox) -> None:
+        self._db = db
+        self._queued = queued
+        self._roster = roster
+        self._inbox = inbox
 
-    async def _flush_pending(self) -> None:  # overridden by Store
-        return None
+    async def channels(self) -> list[Channel]:
+        """Every channel the store knows (the roster's)."""
+        return await self._roster.channels()
+
+    async def pending_events(
+        self, *, platform: str | None = None, channel_id: str | None = None
+    ) -> list[ChatEvent]:
+        """What the inbox holds taken in and not handled (the inbox's)."""
+        return await self._inbox.pending_events(platform=platform, channel_id=channel_id)
 
     async def last_message(
         self, channel_id: str, *, not_by: Collection[str] = ()
@@ -50,12 +65,12 @@ class HistoryMixin:
         sent, and an answer to a message taken in before an outage can be sent after
         later messages the store refused. Reading back after that answer skipped them.
         """
-        await self._flush_pending()
+        await self._queued.settle()
         q = _SELECT.where(MessageRow.channel_id == channel_id)
         if not_by:
             q = q.where(MessageRow.user_id.not_in(list(not_by)))
         q = q.order_by(MessageRow.ts.desc(), MessageRow.seq.desc()).limit(1)
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             row = (await conn.execute(q)).first()
         return None if row is None else row_to_message(row._mapping)
 
@@ -66,7 +81,7 @@ class HistoryMixin:
         the threads with a message since ``since``, then the latest top-level messages
         (a thread may have started under one while the bot was away), most recent first,
         at most ``limit`` in all."""
-        await self._flush_pending()
+        await self._queued.settle()
         latest = func.max(MessageRow.ts)
         threads = (
             select(MessageRow.thread, latest)
@@ -89,7 +104,7 @@ class HistoryMixin:
             .order_by(MessageRow.ts.desc())
             .limit(limit)
         )
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             found = {str(r[0]): to_utc(r[1]) for r in (await conn.execute(threads)).all()}
             for r in (await conn.execute(tops)).all():
                 found.setdefault(str(r[0]), to_utc(r[1]))
@@ -98,9 +113,9 @@ class HistoryMixin:
 
     async def decided(self, message_ids: Sequence[str]) -> set[str]:
         """Those of ``message_ids`` with at least one decision stored."""
-        await self._flush_pending()
+        await self._queued.settle()
         found: set[str] = set()
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             for chunk in in_chunks(message_ids):
                 q = select(DecisionRow.message_id).where(DecisionRow.message_id.in_(chunk))
                 found.update(str(r) for r in (await conn.scalars(q)).all())
@@ -109,10 +124,10 @@ class HistoryMixin:
     async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]:
         """Those of ``message_ids`` the bot answered: one of its messages replies to it,
         or it reacted to it (``bot_ids``: the bot's user ids on every platform)."""
-        await self._flush_pending()
+        await self._queued.settle()
         bots = sorted(set(bot_ids))
         found: set[str] = set()
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             for chunk in in_chunks(message_ids):
                 replies = select(MessageRow.reply_to).where(
                     MessageRow.reply_to.in_(chunk), MessageRow.user_id.in_(bots)
@@ -129,13 +144,13 @@ class HistoryMixin:
         (message id, when it is due), for each message whose latest decision asked to be
         judged again (``trace.features.recheck_s``). A scale-out worker taking a channel
         over rebuilds them: they lived in the memory of the worker that died."""
-        await self._flush_pending()
+        await self._queued.settle()
         q = (
             select(DecisionRow.message_id, DecisionRow.decided_at, DecisionRow.trace)
             .where(DecisionRow.channel_id == channel_id, DecisionRow.decided_at >= to_utc(since))
             .order_by(DecisionRow.decided_at, DecisionRow.id)
         )
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             rows = (await conn.execute(q)).all()
         latest: dict[str, tuple[datetime, Any]] = {}
         for message_id, decided_at, trace in rows:
@@ -150,9 +165,9 @@ class HistoryMixin:
 
     async def messages_by_ids(self, message_ids: Sequence[str]) -> list[Message]:
         """The stored messages among ``message_ids`` (any order)."""
-        await self._flush_pending()
+        await self._queued.settle()
         out: list[Message] = []
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             for chunk in in_chunks(message_ids):
                 rows: Any = await conn.execute(_SELECT.where(MessageRow.id.in_(chunk)))
                 out.extend(row_to_message(r._mapping) for r in rows)

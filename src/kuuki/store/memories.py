@@ -1,33 +1,25 @@
-"""Memories, facts and the proactive ledger (forgetting a person: ``forgetting.py``).
+"""Memory documents: a channel's summary, a person's profile, a workspace's notes.
 
-Split out of ``store.py`` to keep one concept per module; :class:`MemoryStoreMixin` is mixed
-into :class:`~kuuki.store.store.Store` and relies only on its engine.
-
-Visibility defaults to PRIVATE everywhere here: a memory whose caller forgot to say where
-it may be used must fail closed rather than leak into other channels.
+One document per (scope, scope id, kind), replaced whole. Visibility defaults to PRIVATE:
+a memory whose caller forgot to say where it may be used must fail closed rather than
+leak into other channels. A document about or from a forgotten person is never written
+(``forgetting.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import delete, select
 
 from kuuki.domain import Visibility
+from kuuki.store.database import Database
 from kuuki.store.engine import insert_stmt
-from kuuki.store.records import (
-    FactRecord,
-    MemoryRecord,
-    embedding_bytes,
-    row_to_fact,
-    row_to_memory,
-)
-from kuuki.store.schema import MEMORY_SCOPES, FactRow, MemoryRow, ProactiveLedgerRow
+from kuuki.store.forgetting import Erasure
+from kuuki.store.records import MemoryRecord, row_to_memory
+from kuuki.store.schema import MEMORY_SCOPES, MemoryRow
 from kuuki.store.types import to_utc
 
 
@@ -36,19 +28,12 @@ def _check_scope(scope: str) -> None:
         raise ValueError(f"memory scope {scope!r} is not one of {', '.join(MEMORY_SCOPES)}")
 
 
-class MemoryStoreMixin:
-    """Memory, fact and ledger operations of :class:`~kuuki.store.store.Store`."""
+class Memories:
+    """The memory documents (module doc)."""
 
-    _engine: AsyncEngine
-
-    async def _flush_pending(self) -> None:  # overridden by Store
-        return None
-
-    @staticmethod
-    async def _refused(conn: AsyncConnection, user_ids: Iterable[str]) -> bool:
-        raise NotImplementedError  # kuuki.store.forgetting.ForgetMixin
-
-    # --- memories ---------------------------------------------------------------------------
+    def __init__(self, db: Database, forgetting: Erasure) -> None:
+        self._db = db
+        self._forgetting = forgetting
 
     async def set_memory(
         self,
@@ -78,9 +63,9 @@ class MemoryStoreMixin:
             "workspace": workspace,
             "updated_at": to_utc(at or datetime.now(UTC)),
         }
-        async with self._engine.begin() as conn:
+        async with self._db.engine.begin() as conn:
             about = [scope_id] if scope == "user" else []
-            if await self._refused(conn, [*about, *source_user_ids]):
+            if await self._forgetting.refused(conn, [*about, *source_user_ids]):
                 return False
             stmt = insert_stmt(conn.dialect.name, MemoryRow).values(**values)
             keys = ("scope", "scope_id", "kind")
@@ -93,7 +78,7 @@ class MemoryStoreMixin:
 
     async def get_memory(self, scope: str, scope_id: str, kind: str) -> MemoryRecord | None:
         _check_scope(scope)
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             row = (
                 await conn.execute(
                     select(MemoryRow).where(
@@ -115,13 +100,13 @@ class MemoryStoreMixin:
             q = q.where(MemoryRow.scope_id == scope_id)
         if kind is not None:
             q = q.where(MemoryRow.kind == kind)
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             rows = await conn.execute(q.order_by(MemoryRow.updated_at, MemoryRow.id))
             return [row_to_memory(r._mapping) for r in rows]
 
     async def delete_memory(self, scope: str, scope_id: str, kind: str) -> bool:
         _check_scope(scope)
-        async with self._engine.begin() as conn:
+        async with self._db.engine.begin() as conn:
             result = await conn.execute(
                 delete(MemoryRow).where(
                     MemoryRow.scope == scope,
@@ -130,81 +115,3 @@ class MemoryStoreMixin:
                 )
             )
             return result.rowcount > 0
-
-    # --- facts ------------------------------------------------------------------------------
-
-    async def add_fact(
-        self,
-        content: str,
-        *,
-        source_channel_id: str | None,
-        source_user_ids: Sequence[str],
-        keywords: Sequence[str] = (),
-        embedding: Sequence[float] | npt.NDArray[np.floating[Any]] | None = None,
-        confidence: float = 1.0,
-        shareable: bool = True,
-        visibility: Visibility = Visibility.PRIVATE,
-        workspace: str = "default",
-        at: datetime | None = None,
-    ) -> int:
-        """Store a fact and return its id; 0 (nothing stored) when one of its sources is a
-        forgotten person (kuuki.store.forgetting)."""
-        values = {
-            "content": content,
-            "source_channel_id": source_channel_id,
-            "source_user_ids": list(source_user_ids),
-            "keywords": list(keywords),
-            "embedding": embedding_bytes(embedding),
-            "confidence": float(confidence),
-            "shareable": shareable,
-            "visibility": str(visibility),
-            "workspace": workspace,
-            "created_at": to_utc(at or datetime.now(UTC)),
-            "last_used_at": None,
-        }
-        async with self._engine.begin() as conn:
-            if await self._refused(conn, source_user_ids):
-                return 0
-            stmt = insert_stmt(conn.dialect.name, FactRow).values(**values)
-            fact_id = await conn.scalar(stmt.returning(FactRow.id))
-        assert fact_id is not None
-        return int(fact_id)
-
-    async def facts(
-        self, *, workspace: str | None = None, shareable_only: bool = False
-    ) -> list[FactRecord]:
-        q = select(FactRow)
-        if workspace is not None:
-            q = q.where(FactRow.workspace == workspace)
-        if shareable_only:
-            q = q.where(FactRow.shareable.is_(True))
-        async with self._engine.connect() as conn:
-            rows = await conn.execute(q.order_by(FactRow.id))
-            return [row_to_fact(r._mapping) for r in rows]
-
-    async def touch_fact(self, fact_id: int, at: datetime) -> None:
-        async with self._engine.begin() as conn:
-            await conn.execute(
-                update(FactRow).where(FactRow.id == fact_id).values(last_used_at=to_utc(at))
-            )
-
-    async def record_proactive(self, fact_id: int, channel_id: str, at: datetime) -> None:
-        """Note that ``fact_id`` was volunteered in ``channel_id``."""
-        async with self._engine.begin() as conn:
-            await conn.execute(
-                insert(ProactiveLedgerRow).values(
-                    fact_id=fact_id, channel_id=channel_id, at=to_utc(at)
-                )
-            )
-
-    async def proactive_count(
-        self, channel_id: str, since: datetime, *, fact_id: int | None = None
-    ) -> int:
-        """How many proactive uses in ``channel_id`` since ``since`` (optionally of one fact)."""
-        q = select(func.count()).where(
-            ProactiveLedgerRow.channel_id == channel_id, ProactiveLedgerRow.at >= to_utc(since)
-        )
-        if fact_id is not None:
-            q = q.where(ProactiveLedgerRow.fact_id == fact_id)
-        async with self._engine.connect() as conn:
-            return int(await conn.scalar(q) or 0)

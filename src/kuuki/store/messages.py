@@ -1,71 +1,80 @@
-"""The message path's writes: messages (one at a time, or the writer's batches with their
-decisions, inbox ids and handled marks in one transaction) and their authors.
+"""The message path's rows: messages, reactions and decisions, and the writer's batches.
 
-A part of :class:`~kuuki.store.store.Store`; it builds on forgetting (``forgetting.py``)
-because every write leaves out what belongs to a forgotten person. On SQLite a batch goes
-to the connection's thread in one hop as plain tuples (``fastwrite.py``).
+`Messages` writes one message at a time, or a batch of the writer (``writer.py``:
+messages, decisions, inbox ids and handled marks in one transaction), and reads them back
+with what the writer still holds (read-your-writes). Every write leaves out what belongs
+to a forgotten person (``forgetting.py``). On SQLite a batch goes to the connection's
+thread in one hop as plain tuples (``fastwrite.py``), and the reads on the message path
+(a channel's recent messages) run on that connection too (``hot.py``).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, insert, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from kuuki.domain import Message, Visibility
+from kuuki.domain import Decision, Message
 from kuuki.store import fastwrite
-from kuuki.store.engine import insert_ignore, insert_stmt
-from kuuki.store.forgetting import ForgetMixin
-from kuuki.store.hot import HotConnection
-from kuuki.store.records import DECISION_KEYS, MESSAGE_COLUMNS, message_row
+from kuuki.store.database import Database, Queued
+from kuuki.store.engine import in_chunks, insert_ignore
+from kuuki.store.forgetting import Erasure
+from kuuki.store.records import (
+    DECISION_KEYS,
+    MESSAGE_COLUMNS,
+    decision_row,
+    message_row,
+    row_to_message,
+)
+from kuuki.store.roster import Roster, user_upsert
 from kuuki.store.schema import (
-    ChannelRow,
     DecisionRow,
     ForgottenUserRow,
     MessageRow,
     ProcessedEventRow,
+    ReactionRow,
     UserRow,
 )
+from kuuki.store.types import to_utc
 
 _DECISION_COLUMNS = tuple(k for k in DECISION_KEYS if k != "id")
+
+MESSAGE_SELECT = select(
+    *(MessageRow.__table__.c[c] for c in MESSAGE_COLUMNS),
+    UserRow.name.label("user_name"),
+    UserRow.is_bot.label("user_is_bot"),
+).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
 def _by_id(u: dict[str, Any]) -> str:
     return str(u["id"])
 
 
-class MessageWrites(ForgetMixin):
-    """Message and batch writes of :class:`~kuuki.store.store.Store`."""
+class Messages:
+    """Messages, reactions and decisions as the message path writes and reads them."""
 
-    _engine: AsyncEngine
-    _hot: HotConnection | None
-    _known_channels: set[str]
-    _plan: dict[str, fastwrite.Prepared] | None
-    _unkept: OrderedDict[str, None]
-    _seq: int
+    def __init__(
+        self, db: Database, queued: Queued, roster: Roster, forgetting: Erasure
+    ) -> None:
+        self._db = db
+        self._queued = queued
+        self._roster = roster
+        self._forgetting = forgetting
+        self._seq = 0
+        self._plan: dict[str, fastwrite.Prepared] | None = None
+
+    async def load(self) -> None:
+        """Read where the arrival numbers of messages go on from."""
+        async with self._db.engine.connect() as conn:
+            self._seq = int(await conn.scalar(select(func.max(MessageRow.seq))) or 0)
 
     def next_seq(self) -> int:
         """The next arrival number for a message (single writer process, as for events)."""
         self._seq += 1
         return self._seq
-
-    @staticmethod
-    async def _upsert_users(conn: AsyncConnection, users: list[dict[str, Any]]) -> None:
-        rows = [
-            {
-                "id": u["id"],
-                "name": u["name"],
-                "is_bot": u["is_bot"],
-                "first_seen": u.get("first", u["seen"]),
-                "last_seen": u["seen"],
-            }
-            for u in users
-        ]
-        await conn.execute(_user_upsert(conn.dialect.name), rows)
 
     # --- messages ---------------------------------------------------------------------------
 
@@ -82,56 +91,39 @@ class MessageWrites(ForgetMixin):
     async def _insert_messages(self, rows: list[dict[str, Any]]) -> int:
         if not rows:
             return 0
-        async with self._engine.begin() as conn:
-            rows, _ = await self._keep_remembered(conn, rows, [])
+        async with self._db.engine.begin() as conn:
+            rows, _ = await self._forgetting.keep_remembered(conn, rows, [])
             return await self._write_messages(conn, rows)
 
     async def _write_messages(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> int:
         if not rows:
             return 0
-        channels = {r["channel_id"] for r in rows} - self._known_channels
+        channels = self._roster.unknown(r["channel_id"] for r in rows)
         if channels:
-            await self._placeholder_channels(conn, channels)
+            await self._roster.placeholders(conn, channels)
         users = _authors(rows, seen="seen", first="first")
-        await self._upsert_users(conn, sorted(users, key=lambda u: str(u["id"])))
+        await self._roster.write_users(conn, sorted(users, key=_by_id))
         stmt = insert_ignore(conn.dialect.name, MessageRow, ["id"]).returning(MessageRow.id)
         result = await conn.execute(stmt, [{k: r[k] for k in MESSAGE_COLUMNS} for r in rows])
         inserted = len(result.all())
-        self._known_channels |= channels
+        self._roster.known(channels)
         return inserted
 
-    @staticmethod
-    async def _placeholder_channels(conn: AsyncConnection, channels: set[str]) -> None:
-        # Placeholder for a channel never announced with upsert_channel. It is marked
-        # DM, the most restrictive visibility, so nothing learned there is shared until
-        # the adapter tells us what the channel really is.
-        await conn.execute(
-            insert_ignore(conn.dialect.name, ChannelRow, ["id"]),
-            [
-                {
-                    "id": c,
-                    "name": c,
-                    "visibility": str(Visibility.DM),
-                    "workspace": "default",
-                    "platform": "unknown",
-                }
-                for c in sorted(channels)
-            ],
-        )
-
-    async def _write_batch(
+    async def write_batch(
         self,
         messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
         events: dict[str, datetime],
         handled: Sequence[str] = (),
     ) -> int:
-        """One transaction for a writer batch; returns the number of new messages."""
+        """One transaction for a writer batch; returns the number of new messages.
+        The writer's one way to the database (its `Target`)."""
         inserted = 0
-        if self._engine.dialect.name == "sqlite":
+        if self._db.dialect == "sqlite":
             return await self._write_batch_sqlite(messages, decisions, events, handled)
-        async with self._engine.begin() as conn:
-            messages, decisions = await self._keep_remembered(conn, messages, decisions)
+        async with self._db.engine.begin() as conn:
+            messages, decisions = await self._forgetting.keep_remembered(
+                conn, messages, decisions)
             if messages:
                 inserted = await self._write_messages(conn, messages)
             if decisions:
@@ -152,7 +144,7 @@ class MessageWrites(ForgetMixin):
 
     def _sqlite_plan(self, dialect: Any) -> dict[str, fastwrite.Prepared]:
         if self._plan is None:
-            users = _user_upsert("sqlite")
+            users = user_upsert("sqlite")
             self._plan = {
                 "users": fastwrite.prepare(
                     users, ("id", "name", "is_bot", "first_seen", "last_seen"), dialect
@@ -176,25 +168,148 @@ class MessageWrites(ForgetMixin):
         events: dict[str, datetime],
         handled: Sequence[str] = (),
     ) -> int:
-        """:meth:`_write_batch` on SQLite: the same rows, as plain tuples, in one hop to the
+        """:meth:`write_batch` on SQLite: the same rows, as plain tuples, in one hop to the
         connection's thread (see ``fastwrite.py``)."""
-        channels = {r["channel_id"] for r in messages} - self._known_channels
+        channels = self._roster.unknown(r["channel_id"] for r in messages)
         if channels:  # before the batch, in a transaction of their own: they may repeat
-            async with self._engine.begin() as conn:
-                await self._placeholder_channels(conn, channels)
-            self._known_channels |= channels
-        plan = self._sqlite_plan(self._engine.dialect)
-        if not self._unkept and self._hot is not None:
+            async with self._db.engine.begin() as conn:
+                await self._roster.placeholders(conn, channels)
+            self._roster.known(channels)
+        plan = self._sqlite_plan(self._db.engine.dialect)
+        hot = self._db.hot
+        if not self._forgetting.anyone_unkept and hot is not None:
             steps = _sqlite_steps(plan, messages, decisions, events, handled)
-            inserted = await self._hot.run(fastwrite.write_batch, _SQLITE_TOMBSTONES, steps, 1)
+            inserted = await hot.run(fastwrite.write_batch, _SQLITE_TOMBSTONES, steps, 1)
             if inserted is not None:
                 return int(inserted)
         # someone is forgotten: leave out what is theirs, in one transaction (forgetting.py)
-        async with self._engine.begin() as conn:
-            messages, decisions = await self._keep_remembered(conn, messages, decisions)
+        async with self._db.engine.begin() as conn:
+            messages, decisions = await self._forgetting.keep_remembered(
+                conn, messages, decisions)
             steps = _sqlite_steps(plan, messages, decisions, events, handled)
             driver = await fastwrite.driver(conn)
             return int(await driver._execute(fastwrite.run, driver._conn, steps, 1))
+
+    async def edit_message(self, message_id: str, text: str) -> bool:
+        """Replace a message's text and mark it edited; False if unknown or deleted."""
+        await self._queued.settle()
+        async with self._db.engine.begin() as conn:
+            result = await conn.execute(
+                update(MessageRow)
+                .where(MessageRow.id == message_id, MessageRow.deleted.is_(False))
+                .values(text=text, edited=True)
+            )
+            return result.rowcount > 0
+
+    async def delete_message(self, message_id: str) -> bool:
+        """Mark a message deleted and blank its text; False if unknown."""
+        await self._queued.settle()
+        async with self._db.engine.begin() as conn:
+            result = await conn.execute(
+                update(MessageRow).where(MessageRow.id == message_id).values(text="", deleted=True)
+            )
+            return result.rowcount > 0
+
+    async def get_message(self, message_id: str) -> Message | None:
+        """The message with this id (deleted ones included, with blank text), or None."""
+        pending = self._queued.message(message_id)
+        if pending is not None:
+            return row_to_message(pending)
+        async with self._db.engine.connect() as conn:
+            row = (await conn.execute(MESSAGE_SELECT.where(MessageRow.id == message_id))).first()
+        return None if row is None else row_to_message(row._mapping)
+
+    async def recent_messages(
+        self, channel_id: str, *, limit: int = 50, since: datetime | None = None
+    ) -> list[Message]:
+        """The last ``limit`` undeleted messages of a channel (from ``since``), oldest first."""
+        q = MESSAGE_SELECT.where(
+            MessageRow.channel_id == channel_id, MessageRow.deleted.is_(False)
+        )
+        if since is not None:
+            q = q.where(MessageRow.ts >= to_utc(since))
+        q = q.order_by(MessageRow.ts.desc(), MessageRow.seq.desc()).limit(limit)
+        hot = self._db.hot
+        if hot is not None:  # on the message path: one hop (hot.py)
+            rows = await hot.read(lambda c: [r._mapping for r in c.execute(q)])
+        else:
+            async with self._db.engine.connect() as conn:
+                rows = [r._mapping for r in await conn.execute(q)]
+        found: dict[str, Mapping[Any, Any]] = {r["id"]: r for r in rows}
+        lo = None if since is None else to_utc(since)
+        for r in self._queued.channel_rows(channel_id):
+            # A pending duplicate of a stored id will be ignored on flush: keep the stored.
+            if not r["deleted"] and (lo is None or r["ts"] >= lo) and r["id"] not in found:
+                found[r["id"]] = r
+        ordered = sorted(found.values(), key=lambda r: (to_utc(r["ts"]), r["seq"]))
+        return [row_to_message(r) for r in ordered[-limit:]] if limit > 0 else []
+
+    async def set_conversation(self, message_ids: Sequence[str], conversation_id: str) -> None:
+        await self._queued.settle()
+        async with self._db.engine.begin() as conn:
+            for chunk in in_chunks(message_ids):
+                await conn.execute(
+                    update(MessageRow)
+                    .where(MessageRow.id.in_(chunk))
+                    .values(conversation_id=conversation_id)
+                )
+
+    async def mark_reflected(self, message_ids: Sequence[str]) -> None:
+        """Record that the memory layer has reflected on these messages (never again)."""
+        await self._queued.settle()
+        async with self._db.engine.begin() as conn:
+            for chunk in in_chunks(message_ids):
+                await conn.execute(
+                    update(MessageRow).where(MessageRow.id.in_(chunk)).values(reflected=True)
+                )
+
+    async def unreflected_messages(self, channel_id: str, limit: int = 200) -> list[Message]:
+        """The oldest ``limit`` undeleted, not yet reflected messages, oldest first."""
+        await self._queued.settle()
+        q = (
+            MESSAGE_SELECT.where(
+                MessageRow.channel_id == channel_id,
+                MessageRow.reflected.is_(False),
+                MessageRow.deleted.is_(False),
+            )
+            .order_by(MessageRow.ts, MessageRow.seq)
+            .limit(limit)
+        )
+        async with self._db.engine.connect() as conn:
+            return [row_to_message(r._mapping) for r in await conn.execute(q)]
+
+    # --- reactions --------------------------------------------------------------------------
+
+    async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: datetime) -> None:
+        """Record a reaction; repeating the same (message, user, emoji) is a no-op."""
+        async with self._db.engine.begin() as conn:
+            if await self._forgetting.refused(conn, [user_id]):
+                return
+            await conn.execute(
+                insert_ignore(conn.dialect.name, ReactionRow, ["message_id", "user_id", "emoji"]),
+                {"message_id": message_id, "user_id": user_id, "emoji": emoji, "ts": to_utc(at)},
+            )
+
+    async def reactions(self, message_id: str) -> list[tuple[str, str, datetime]]:
+        """(user_id, emoji, at) for each reaction on a message, oldest first."""
+        q = (
+            select(ReactionRow.user_id, ReactionRow.emoji, ReactionRow.ts)
+            .where(ReactionRow.message_id == message_id)
+            .order_by(ReactionRow.ts, ReactionRow.id)
+        )
+        async with self._db.engine.connect() as conn:
+            return [(r[0], r[1], r[2]) for r in await conn.execute(q)]
+
+    # --- decisions ---------------------------------------------------------------------------
+
+    async def save_decision(self, d: Decision) -> None:
+        await self.save_decisions([d])
+
+    async def save_decisions(self, ds: Sequence[Decision]) -> None:
+        if not ds:
+            return
+        async with self._db.engine.begin() as conn:
+            await conn.execute(insert(DecisionRow), [decision_row(d) for d in ds])
 
 
 # Inbox events done with (ids were cleaned on the way in), 500 a statement.
@@ -249,26 +364,3 @@ def _authors(rows: Sequence[dict[str, Any]], *, seen: str, first: str) -> list[d
                 u.update({"name": r["user_name"], "is_bot": r["user_is_bot"], seen: r["ts"]})
             u[first] = min(u[first], r["ts"])
     return list(users.values())
-
-
-def _user_upsert(dialect: str) -> Any:
-    """Insert-or-update of users for both write paths.
-
-    Messages may arrive out of order (history backfill): only the newest sighting may
-    rename a user, and the seen-range only ever widens.
-    """
-    stmt = insert_stmt(dialect, UserRow)
-    ex = stmt.excluded
-    newer = ex.last_seen >= UserRow.last_seen
-    return stmt.on_conflict_do_update(
-        index_elements=["id"],
-        set_={
-            "name": case((newer, ex.name), else_=UserRow.name),
-            "is_bot": case((newer, ex.is_bot), else_=UserRow.is_bot),
-            "last_seen": case((newer, ex.last_seen), else_=UserRow.last_seen),
-            "first_seen": case(
-                (ex.first_seen < UserRow.first_seen, ex.first_seen),
-                else_=UserRow.first_seen,
-            ),
-        },
-    )

@@ -1,65 +1,56 @@
-"""The :class:`Store`: kuuki's persistent state behind one async API.
+"""The :class:`Store`: kuuki's persistent state, as parts that each own their tables.
 
-All methods take and return domain values (``kuuki.domain``); rows never leak out. Writes
-that are not on the ingest hot path commit immediately; the hot path goes through
-:attr:`Store.writer` (see ``writer.py``).
+`Store.open` opens the database (creating and migrating it), builds the parts in one
+place and hands them out; each user takes the part it needs, typed by the port it
+declares:
 
-Concerns with their own state live in mixins: the inbox of events (``events.py``), what
-catching up after a restart asks (``history.py``), memories/facts (``memories.py``), and the
-message path's writes, the writer's batches among them (``messages.py``, which leaves out what
-forgetting (``forgetting.py``) must keep out).
+- ``inbox`` (``inbox.py``): every event taken in, until handled — the intake's;
+- ``roster`` (``roster.py``): the channels and people known;
+- ``messages`` (``messages.py``): messages, reactions and decisions as the message path
+  writes and reads them, and the writer's batches;
+- ``writer`` (``writer.py``): the write-behind batcher on the message path;
+- ``memories`` (``memories.py``) and ``facts`` (``facts.py``): what memory keeps;
+- ``forgetting`` (``forgetting.py``): forgetting a person, and the tombstones every write
+  path consults;
+- ``history`` (``history.py``): what catching up after a restart asks;
+- ``browse`` (``browse.py``): the decisions as people read them (`kuuki why`, the
+  dashboard).
+
+All of them take and return domain values (``kuuki.domain``); rows never leak out.
+`Store.open_to_read` opens a store only to read it (``reading.py``): no writer, and the
+database refuses any write.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any, Self
+from typing import Self
 
-from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from kuuki.clock import Clock
-from kuuki.domain import Channel, Decision, Message, User
 from kuuki.errors import StoreError
-from kuuki.settings.urls import display_url, normalise_url
-from kuuki.store import fastwrite, migrations
-from kuuki.store.browse import BrowseMixin
-from kuuki.store.engine import create_engine, in_chunks, insert_ignore
-from kuuki.store.events import EventStoreMixin
-from kuuki.store.history import HistoryMixin
+from kuuki.settings.urls import display_url, ensure_directory, normalise_url
+from kuuki.store import migrations
+from kuuki.store.browse import Browse
+from kuuki.store.database import Database, Queued
+from kuuki.store.engine import create_engine
+from kuuki.store.facts import Facts
+from kuuki.store.forgetting import Erasure
+from kuuki.store.history import StoredHistory
 from kuuki.store.hot import HotConnection
-from kuuki.store.memories import MemoryStoreMixin
-from kuuki.store.messages import MessageWrites
-from kuuki.store.records import (
-    MESSAGE_COLUMNS,
-    decision_row,
-    row_to_channel,
-    row_to_decision,
-    row_to_message,
-)
-from kuuki.store.schema import (
-    ChannelRow,
-    DecisionRow,
-    MessageRow,
-    ReactionRow,
-    UserRow,
-)
-from kuuki.store.types import to_utc
+from kuuki.store.inbox import EventInbox
+from kuuki.store.memories import Memories
+from kuuki.store.messages import Messages
+from kuuki.store.reading import open_read_only
+from kuuki.store.roster import Roster
 from kuuki.store.writer import BatchedWriter
 from kuuki.text.secrets import remember
 
-_MESSAGE_SELECT = select(
-    *(MessageRow.__table__.c[c] for c in MESSAGE_COLUMNS),
-    UserRow.name.label("user_name"),
-    UserRow.is_bot.label("user_is_bot"),
-).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
-
-class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, BrowseMixin):
-    """Persistent chat state on SQLite or PostgreSQL. Create with :meth:`Store.open`."""
+class Store:
+    """Persistent chat state on SQLite or PostgreSQL, as parts (module doc). Create with
+    :meth:`Store.open` (or :meth:`Store.open_to_read`)."""
 
     def __init__(
         self,
@@ -70,27 +61,57 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
         batch_size: int = 500,
         batch_delay: float = 0.05,
         clock: Clock | None = None,
+        read_only: bool = False,
     ) -> None:
-        self._engine = engine
         self.url = url
+        self.read_only = read_only
         # The password joins the secrets every error is cleaned of (kuuki.text.secrets).
         remember(None if url.password is None else str(url.password))
         self.url_for_display = display_url(url)
-        self._writer: BatchedWriter | None = None
-        self._seq = 0
-        self._known_channels: set[str] = set()
-        self._channel_info: dict[str, Channel] = {}  # as last written by upsert_channel
-        self._arrival = 0
-        self._events: dict[str, None] = {}  # insertion-ordered: oldest first
-        self._events_complete = True
-        self._event_cache_size = event_cache_size
-        self._batch = (batch_size, batch_delay)
-        self._clock = clock  # the writer's (None: real time)
-        self._plan: dict[str, fastwrite.Prepared] | None = None
-        self._unkept: OrderedDict[str, None] = OrderedDict()  # see ForgetMixin
         self._closed = False
-        # the intake's and the writer's SQLite connection (hot.py), opened by `open`
-        self._hot: HotConnection | None = None
+        self._writer_given = False
+        db, queued = Database(engine), Queued()
+        self.db, self.queued = db, queued
+        self.forgetting = self._forgetting(db, queued)
+        self.roster = self._roster(db, self.forgetting)
+        self.inbox = self._inbox(db, queued, self.roster, event_cache_size)
+        self.messages = self._messages(db, queued, self.roster, self.forgetting)
+        self.memories = Memories(db, self.forgetting)
+        self.facts = Facts(db, self.forgetting)
+        self.history = self._history(db, queued, self.roster, self.inbox)
+        self.browse = Browse(db, queued)
+        self._writer = None if read_only else self._batched_writer(
+            self.messages, self.inbox, max_items=batch_size, max_delay=batch_delay, clock=clock)
+        queued.writer = self._writer
+
+    # The parts a test double replaces with faulty ones (kuuki.testing.faults): each made
+    # by one overridable method, so that every other part is built on the replacement.
+
+    def _forgetting(self, db: Database, queued: Queued) -> Erasure:
+        return Erasure(db, queued)
+
+    def _roster(self, db: Database, forgetting: Erasure) -> Roster:
+        return Roster(db, forgetting)
+
+    def _inbox(self, db: Database, queued: Queued, roster: Roster, cache_size: int) -> EventInbox:
+        return EventInbox(db, queued, roster, event_cache_size=cache_size)
+
+    def _messages(
+        self, db: Database, queued: Queued, roster: Roster, forgetting: Erasure
+    ) -> Messages:
+        return Messages(db, queued, roster, forgetting)
+
+    def _history(
+        self, db: Database, queued: Queued, roster: Roster, inbox: EventInbox
+    ) -> StoredHistory:
+        return StoredHistory(db, queued, roster, inbox)
+
+    def _batched_writer(
+        self, messages: Messages, inbox: EventInbox, *, max_items: int, max_delay: float,
+        clock: Clock | None,
+    ) -> BatchedWriter:
+        return BatchedWriter(messages, inbox, max_items=max_items, max_delay=max_delay,
+                             clock=clock)
 
     @classmethod
     async def open(
@@ -109,6 +130,7 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
         gives one) configure :attr:`writer`.
         """
         parsed = normalise_url(url)
+        ensure_directory(parsed)
         engine = create_engine(parsed)
         store = cls(
             engine,
@@ -120,27 +142,31 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
         )
         try:
             await store.migrate()
-            await store._load_event_cache()
-            await store._load_seq()
-            await store._load_arrival()
+            await store.inbox.load()
+            await store.messages.load()
             if store.dialect == "sqlite":
-                store._hot = await HotConnection.open(engine, parsed)
+                store.db.hot = await HotConnection.open(engine, parsed)
         except BaseException as exc:
             await engine.dispose()
             if isinstance(exc, StoreError) or not isinstance(exc, Exception):
                 raise
             raise StoreError(
-                f"cannot open database {store.url_for_display}: {store._scrub(exc)}"
+                f"cannot open database {store.url_for_display}: {store.db.scrub(exc)}"
             ) from exc
         return store
 
-    async def _load_seq(self) -> None:
-        async with self._engine.connect() as conn:
-            self._seq = int(await conn.scalar(select(func.max(MessageRow.seq))) or 0)
+    @classmethod
+    async def open_to_read(cls, url: str | None = None) -> Self:
+        """Open the store at ``url`` only to read it: nothing is created, migrated or
+        changed, and one that this kuuki cannot read as it is — no file, an empty or
+        foreign database, an older or newer schema — is refused with a
+        :class:`StoreError` that says which (``kuuki.store.reading``)."""
+        parsed, engine = await open_read_only(url)
+        return cls(engine, parsed, read_only=True)
 
     async def migrate(self) -> list[str]:
         """Apply pending migrations; return the names of those applied."""
-        return await migrations.migrate(self._engine)
+        return await migrations.migrate(self.engine)
 
     @property
     def closed(self) -> bool:
@@ -156,12 +182,12 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
                 await self._writer.close()
         finally:
             try:
-                if self._hot is not None:
-                    await self._hot.close()
+                if self.db.hot is not None:
+                    await self.db.hot.close()
             finally:
-                await self._engine.dispose()
+                await self.engine.dispose()
 
-    async def __aenter__(self) -> Store:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -169,223 +195,18 @@ class Store(EventStoreMixin, HistoryMixin, MessageWrites, MemoryStoreMixin, Brow
 
     @property
     def engine(self) -> AsyncEngine:
-        return self._engine
+        return self.db.engine
 
     @property
     def dialect(self) -> str:
-        return self._engine.dialect.name
+        return self.db.dialect
 
     @property
     def writer(self) -> BatchedWriter:
-        """The store's write-behind batcher, created on first use; flushed on close."""
+        """The store's write-behind batcher (the message path's writes); flushed on close."""
         if self._writer is None:
-            if self._closed:
-                raise StoreError("store is closed")
-            self._writer = BatchedWriter(self, max_items=self._batch[0],
-                                         max_delay=self._batch[1], clock=self._clock)
+            raise StoreError(f"{self.url_for_display} was opened only to read")
+        if self._closed and not self._writer_given:
+            raise StoreError("store is closed")
+        self._writer_given = True  # its holder may still look at it (stats) after close
         return self._writer
-
-    # --- channels and users -----------------------------------------------------------------
-
-    async def upsert_channel(self, ch: Channel) -> None:
-        async with self._engine.begin() as conn:
-            await self._upsert_channels(conn, [ch])
-        self._known_channels.add(ch.id)
-        self._channel_info[ch.id] = ch
-
-    async def channels(self) -> list[Channel]:
-        async with self._engine.connect() as conn:
-            rows = await conn.execute(select(ChannelRow).order_by(ChannelRow.id))
-            return [row_to_channel(r._mapping) for r in rows]
-
-    async def get_channel(self, channel_id: str) -> Channel | None:
-        async with self._engine.connect() as conn:
-            row = (
-                await conn.execute(select(ChannelRow).where(ChannelRow.id == channel_id))
-            ).first()
-        return None if row is None else row_to_channel(row._mapping)
-
-    async def upsert_user(self, u: User, seen_at: datetime) -> None:
-        async with self._engine.begin() as conn:
-            if await self._refused(conn, [u.id]):
-                return
-            await self._upsert_users(
-                conn, [{"id": u.id, "name": u.name, "is_bot": u.is_bot, "seen": to_utc(seen_at)}]
-            )
-
-    async def get_user(self, user_id: str) -> User | None:
-        async with self._engine.connect() as conn:
-            row = (await conn.execute(select(UserRow).where(UserRow.id == user_id))).first()
-        return None if row is None else User(row.id, row.name, bool(row.is_bot))
-
-    async def user_seen(self, user_id: str) -> tuple[datetime, datetime] | None:
-        """(first seen, last seen) for ``user_id``."""
-        async with self._engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(UserRow.first_seen, UserRow.last_seen).where(UserRow.id == user_id)
-                )
-            ).first()
-        return None if row is None else (row[0], row[1])
-
-    async def _flush_pending(self) -> None:
-        if self._writer is not None and len(self._writer):
-            await self._writer.flush()
-
-    async def edit_message(self, message_id: str, text: str) -> bool:
-        """Replace a message's text and mark it edited; False if unknown or deleted."""
-        await self._flush_pending()
-        async with self._engine.begin() as conn:
-            result = await conn.execute(
-                update(MessageRow)
-                .where(MessageRow.id == message_id, MessageRow.deleted.is_(False))
-                .values(text=text, edited=True)
-            )
-            return result.rowcount > 0
-
-    async def delete_message(self, message_id: str) -> bool:
-        """Mark a message deleted and blank its text; False if unknown."""
-        await self._flush_pending()
-        async with self._engine.begin() as conn:
-            result = await conn.execute(
-                update(MessageRow).where(MessageRow.id == message_id).values(text="", deleted=True)
-            )
-            return result.rowcount > 0
-
-    async def get_message(self, message_id: str) -> Message | None:
-        """The message with this id (deleted ones included, with blank text), or None."""
-        if self._writer is not None:
-            pending = self._writer.pending_message_row(message_id)
-            if pending is not None:
-                return row_to_message(pending)
-        async with self._engine.connect() as conn:
-            row = (await conn.execute(_MESSAGE_SELECT.where(MessageRow.id == message_id))).first()
-        return None if row is None else row_to_message(row._mapping)
-
-    async def recent_messages(
-        self, channel_id: str, *, limit: int = 50, since: datetime | None = None
-    ) -> list[Message]:
-        """The last ``limit`` undeleted messages of a channel (from ``since``), oldest first."""
-        q = _MESSAGE_SELECT.where(
-            MessageRow.channel_id == channel_id, MessageRow.deleted.is_(False)
-        )
-        if since is not None:
-            q = q.where(MessageRow.ts >= to_utc(since))
-        q = q.order_by(MessageRow.ts.desc(), MessageRow.seq.desc()).limit(limit)
-        if self._hot is not None:  # on the message path: one hop (hot.py)
-            rows = await self._hot.read(lambda c: [r._mapping for r in c.execute(q)])
-        else:
-            async with self._engine.connect() as conn:
-                rows = [r._mapping for r in await conn.execute(q)]
-        found: dict[str, Mapping[Any, Any]] = {r["id"]: r for r in rows}
-        if self._writer is not None:
-            lo = None if since is None else to_utc(since)
-            for r in self._writer.pending_channel_rows(channel_id):
-                # A pending duplicate of a stored id will be ignored on flush: keep the stored.
-                if not r["deleted"] and (lo is None or r["ts"] >= lo) and r["id"] not in found:
-                    found[r["id"]] = r
-        ordered = sorted(found.values(), key=lambda r: (to_utc(r["ts"]), r["seq"]))
-        return [row_to_message(r) for r in ordered[-limit:]] if limit > 0 else []
-
-    async def set_conversation(self, message_ids: Sequence[str], conversation_id: str) -> None:
-        await self._flush_pending()
-        async with self._engine.begin() as conn:
-            for chunk in in_chunks(message_ids):
-                await conn.execute(
-                    update(MessageRow)
-                    .where(MessageRow.id.in_(chunk))
-                    .values(conversation_id=conversation_id)
-                )
-
-    async def mark_reflected(self, message_ids: Sequence[str]) -> None:
-        """Record that the memory layer has reflected on these messages (never again)."""
-        await self._flush_pending()
-        async with self._engine.begin() as conn:
-            for chunk in in_chunks(message_ids):
-                await conn.execute(
-                    update(MessageRow).where(MessageRow.id.in_(chunk)).values(reflected=True)
-                )
-
-    async def unreflected_messages(self, channel_id: str, limit: int = 200) -> list[Message]:
-        """The oldest ``limit`` undeleted, not yet reflected messages, oldest first."""
-        await self._flush_pending()
-        q = (
-            _MESSAGE_SELECT.where(
-                MessageRow.channel_id == channel_id,
-                MessageRow.reflected.is_(False),
-                MessageRow.deleted.is_(False),
-            )
-            .order_by(MessageRow.ts, MessageRow.seq)
-            .limit(limit)
-        )
-        async with self._engine.connect() as conn:
-            return [row_to_message(r._mapping) for r in await conn.execute(q)]
-
-    # --- reactions --------------------------------------------------------------------------
-
-    async def add_reaction(self, message_id: str, user_id: str, emoji: str, at: datetime) -> None:
-        """Record a reaction; repeating the same (message, user, emoji) is a no-op."""
-        async with self._engine.begin() as conn:
-            if await self._refused(conn, [user_id]):
-                return
-            await conn.execute(
-                insert_ignore(conn.dialect.name, ReactionRow, ["message_id", "user_id", "emoji"]),
-                {"message_id": message_id, "user_id": user_id, "emoji": emoji, "ts": to_utc(at)},
-            )
-
-    async def reactions(self, message_id: str) -> list[tuple[str, str, datetime]]:
-        """(user_id, emoji, at) for each reaction on a message, oldest first."""
-        q = (
-            select(ReactionRow.user_id, ReactionRow.emoji, ReactionRow.ts)
-            .where(ReactionRow.message_id == message_id)
-            .order_by(ReactionRow.ts, ReactionRow.id)
-        )
-        async with self._engine.connect() as conn:
-            return [(r[0], r[1], r[2]) for r in await conn.execute(q)]
-
-    # --- decisions --------------------------------------------------------------------------
-
-    async def save_decision(self, d: Decision) -> None:
-        await self.save_decisions([d])
-
-    async def save_decisions(self, ds: Sequence[Decision]) -> None:
-        if not ds:
-            return
-        async with self._engine.begin() as conn:
-            await conn.execute(insert(DecisionRow), [decision_row(d) for d in ds])
-
-    async def decision_for(self, message_id: str) -> dict[str, Any] | None:
-        """The latest decision about a message, as a dict with its ``trace`` dict."""
-        await self._flush_pending()
-        q = (
-            select(DecisionRow)
-            .where(DecisionRow.message_id == message_id)
-            .order_by(DecisionRow.decided_at.desc(), DecisionRow.id.desc())
-            .limit(1)
-        )
-        return await self._one_decision(q)
-
-    async def decisions_for(self, message_id: str) -> list[dict[str, Any]]:
-        """Every decision about a message, oldest first (a later re-check adds one)."""
-        await self._flush_pending()
-        q = (
-            select(DecisionRow)
-            .where(DecisionRow.message_id == message_id)
-            .order_by(DecisionRow.decided_at, DecisionRow.id)
-        )
-        async with self._engine.connect() as conn:
-            rows = (await conn.execute(q)).all()
-        return [row_to_decision(r._mapping) for r in rows]
-
-    async def latest_decision(self, channel_id: str | None = None) -> dict[str, Any] | None:
-        await self._flush_pending()
-        q = select(DecisionRow)
-        if channel_id is not None:
-            q = q.where(DecisionRow.channel_id == channel_id)
-        q = q.order_by(DecisionRow.decided_at.desc(), DecisionRow.id.desc()).limit(1)
-        return await self._one_decision(q)
-
-    async def _one_decision(self, q: Any) -> dict[str, Any] | None:
-        async with self._engine.connect() as conn:
-            row = (await conn.execute(q)).first()
-        return None if row is None else row_to_decision(row._mapping)

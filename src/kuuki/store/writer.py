@@ -40,24 +40,28 @@ from kuuki.store.types import clean_text, to_utc
 from kuuki.text.secrets import redact
 
 
-class Target(Protocol):
-    """What the writer needs of the store it batches for (:class:`~kuuki.store.store.Store`,
-    whose own half of this is private to the package): arrival numbers, the inbox's
-    seen-ids mirror, and one transaction per batch returning how many messages were new."""
+class Rows(Protocol):
+    """Where the writer's batches go (the store's `Messages`): arrival numbers, and one
+    transaction per batch returning how many of its messages were new."""
 
     def next_seq(self) -> int: ...
 
-    async def _is_new_event(self, event_id: str) -> bool: ...
-
-    def _remember_event(self, event_id: str) -> None: ...
-
-    async def _write_batch(
+    async def write_batch(
         self,
         messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
         events: dict[str, datetime],
         handled: Sequence[str] = (),
     ) -> int: ...
+
+
+class SeenIds(Protocol):
+    """The inbox's mirror of the event ids seen before (the store's `Inbox`)."""
+
+    async def is_new_event(self, event_id: str) -> bool: ...
+
+    def remember_event(self, event_id: str) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +97,7 @@ def _empty() -> _Batch:
 
 
 class BatchedWriter:
-    """Queues inserts for ``store`` and commits them in batches (see module docstring).
+    """Queues inserts for ``rows`` and commits them in batches (see module docstring).
 
     Use the store's own instance, :attr:`Store.writer`: the store's reads consult that
     instance's queue, and closing the store flushes it.
@@ -101,7 +105,8 @@ class BatchedWriter:
 
     def __init__(
         self,
-        store: Target,
+        rows: Rows,
+        seen: SeenIds,
         *,
         max_items: int = 500,
         max_delay: float = 0.05,
@@ -109,7 +114,8 @@ class BatchedWriter:
     ) -> None:
         if max_items < 1 or max_delay <= 0:
             raise ValueError("max_items must be >= 1 and max_delay > 0")
-        self._store = store
+        self._rows = rows
+        self._seen = seen
         self._clock: Clock = clock or RealClock()  # the timed flush's
         self.max_items = max_items
         self.max_delay = max_delay
@@ -139,7 +145,7 @@ class BatchedWriter:
     async def add_message(self, m: Message, *, conversation_id: str | None = None) -> None:
         """Queue ``m``; an id already stored is ignored when the batch is written."""
         self._check_open()
-        row = message_row(m, conversation_id, self._store.next_seq())
+        row = message_row(m, conversation_id, self._rows.next_seq())
         if row["id"] not in self._queued.messages and row["id"] not in self._inflight.messages:
             self._queued.messages[row["id"]] = row
         await self._after_add()
@@ -153,9 +159,9 @@ class BatchedWriter:
         """True the first time ``event_id`` is seen (across restarts), else False."""
         self._check_open()
         eid = clean_text(event_id)
-        if not await self._store._is_new_event(eid):
+        if not await self._seen.is_new_event(eid):
             return False
-        self._store._remember_event(eid)
+        self._seen.remember_event(eid)
         self._queued.events[eid] = to_utc(at)
         await self._after_add()
         return True
@@ -192,7 +198,7 @@ class BatchedWriter:
             self._inflight, self._queued = self._queued, _empty()
             batch = self._inflight
             try:
-                inserted = await self._store._write_batch(
+                inserted = await self._rows.write_batch(
                     list(batch.messages.values()), batch.decisions, batch.events,
                     list(batch.handled),
                 )

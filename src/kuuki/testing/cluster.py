@@ -190,6 +190,11 @@ class Cluster:
                 total += sum(1 for line in f if "took channel" in line)
         return total
 
+    def pause(self, name: str) -> None:
+        """Stop ``name`` without killing it (SIGSTOP): the broker goes on handing it
+        deliveries up to its prefetch, which it can no longer acknowledge."""
+        self.procs[name].send_signal(signal.SIGSTOP)
+
     def kill(self, name: str) -> None:
         proc = self.procs.pop(name)
         proc.send_signal(signal.SIGKILL)

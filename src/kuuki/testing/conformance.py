@@ -49,11 +49,15 @@ async def driver_app(
     """The app a driver runs its bot with: real time, ``llm`` for replies and judging, no
     embedder; with ``faulty`` its store is a `FaultyStore` (returned too, to fail on
     command), else one opened at ``store_url``."""
-    from kuuki.app import build_app
+    from kuuki.app import FROM_SETTINGS, FromSettings, build_app
+    from kuuki.store import Store
 
     faults = await FaultyStore.open(store_url) if faulty else None
+    store: Store | str | FromSettings = (
+        faults if faults is not None else store_url if store_url is not None else FROM_SETTINGS
+    )
     app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
-                          store_url=store_url, store=faults, embedder=None)
+                          store=store, embedder=None)
     return app, faults
 
 

@@ -84,7 +84,7 @@ class BotProcess:
 async def stored_ids(store_url: str, ids: Iterable[str]) -> set[str]:
     store = await Store.open(store_url)
     try:
-        return {m.id for m in await store.messages_by_ids(list(ids))}
+        return {m.id for m in await store.history.messages_by_ids(list(ids))}
     finally:
         await store.close()
 
@@ -92,7 +92,7 @@ async def stored_ids(store_url: str, ids: Iterable[str]) -> set[str]:
 async def decisions(store_url: str, ids: Iterable[str]) -> dict[str, list[dict[str, object]]]:
     store = await Store.open(store_url)
     try:
-        return {mid: await store.decisions_for(mid) for mid in ids}
+        return {mid: await store.browse.decisions_for(mid) for mid in ids}
     finally:
         await store.close()
 
@@ -100,7 +100,7 @@ async def decisions(store_url: str, ids: Iterable[str]) -> dict[str, list[dict[s
 async def pending(store_url: str) -> int:
     store = await Store.open(store_url)
     try:
-        return len(await store.pending_events())
+        return len(await store.inbox.pending_events())
     finally:
         await store.close()
 

@@ -20,6 +20,11 @@ request's messages (the message being answered carries its own, written last):
              result; once it does, an answer that quotes the result (a model repeating
              what a tool said)
     tool403  the same with the tool `denied` (`EchoingService` answers it 403)
+    use<q>   the same with the tool `lookup` asked for ``q`` (`EchoingService` then gives
+             its `answers[q]` on ``/said?q=<q>``)
+    (a name of `answers`)
+             the test's own answer, (status, body) sent as written: a secret spelled
+             as a test needs it (JSON-escaped, split by a line break, in a non-JSON body)
 
 Every request is recorded with its headers (`requests`); `wait_for` wakes on each one.
 """
@@ -73,6 +78,7 @@ class EchoingLLMServer:
     reply_text: str = "Sure, noted."
     requests: list[EchoedRequest] = field(default_factory=list)
     port: int = 0
+    answers: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -118,6 +124,9 @@ class EchoingLLMServer:
         self.requests.append(EchoedRequest(body, dict(request.headers), fault))
         self._changed.set()
         self._changed = asyncio.Event()
+        if fault in self.answers:
+            status, text = self.answers[fault]
+            return web.Response(text=text, status=status, content_type="application/json")
         said = credentials(request)
         if fault == "400t":
             fault = "400" if body.get("tools") else "ok"
@@ -126,9 +135,11 @@ class EchoingLLMServer:
                                     "code": "invalid_api_key"}}, int(fault))
         if fault == "sse":
             return await _sse_error(request, said)
-        tool = _TOOLS.get(fault)
+        tool, asked = _TOOLS.get(fault), "status"
+        if fault.startswith("use"):
+            tool, asked = "lookup", fault.removeprefix("use")
         if tool is not None and body.get("tools") and not _tool_results(body):
-            return _json(_calling(tool, {"q": "status"}))
+            return _json(_calling(tool, {"q": asked}))
         if tool is not None and _tool_results(body):
             return _json(_completion("The service said: " + _tool_results(body)[-1]))
         return _json(_completion(self.reply_text))
@@ -137,10 +148,12 @@ class EchoingLLMServer:
 @dataclass
 class EchoingService:
     """A JSON API for ``[[tools.http]]`` that echoes the credentials it was sent: in a
-    200 answer on ``/lookup``, in a 403's body on ``/denied``."""
+    200 answer on ``/lookup``, in a 403's body on ``/denied``; on ``/said?q=<name>`` it
+    answers ``answers[name]``, (status, body) as written."""
 
     port: int = 0
     asked: list[Mapping[str, str]] = field(default_factory=list)
+    answers: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -153,6 +166,7 @@ class EchoingService:
         app = web.Application()
         app.router.add_get("/lookup", self._lookup)
         app.router.add_get("/denied", self._denied)
+        app.router.add_get("/said", self._said)
         self._runner = await _serve(app)
         self.port = int(self._runner.addresses[0][1])
         return self
@@ -164,6 +178,11 @@ class EchoingService:
     async def _lookup(self, request: web.Request) -> web.Response:
         self.asked.append(dict(request.headers))
         return _json({"status": "all good", "debug": credentials(request)})
+
+    async def _said(self, request: web.Request) -> web.Response:
+        self.asked.append(dict(request.headers))
+        status, text = self.answers[request.query.get("q", "")]
+        return web.Response(text=text, status=status, content_type="application/json")
 
     async def _denied(self, request: web.Request) -> web.Response:
         self.asked.append(dict(request.headers))

@@ -1,6 +1,6 @@
 """Stores that fail on command, for the tests of what the engine, the writer and the
 adapters do in an outage: no product internals patched, the fakes go in through the
-public seams (`Store.open`'s subclass, `build_app(store=...)`, `Intake(inbox)`).
+public seams (`Store.open`'s subclass and its part makers, `build_app(store=...)`, `Intake(inbox)`).
 
 - `Fault`: one kind of call that fails on command; it counts the calls that failed and
   passed, and a test waits on those counts (`await fault.wait(failed=1)`) instead of
@@ -17,7 +17,7 @@ public seams (`Store.open`'s subclass, `build_app(store=...)`, `Intake(inbox)`).
   commits of the inbox succeed and still fail, as a connection lost after COMMIT does:
   the events are in the store, and the bot was told they are not). `wait_handled` waits
   until the inbox holds nothing left to handle.
-- `FlakyInbox`: an in-memory inbox (`kuuki.engine.intake.Inbox`) for the intake alone.
+- `FlakyInbox`: an in-memory inbox (`kuuki.engine.intake.EventInbox`) for the intake alone.
 """
 
 from __future__ import annotations
@@ -28,9 +28,16 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from kuuki.clock import Clock
 from kuuki.domain import Channel, ChatEvent, Decision, Message
 from kuuki.errors import StoreError
 from kuuki.store import Store
+from kuuki.store.database import Database, Queued
+from kuuki.store.forgetting import Erasure
+from kuuki.store.history import StoredHistory
+from kuuki.store.inbox import EventInbox
+from kuuki.store.messages import Messages
+from kuuki.store.roster import Roster
 from kuuki.store.writer import BatchedWriter
 
 __all__ = ["Fault", "FaultyStore", "FlakyInbox"]
@@ -109,10 +116,11 @@ class FaultyStore(Store):
     """A real store whose writer's commits (`writes`), inbox commits (`admits`), read-back
     reads (`reads`), caught-up marker reads (`marker_reads`) and the engine's adds to the
     writer (`message_adds`, `decision_adds`) fail on command; what does go through is the
-    real store's doing (module doc)."""
+    real store's doing (module doc). Its parts are the real ones with a check before the
+    calls that fail (`_Inbox`, `_Roster`, `_History`, `_Messages`, `_Writer`), made by the
+    store's own part makers, so every other part is built on them."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         self.writes = Fault("batch write")
         self.admits = Fault("inbox commit")
         self.reads = Fault("read-back read")
@@ -120,14 +128,30 @@ class FaultyStore(Store):
         self.message_adds = Fault("message add")
         self.decision_adds = Fault("decision add")
         self.ambiguous = 0  # inbox commits still to succeed and be reported failed
+        super().__init__(*args, **kwargs)
 
-    @property
-    def writer(self) -> BatchedWriter:
-        """The store's writer, whose adds fail on command (`_Writer`)."""
-        if self._writer is None and not self._closed:
-            self._writer = _Writer(self, max_items=self._batch[0], max_delay=self._batch[1],
-                                   clock=self._clock)
-        return super().writer
+    def _roster(self, db: Database, forgetting: Erasure) -> Roster:
+        return _Roster(self, db, forgetting)
+
+    def _inbox(self, db: Database, queued: Queued, roster: Roster, cache_size: int) -> EventInbox:
+        return _Inbox(self, db, queued, roster, event_cache_size=cache_size)
+
+    def _messages(
+        self, db: Database, queued: Queued, roster: Roster, forgetting: Erasure
+    ) -> Messages:
+        return _Messages(self, db, queued, roster, forgetting)
+
+    def _history(
+        self, db: Database, queued: Queued, roster: Roster, inbox: EventInbox
+    ) -> StoredHistory:
+        return _History(self, db, queued, roster, inbox)
+
+    def _batched_writer(
+        self, messages: Messages, inbox: EventInbox, *, max_items: int, max_delay: float,
+        clock: Clock | None,
+    ) -> BatchedWriter:
+        return _Writer(self, messages, inbox, max_items=max_items, max_delay=max_delay,
+                       clock=clock)
 
     @property
     def down(self) -> bool:
@@ -148,7 +172,7 @@ class FaultyStore(Store):
 
     @property
     def refused(self) -> int:
-        """Inbox commits refused (down) or lost (ambiguous) so far."""
+        """EventInbox commits refused (down) or lost (ambiguous) so far."""
         return self.admits.failed
 
     async def goes_away_at(self, fault: Fault, failed: int, *, give_up_s: float = 20) -> None:
@@ -166,23 +190,14 @@ class FaultyStore(Store):
         """Until ``n`` inbox commits have been refused or lost (an event, not a sleep)."""
         await self.admits.wait(failed=n)
 
-    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
-        self.admits.check()
-        new = await super().admit_events(events)
-        if self.ambiguous > 0:
-            self.ambiguous -= 1
-            self.admits.fail(times=1, error=StoreError(
-                "cannot take events in: the connection was lost after COMMIT (a test outage)"))
-            self.admits.check()
-        self.admits.went_through()
-        return new
-
     async def wait_handled(self, *, give_up_s: float = 60) -> None:
         """Until the inbox holds no event taken in and not handled (asked of the store
         itself, whatever is failing), looking again after each commit of the writer that
         marks events handled: an event, not a sleep. ``give_up_s`` only turns a hang (they
         are never handled) into a failure that says which."""
         committed = asyncio.Event()
+        inbox = self.inbox
+        assert isinstance(inbox, _Inbox)
 
         def told(_: list[str]) -> None:
             committed.set()
@@ -190,56 +205,95 @@ class FaultyStore(Store):
         self.writer.committed.append(told)
         try:
             async with asyncio.timeout(give_up_s):
-                while await super().pending_events():
+                while await inbox.pending_unchecked():
                     await committed.wait()
                     committed.clear()
         except TimeoutError:
-            left = [e.event_id for e in await super().pending_events()]
+            left = [e.event_id for e in await inbox.pending_unchecked()]
             raise AssertionError(f"the inbox still holds events not handled: {left}") from None
         finally:
             self.writer.committed.remove(told)
 
+
+class _Inbox(EventInbox):
+    def __init__(self, faults: FaultyStore, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.faults = faults
+
+    async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
+        f = self.faults
+        f.admits.check()
+        new = await super().admit_events(events)
+        if f.ambiguous > 0:
+            f.ambiguous -= 1
+            f.admits.fail(times=1, error=StoreError(
+                "cannot take events in: the connection was lost after COMMIT (a test outage)"))
+            f.admits.check()
+        f.admits.went_through()
+        return new
+
     async def pending_events(
         self, *, platform: str | None = None, channel_id: str | None = None
     ) -> list[ChatEvent]:
-        self.reads.check()
+        self.faults.reads.check()
         return await super().pending_events(platform=platform, channel_id=channel_id)
 
+    async def pending_unchecked(self) -> list[ChatEvent]:
+        return await super().pending_events()
+
+
+class _Roster(Roster):
+    def __init__(self, faults: FaultyStore, *args: Any) -> None:
+        super().__init__(*args)
+        self.faults = faults
+
+    async def channels(self) -> list[Channel]:
+        self.faults.reads.check()
+        return await super().channels()
+
+
+class _History(StoredHistory):
+    def __init__(self, faults: FaultyStore, *args: Any) -> None:
+        super().__init__(*args)
+        self.faults = faults
+
     async def decided(self, message_ids: Sequence[str]) -> set[str]:
-        self.marker_reads.check()
+        self.faults.marker_reads.check()
         return await super().decided(message_ids)
 
     async def answered(self, message_ids: Sequence[str], bot_ids: Iterable[str]) -> set[str]:
-        self.marker_reads.check()
+        self.faults.marker_reads.check()
         return await super().answered(message_ids, bot_ids)
-
-    async def channels(self) -> list[Channel]:
-        self.reads.check()
-        return await super().channels()
 
     async def last_message(
         self, channel_id: str, *, not_by: Collection[str] = ()
     ) -> Message | None:
-        self.reads.check()
+        self.faults.reads.check()
         return await super().last_message(channel_id, not_by=not_by)
 
     async def active_threads(
         self, channel_id: str, since: datetime, *, limit: int = 20
     ) -> list[tuple[str, datetime]]:
-        self.reads.check()
+        self.faults.reads.check()
         return await super().active_threads(channel_id, since, limit=limit)
 
-    async def _write_batch(
+
+class _Messages(Messages):
+    def __init__(self, faults: FaultyStore, *args: Any) -> None:
+        super().__init__(*args)
+        self.faults = faults
+
+    async def write_batch(
         self,
         messages: list[dict[str, Any]],
         decisions: list[dict[str, Any]],
         events: dict[str, datetime],
         handled: Sequence[str] = (),
     ) -> int:
-        # The writer's one way to the database (kuuki.store.writer.Target): its commits.
-        self.writes.check()
-        inserted = await super()._write_batch(messages, decisions, events, handled)
-        self.writes.went_through()
+        # The writer's one way to the database (kuuki.store.writer.Rows): its commits.
+        self.faults.writes.check()
+        inserted = await super().write_batch(messages, decisions, events, handled)
+        self.faults.writes.went_through()
         return inserted
 
 
@@ -248,8 +302,8 @@ class _Writer(BatchedWriter):
     does when the flush a full backlog makes it wait for fails: what it was given stays
     queued (written once commits go through), and the caller gets `StoreError`."""
 
-    def __init__(self, store: FaultyStore, **options: Any) -> None:
-        super().__init__(store, **options)
+    def __init__(self, store: FaultyStore, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
         self.faulty = store
 
     async def add_message(self, m: Message, *, conversation_id: str | None = None) -> None:

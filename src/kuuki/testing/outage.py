@@ -37,7 +37,7 @@ async def answered_once(driver: PlatformDriver, asked: str, text: str) -> None:
     else:  # a reference to it, or a plain message when it was the latest
         assert answer.reply_to in (None, asked)
     store = driver.app.store
-    assert await store.get_message(asked) is not None
-    [decision] = await store.decisions_for(asked)
+    assert await store.messages.get_message(asked) is not None
+    [decision] = await store.browse.decisions_for(asked)
     assert decision["action"] == "reply"
-    assert await store.pending_events() == []
+    assert await store.inbox.pending_events() == []

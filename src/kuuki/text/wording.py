@@ -15,3 +15,12 @@ def plural(n: int, word: str, many: str | None = None) -> str:
         else:
             many = word + "s"
     return f"{n} {many}"
+
+
+ECHO_CHARS = 80
+
+
+def echoed(text: str, limit: int = ECHO_CHARS) -> str:
+    """Something the user typed (an id, a name) as a message shows it: at most ``limit``
+    characters, then "…", so a 100,000-character argument is not printed back whole."""
+    return text if len(text) <= limit else text[:limit] + "…"

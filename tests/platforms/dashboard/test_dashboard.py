@@ -70,14 +70,14 @@ async def fill(store: Store) -> None:
         (DM, alice, DM_TEXT, ActionKind.REPLY, 1),
     ]
     for ch in (GENERAL, OPS, DM):
-        await store.upsert_channel(ch)
+        await store.roster.upsert_channel(ch)
     n = 0
     for day in (2, 1, 0):
         for ch, user, text, kind, calls in said:
             n += 1
             at = NOW - timedelta(days=day, hours=1, minutes=n)
-            await store.add_message(Message(f"m{n}", ch.id, user, text, at))
-            await store.save_decisions([decision(f"m{n}", ch, kind, at, calls=calls)])
+            await store.messages.add_message(Message(f"m{n}", ch.id, user, text, at))
+            await store.messages.save_decisions([decision(f"m{n}", ch, kind, at, calls=calls)])
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 def app_of(store: Store, *, show_private: bool = False) -> Starlette:
     clock = VirtualClock(NOW)
     return Starlette(routes=dashboard_routes(
-        store, overview_of(store, clock, show_private=show_private), bot_names=("Kuu",),
+        store.browse, overview_of(store, clock, show_private=show_private), bot_names=("Kuu",),
         show_private=show_private))
 
 
@@ -133,6 +133,11 @@ async def test_decisions_never_show_a_dm_and_private_text_only_when_asked(store:
     assert DM_TEXT not in (await get(private, "/api/decisions")).text
     card = (await get(app_of(store), "/api/search?message_id=m1")).json()["decisions"][0]
     assert card["action"] == "reply" and card["card"]["calls"]  # the playground's card
+
+
+async def test_a_long_id_searched_for_is_echoed_cut_to_80_characters(store: Store) -> None:
+    found = (await get(app_of(store), "/api/search?message_id=" + "x" * 50_000)).json()
+    assert found == {"decisions": [], "note": "no decision stored for " + "x" * 80 + "…"}
 
 
 async def test_a_person_reads_the_dashboard_in_a_browser(store: Store) -> None:
@@ -175,7 +180,7 @@ async def test_with_a_token_the_data_needs_it_and_the_page_sends_it(store: Store
     routes = app_of(store).routes
     served = operator_app(Metrics(), name="Kuu", token=TOKEN, pages=routes)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served),
-                                 base_url="http://dash") as client:
+                                 base_url="http://localhost") as client:
         for path in ("/", "/api/decisions", "/api/overview?window=7d", "/metrics"):
             assert (await client.get(path)).status_code == 401
         for path in ("/shared/cards.js", "/shared/base.css", "/dashboard/dashboard.js"):

@@ -188,7 +188,7 @@ async def test_own_echoes_and_reactions_are_ignored_other_bots_marked(
     assert ids.count(msg.id) == 1, "the gateway echo of the bot's own message is not re-added"
     # The bot's own reaction is stored once, by the engine as it sent it (catching up after
     # a crash reads it as "answered"); the gateway's echo of it is not recorded again.
-    reactions = await driver.app.store.reactions(target)
+    reactions = await driver.app.store.messages.reactions(target)
     assert [(who, emoji) for who, emoji, _ in reactions] == [("Kuu", "👀")]
     state = driver.app.engine.state(driver.channel_id())
     assert state is not None

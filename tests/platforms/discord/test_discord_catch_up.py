@@ -27,7 +27,7 @@ async def driver(server: DiscordServer, tmp_path: Path) -> AsyncIterator[Discord
 
 
 async def decisions_for(driver: DiscordDriver, mid: str) -> list[dict[str, object]]:
-    return await driver.app.store.decisions_for(mid)
+    return await driver.app.store.browse.decisions_for(mid)
 
 
 async def test_what_was_said_while_away_is_read_back_and_owed_answers_given_once(
@@ -52,7 +52,7 @@ async def test_what_was_said_while_away_is_read_back_and_owed_answers_given_once
     await driver.wait_bot_messages(1)
     await driver.settle()
 
-    stored = {m.id for m in await driver.app.store.recent_messages(general, limit=50)}
+    stored = {m.id for m in await driver.app.store.messages.recent_messages(general, limit=50)}
     assert set(said.values()) <= stored  # everything said meanwhile is in the store
     [answer] = driver.bot_messages
     assert answer.text == "Sure, checking the logs now."
@@ -117,14 +117,14 @@ async def test_an_event_taken_in_but_not_handled_is_handled_after_a_restart(
         msg = await server.post("erin", general, f"<@{server.bot_user['id']}> you there?")
         store = await Store.open(driver.store_url)
         try:
-            channel = (await store.get_channel(general))
+            channel = (await store.roster.get_channel(general))
             assert channel is not None
             m = Message(msg["id"], general, User(server.user("erin")["id"], "erin"),
                         "@Kuu you there?", driver.app.clock.now(),
                         mentions=(str(server.bot_user["id"]),))
             event = ChatEvent(EventKind.POSTED, channel, m.id, m.ts, message=m)
-            assert await store.admit_events([event]) == {m.id}
-            assert [e.event_id for e in await store.pending_events()] == [m.id]
+            assert await store.inbox.admit_events([event]) == {m.id}
+            assert [e.event_id for e in await store.inbox.pending_events()] == [m.id]
         finally:
             await store.close()
 
@@ -134,7 +134,7 @@ async def test_an_event_taken_in_but_not_handled_is_handled_after_a_restart(
     await driver.settle()
     assert event is not None
     assert [m.text for m in driver.bot_messages] == ["Yes, here!"]
-    assert await driver.app.store.pending_events() == []
+    assert await driver.app.store.inbox.pending_events() == []
     assert len(await decisions_for(driver, event.event_id)) == 1
 
 
@@ -186,12 +186,12 @@ async def test_an_answer_recorded_nowhere_before_later_stored_messages_is_read_b
         later = await server.post("carol", general, "lunch at noon")
         store = await Store.open(driver.store_url)
         try:
-            channel = await store.get_channel(general)
+            channel = await store.roster.get_channel(general)
             assert channel is not None
             bob = User(str(asked["author"]["id"]), "bob")
             m = Message(asked["id"], general, bob, asked["content"], driver.app.clock.now(),
                         mentions=(str(server.bot_user["id"]),))
-            assert await store.admit_events(
+            assert await store.inbox.admit_events(
                 [ChatEvent(EventKind.POSTED, channel, m.id, m.ts, message=m)]
             ) == {m.id}  # taken in, never handled
             carol = User(str(later["author"]["id"]), "carol")

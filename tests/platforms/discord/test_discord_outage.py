@@ -50,7 +50,7 @@ async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
     channel keeps talking while the store is down. Read as a channel never seen (its
     newest 50 messages), the mention and the ten after it were skipped for good."""
     store = driver.app.store
-    assert await store.channels() == []
+    assert await store.roster.channels() == []
     driver.llm.enqueue("Here now, sorry for the wait.", purpose="reply")
     faults_of(driver).down = True
     asked = await driver.say("alice", "anyone there?", mention_bot=True)
@@ -58,10 +58,10 @@ async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
     chatter = [await driver.say("bob", f"chatter {i} meanwhile") for i in range(CHATTER)]
     await driver.server.sync()
     await driver.client.idle()  # every one of them refused, none stored
-    assert await store.get_message(chatter[-1]) is None
+    assert await store.messages.get_message(chatter[-1]) is None
     faults_of(driver).down = False
     await answered_once(driver, asked, "Here now, sorry for the wait.")
-    stored = await store.messages_by_ids([asked, *chatter])
+    stored = await store.history.messages_by_ids([asked, *chatter])
     assert len(stored) == 1 + CHATTER  # said during the outage, each stored once
 
 
@@ -83,7 +83,7 @@ async def test_what_a_caught_up_marker_left_undecided_when_the_store_went_away_s
     await driver.server.sync()
     await driver.client.idle()  # both refused, none stored
     store = driver.app.store
-    assert await store.messages_by_ids([first, second]) == []
+    assert await store.history.messages_by_ids([first, second]) == []
     faulty = faults_of(driver)
     faulty.down = False
     await faults_of(driver).goes_away_at(faulty.decision_adds, faulty.decision_adds.fail_once())
@@ -95,5 +95,5 @@ async def test_what_a_caught_up_marker_left_undecided_when_the_store_went_away_s
                for m in driver.server.bot_messages]
     assert replies[0] == first and replies[1] in (None, second)
     for asked in (first, second):
-        [decision] = await store.decisions_for(asked)
+        [decision] = await store.browse.decisions_for(asked)
         assert decision["action"] == "reply"

@@ -111,7 +111,7 @@ async def test_a_forwarded_question_to_the_bot_is_read_and_answered(
     forward = await driver.forward("bob", original, dm=True)  # "forward it to the bot"
     [answer] = await driver.wait_bot_messages(1)
     assert answer.text == "Yes, 17:00."
-    stored = await driver.app.store.get_message(forward)
+    stored = await driver.app.store.messages.get_message(forward)
     assert stored is not None and stored.user.name == "bob"
     assert stored.text == "[forwarded message]\n> is the deploy window still 17:00?"
     [prompt] = driver.llm.prompts("reply")
@@ -129,7 +129,7 @@ async def test_a_forward_that_mentions_the_bot_addresses_it(
     forward = await driver.forward("bob", original)
     answer = (await driver.wait_bot_messages(2))[1]
     assert answer.channel == "general" and answer.text == "On it."
-    stored = await driver.app.store.get_message(forward)
+    stored = await driver.app.store.messages.get_message(forward)
     assert stored is not None and server.bot_user["id"] in stored.mentions
 
 
@@ -158,7 +158,7 @@ async def test_a_reply_in_a_thread_under_the_bots_post_is_addressed(
     asked = await driver.say("alice", "and how long does it take?", thread=post.id)
     answer = (await driver.wait_bot_messages(2))[1]
     assert answer.thread == post.id and answer.text == "It takes about 40 minutes."
-    stored = await driver.app.store.get_message(asked)
+    stored = await driver.app.store.messages.get_message(asked)
     assert stored is not None and stored.thread == post.id
 
 
@@ -167,7 +167,7 @@ async def test_a_crosspost_is_not_a_reply_and_names_its_channel(
 ) -> None:
     mid = await driver.crosspost("v2.0 is out! Details in #releases")
     await driver.settle()
-    stored = await driver.app.store.get_message(mid)
+    stored = await driver.app.store.messages.get_message(mid)
     assert stored is not None
     assert (stored.text, stored.reply_to) == ("v2.0 is out! Details in #releases", None)
     assert stored.user.is_bot  # a webhook's post
@@ -179,7 +179,7 @@ async def test_files_and_voice_messages_leave_a_note(
     picture = await driver.send_files("alice", ["graph.png", "raw.csv"], "numbers for May")
     voice = await driver.send_files("bob", [], voice_s=75.2)
     await driver.settle()
-    texts = {m.id: m.text for m in await driver.app.store.recent_messages(driver.channel_id())}
+    texts = {m.id: m.text for m in await driver.app.store.messages.recent_messages(driver.channel_id())}
     assert texts[picture] == "numbers for May [file: graph.png] [file: raw.csv]"
     assert texts[voice] == "[voice message 1:15]"
 
@@ -206,7 +206,7 @@ async def test_history_read_back_maps_the_same_shapes_as_the_gateway(
     await driver.restart(meanwhile)
     await driver.settle()
     store = driver.app.store
-    got = {k: await store.get_message(v) for k, v in said.items()}
+    got = {k: await store.messages.get_message(v) for k, v in said.items()}
     assert {k: (m.text if m else None) for k, m in got.items()} == {
         "forward": "[forwarded message]\n> the nightly build broke again",
         "thread": "still broken?",
@@ -222,7 +222,7 @@ async def test_history_read_back_maps_the_same_shapes_as_the_gateway(
     plain = server.message_payload(general, server.user("grace"), "lunch at noon")
     for m in (late, plain):
         server.messages[m["id"]] = m  # in the history; no gateway delivered them
-    channels = {c.id: c for c in await store.channels()}
+    channels = {c.id: c for c in await store.roster.channels()}
     worker = DiscordRest(driver.app, server.token, DiscordOutbox())
     await worker.start()
     try:
@@ -230,7 +230,7 @@ async def test_history_read_back_maps_the_same_shapes_as_the_gateway(
         assert await worker.read_back(channels[general], []) == 1
     finally:
         await worker.close()
-    taken = await store.get_message(late["id"])
+    taken = await store.messages.get_message(late["id"])
     assert taken is not None and taken.thread == root
-    taken = await store.get_message(plain["id"])
+    taken = await store.messages.get_message(plain["id"])
     assert taken is not None and taken.thread is None

@@ -46,7 +46,7 @@ async def start_bot(
     llm.enqueue(f"hello from shard {shard}")
     outbox = DiscordOutbox()
     app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
-                          store_url=store or f"sqlite:///{tmp_path}/shard{shard}.sqlite3",
+                          store=store or f"sqlite:///{tmp_path}/shard{shard}.sqlite3",
                           embedder=None)
     task = asyncio.create_task(run_discord(
         app, server.token, outbox, guild_ready_timeout=0.05,
@@ -117,10 +117,10 @@ async def test_each_process_sees_only_the_guilds_of_its_own_shards(
         assert answers == {ch0: "hello from shard 0", ch1: "hello from shard 1"}
         assert len(server.bot_messages) == 2, "each mention was answered once, by one bot"
         for bot, mine, theirs in ((bots[0], ch0, ch1), (bots[1], ch1, ch0)):
-            assert {c.id for c in await bot.app.store.channels()} == {mine}
-            stored = await bot.app.store.messages_by_ids([m["id"] for m in said])
+            assert {c.id for c in await bot.app.store.roster.channels()} == {mine}
+            stored = await bot.app.store.history.messages_by_ids([m["id"] for m in said])
             assert {m.channel_id for m in stored if m.user.id != bot_id} == {mine}
-            assert await bot.app.store.last_message(theirs) is None
+            assert await bot.app.store.history.last_message(theirs) is None
     finally:
         for bot in bots:
             await stop_bot(bot)
@@ -136,11 +136,11 @@ async def leave_in_inbox(
     msg = await server.post(user, channel_id, text)
     store = await Store.open(store_url)
     try:
-        channel = await store.get_channel(channel_id)
+        channel = await store.roster.get_channel(channel_id)
         assert channel is not None and channel.workspace == msg["guild_id"]
         m = Message(msg["id"], channel_id, User(server.user(user)["id"], user), text,
                     RealClock().now())
-        assert await store.admit_events([ChatEvent(EventKind.POSTED, channel, m.id, m.ts,
+        assert await store.inbox.admit_events([ChatEvent(EventKind.POSTED, channel, m.id, m.ts,
                                                    message=m)]) == {m.id}
     finally:
         await store.close()
@@ -171,10 +171,10 @@ async def test_catching_up_reads_back_only_the_channels_of_its_own_shards(
     try:
         await other.app.engine.idle()
         assert server.bot_messages == []
-        assert await other.app.store.messages_by_ids([owed["id"], left]) == []
+        assert await other.app.store.history.messages_by_ids([owed["id"], left]) == []
         touched = [r.path for r in server.requests[before:] if ch0 in r.path]
         assert touched == [], "the channel was neither fetched nor read by shard 1"
-        pending = await other.app.store.pending_events(platform="discord")
+        pending = await other.app.store.inbox.pending_events(platform="discord")
         assert [e.event_id for e in pending] == [left], "not recovered by shard 1"
     finally:
         await stop_bot(other)
@@ -185,7 +185,7 @@ async def test_catching_up_reads_back_only_the_channels_of_its_own_shards(
         await again.app.engine.idle()
         assert [(m["channel_id"], m["content"]) for m in server.bot_messages] == [
             (ch0, "hello from shard 0")]
-        assert len(await again.app.store.messages_by_ids([owed["id"], left])) == 2
-        assert await again.app.store.pending_events(platform="discord") == []
+        assert len(await again.app.store.history.messages_by_ids([owed["id"], left])) == 2
+        assert await again.app.store.inbox.pending_events(platform="discord") == []
     finally:
         await stop_bot(again)

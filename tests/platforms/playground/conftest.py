@@ -9,8 +9,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.testclient import WebSocketTestSession as WS
 
-from kuuki.decide.base import Judge, Situation, Verdict
-from kuuki.domain import ActionKind, DecisionTrace, Stage
+from kuuki.decide.base import Judge, Situation
+from kuuki.domain import ActionKind, DecisionTrace, Stage, Verdict
 from kuuki.platforms.playground import create_app
 from kuuki.settings import Settings, load_settings
 from kuuki.testing.llm import REPLIES, ScriptedLLM, ScriptedLocalLLM

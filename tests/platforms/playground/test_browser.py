@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from kuuki.decide.base import Judge, Situation, Verdict
-from kuuki.domain import DecisionTrace, Visibility
+from kuuki.decide.base import Judge, Situation
+from kuuki.domain import DecisionTrace, Verdict, Visibility
 from kuuki.errors import LLMTimeout
 from kuuki.llm.embedded import EmbeddedLLM
 from kuuki.memory.channel_context import ChannelContext

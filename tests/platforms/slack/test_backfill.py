@@ -38,7 +38,7 @@ async def test_history_is_recorded_in_order_and_never_answered(tmp_path: Path) -
         outbox=RoutingOutbox({"slack": outbox}),  # as `kuuki run` wires it
         llm=llm,
         judge_llm=llm,
-        store_url=f"sqlite:///{tmp_path}/kuuki.sqlite3",
+        store=f"sqlite:///{tmp_path}/kuuki.sqlite3",
         embedder=None,
     )
     task = asyncio.create_task(
@@ -99,7 +99,7 @@ async def test_refused_tokens_are_config_errors(
         outbox=outbox,
         llm=None,
         judge_llm=None,
-        store_url=f"sqlite:///{tmp_path}/kuuki.sqlite3",
+        store=f"sqlite:///{tmp_path}/kuuki.sqlite3",
         embedder=None,
     )
     try:

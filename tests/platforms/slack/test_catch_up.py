@@ -62,12 +62,12 @@ async def test_channels_and_threads_are_caught_up_after_a_restart(driver: SlackD
     await driver.settle()
     store = driver.app.store
     for mid in said.values():
-        assert await store.get_message(mid) is not None, mid
+        assert await store.messages.get_message(mid) is not None, mid
     [answer] = driver.bot_messages
     assert answer.text == "The build finished ten minutes ago."
     assert answer.thread == root  # answered where it was asked
     assert answer.raw["metadata"]["event_payload"]["reply_to"] == said["thread"].rpartition(":")[2]
-    [late] = await store.decisions_for(said["late"])
+    [late] = await store.browse.decisions_for(said["late"])
     assert late["action"] == "none" and "too late to answer" in late["reason"]
     replies = [c for c in server.calls if c.method == "conversations.replies"]
     assert replies and replies[0].args["ts"] == root_ts
@@ -75,7 +75,7 @@ async def test_channels_and_threads_are_caught_up_after_a_restart(driver: SlackD
     await driver.restart()  # nothing new: nothing answered twice
     await driver.settle()
     assert len(driver.bot_messages) == 1
-    assert len(await driver.app.store.decisions_for(said["thread"])) == 1
+    assert len(await driver.app.store.browse.decisions_for(said["thread"])) == 1
 
 
 async def test_an_answer_posted_before_a_crash_is_read_back_as_answered(
@@ -99,7 +99,7 @@ async def test_an_answer_posted_before_a_crash_is_read_back_as_answered(
     await driver.restart(meanwhile)
     await driver.settle()
     assert [m.text for m in driver.bot_messages] == ["pong"]  # not answered again
-    [d] = await driver.app.store.decisions_for(said["asked"])
+    [d] = await driver.app.store.browse.decisions_for(said["asked"])
     assert "answered before the restart" in d["reason"]
 
 
@@ -127,10 +127,10 @@ async def test_reading_back_starts_before_the_bots_own_answers(driver: SlackDriv
     await driver.wait_bot_messages(2)
     await driver.settle()
     lost_id = f"{general}:{lost['ts']}"
-    assert await driver.app.store.get_message(lost_id) is not None
+    assert await driver.app.store.messages.get_message(lost_id) is not None
     assert [m.text for m in driver.bot_messages] == ["First answer.", "Second answer."]
     assert driver.bot_messages[1].raw["metadata"]["event_payload"]["reply_to"] == lost["ts"]
-    assert len(await driver.app.store.decisions_for(lost_id)) == 1
+    assert len(await driver.app.store.browse.decisions_for(lost_id)) == 1
 
 
 async def test_the_same_ts_in_two_channels_is_two_messages(driver: SlackDriver) -> None:
@@ -146,8 +146,8 @@ async def test_the_same_ts_in_two_channels_is_two_messages(driver: SlackDriver) 
     await driver.delete(f"{random}:{ts}", channel="random")
     await driver.settle()
     store = driver.app.store
-    kept = await store.get_message(f"{general}:{ts}")
-    gone = await store.get_message(f"{random}:{ts}")
+    kept = await store.messages.get_message(f"{general}:{ts}")
+    gone = await store.messages.get_message(f"{random}:{ts}")
     assert kept is not None and kept.text == "in general" and not kept.deleted
     assert gone is not None and gone.deleted
 
@@ -179,12 +179,12 @@ async def test_a_share_and_a_deleted_thread_root_read_back_as_they_read_live(
     await driver.restart(meanwhile)
     await driver.settle()
     store = driver.app.store
-    shared_live, shared_back = await store.get_message(live), await store.get_message(
+    shared_live, shared_back = await store.messages.get_message(live), await store.messages.get_message(
         said["share"])
     assert shared_live is not None and shared_back is not None
     assert shared_back.text == shared_live.text == "[shared message from bob]\n> the venue is booked"
-    gone, kept = await store.get_message(root), await store.get_message(reply)
+    gone, kept = await store.messages.get_message(root), await store.messages.get_message(reply)
     assert gone is not None and gone.deleted  # not a post by Slackbot, not kept as it was
     assert kept is not None and not kept.deleted
-    assert not [m for m in await store.recent_messages(general, limit=50)
+    assert not [m for m in await store.messages.recent_messages(general, limit=50)
                 if "This message was deleted." in m.text]

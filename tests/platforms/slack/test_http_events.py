@@ -128,7 +128,7 @@ async def test_a_signed_event_is_stored_before_200_and_answered(endpoint: Endpoi
     await endpoint.server.wait_for(lambda: len(endpoint.server.bot_messages) == 1)
     assert endpoint.server.bot_messages[0]["text"] == "hello alice"
     await endpoint.app.engine.idle()
-    [stored] = await endpoint.app.store.messages_by_ids([message_id(endpoint.channel, ts)])
+    [stored] = await endpoint.app.store.history.messages_by_ids([message_id(endpoint.channel, ts)])
     assert stored.text.endswith("are you there?")
 
 
@@ -143,8 +143,8 @@ async def test_a_bad_signature_gets_401_and_nothing_is_stored(endpoint: Endpoint
     await endpoint.app.engine.idle()
     mid = message_id(endpoint.channel, payload["event"]["ts"])
     assert endpoint.inbox(payload["event"]["ts"]) == []
-    assert await endpoint.app.store.messages_by_ids([mid]) == []
-    assert await endpoint.app.store.last_message(endpoint.channel) is None
+    assert await endpoint.app.store.history.messages_by_ids([mid]) == []
+    assert await endpoint.app.store.history.last_message(endpoint.channel) is None
     assert endpoint.decisions == [] and endpoint.server.bot_messages == []
 
 

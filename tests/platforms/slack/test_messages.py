@@ -83,10 +83,10 @@ async def test_edit_delete_and_reaction_reach_buffer_and_store(driver: SlackDriv
     await driver.settle()
     assert _buffer(driver) == [(mid, "alice", "the meeting is at 4")]
     store = driver.app.store
-    stored = await store.get_message(mid)
+    stored = await store.messages.get_message(mid)
     assert stored.text == "the meeting is at 4" and stored.edited
-    assert (await store.get_message(gone)).deleted
-    reactions = await store.reactions(mid)
+    assert (await store.messages.get_message(gone)).deleted
+    reactions = await store.messages.reactions(mid)
     assert [(u, e) for u, e, _ in reactions] == [(driver.user_id("bob"), "👍")]
 
 

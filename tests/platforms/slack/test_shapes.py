@@ -24,7 +24,7 @@ async def test_a_forwarded_question_for_the_bot_is_read_and_answered(driver: Sla
     await driver.settle()
     persona = driver.app.settings.persona.name
     read = f"[shared message from bob]\n> @{persona} is the deploy still at 5pm?"
-    stored = await driver.app.store.get_message(mid)
+    stored = await driver.app.store.messages.get_message(mid)
     assert stored is not None and stored.text == read and stored.user.name == "alice"
     assert server.bot_user_id in stored.mentions  # a mention inside a share is a mention
     assert answer.text == "Yes, still 5pm." and answer.channel == "general"
@@ -53,7 +53,7 @@ async def test_a_comment_on_a_share_and_an_app_post_read_as_people_see_them(
                 "#2 flaky test (https://github.com/o/r/issues/2)\nfails on CI",
         upload: "[file: plan.pdf]",
     }
-    stored = await driver.app.store.get_message(posted)
+    stored = await driver.app.store.messages.get_message(posted)
     assert stored is not None and stored.user.name == "GitHub" and stored.user.is_bot
     assert not driver.bot_messages  # none of it addressed the bot
 
@@ -68,8 +68,8 @@ async def test_a_deleted_thread_root_leaves_the_store_and_its_replies_stay(
     await driver.settle()
     shown = driver.server.find_message(driver.channel_id(), root.rpartition(":")[2])
     assert shown is not None and shown["subtype"] == "tombstone"  # what history shows now
-    gone = await driver.app.store.get_message(root)
+    gone = await driver.app.store.messages.get_message(root)
     assert gone is not None and gone.deleted and gone.text == ""
-    kept = await driver.app.store.get_message(reply)
+    kept = await driver.app.store.messages.get_message(reply)
     assert kept is not None and not kept.deleted and kept.thread == root
     assert _texts(driver) == {reply: "I can book the venue"}  # no "This message was deleted."

@@ -49,7 +49,7 @@ async def test_a_channels_first_message_refused_by_an_outage_is_answered_once(
     """The channel is new to the store: its first message, a mention, is refused. Read back
     as a channel never seen (a first look) it was recorded as history, never judged."""
     store = driver.app.store
-    assert await store.channels() == []  # the start-up look found the channel empty
+    assert await store.roster.channels() == []  # the start-up look found the channel empty
     driver.llm.enqueue("Here now, sorry for the wait.", purpose="reply")
     faults_of(driver).down = True
     asked = await driver.say("alice", "anyone there?", mention_bot=True)

@@ -42,7 +42,7 @@ async def test_a_call_runs_the_tool_and_the_answer_uses_its_result(tmp_path: Pat
         assert (rec.name, rec.outcome, rec.round) == ("now", "ok", 1)
         assert rec.result_chars == len(_tool_turns(h.llm, 1)[0])
         # The stored trace says it too, and `kuuki why` prints it.
-        row = await h.app.store.decision_for(mid)
+        row = await h.app.store.browse.decision_for(mid)
         assert row["trace"]["tool_calls"][0]["name"] == "now"
         lines = "\n".join(trace_lines(row["trace"]))
         assert "tool now({}): ok · round 1" in lines
@@ -165,7 +165,7 @@ async def test_the_judge_is_never_offered_tools(tmp_path: Path) -> None:
     clock = VirtualClock(START)
     outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True))
     app = await build_app(replace(settings(), judge_mode="llm"), clock=clock, outbox=outbox,
-                          llm=llm, store_url=f"sqlite:///{tmp_path / 'j.db'}",
+                          llm=llm, store=f"sqlite:///{tmp_path / 'j.db'}",
                           embedder=FakeEmbedder())
     try:
         for i, text in enumerate(["anyone know what time it is?", "what time is it?"]):

@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-from sqlalchemy import inspect, select, text
 
 from kuuki.app.build import make_llm
 from kuuki.cli.doctor.report import Endpoints, Result, failed, note, passed
 from kuuki.clock import RealClock
-from kuuki.errors import KuukiError, LLMError
+from kuuki.errors import KuukiError, LLMError, StoreError
 from kuuki.llm.base import ChatMessage
 from kuuki.settings import LLMSettings, Settings
 from kuuki.store import MIGRATIONS, display_url, normalise_url
-from kuuki.store.engine import create_engine
-from kuuki.store.schema import SchemaMigrationRow
+from kuuki.store.reading import Found, Kind, look, not_kuukis
 from kuuki.text.secrets import redact
 
 
@@ -31,52 +28,37 @@ async def check_store(settings: Settings) -> Result:
     except KuukiError as exc:
         return failed("store", str(exc))
     shown = display_url(url)
-    new_file = url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
-    if new_file and not Path(str(url.database)).exists():
-        return passed("store", f"{shown}: a new SQLite file, created on the first run")
-    engine = create_engine(url)
     try:
-        async with engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-            table = SchemaMigrationRow.__tablename__
-            has = await conn.run_sync(lambda c: inspect(c).has_table(table))
-            applied: list[int] = []
-            if has:
-                rows = await conn.execute(select(SchemaMigrationRow.version))
-                applied = sorted(r[0] for r in rows)
-    except Exception as exc:
-        return failed("store", f"cannot connect to {shown}: {_why(exc)}",
+        found = await look(url)  # read-only: doctor never creates, migrates or changes
+    except StoreError as exc:
+        return failed("store", str(exc),
                       "is the database running and reachable? check KUUKI_STORE_URL "
                       "(store.url)")
-    finally:
-        await engine.dispose()
-    return _migrations(shown, applied)
+    return _verdict(shown, found)
 
 
-def _why(exc: Exception) -> str:
-    cause: BaseException = exc
-    while cause.__cause__ is not None and not isinstance(cause, OSError):
-        cause = cause.__cause__
-    if isinstance(cause, ConnectionRefusedError):
-        return "connection refused"
-    return redact(f"{type(cause).__name__}: {cause}".splitlines()[0])
-
-
-def _migrations(shown: str, applied: list[int]) -> Result:
+def _verdict(shown: str, found: Found) -> Result:
     known = [m.version for m in MIGRATIONS]
-    newer = [v for v in applied if v not in known]
-    if newer:
-        return failed("store", f"{shown} was migrated by a newer kuuki (schema versions "
-                      f"{', '.join(map(str, newer))} unknown here)", "upgrade kuuki")
-    if not applied:
+    if found.kind is Kind.MISSING:
+        return passed("store", f"{shown}: a new SQLite file, created on the first run")
+    if found.kind is Kind.EMPTY:
         return passed("store", f"{shown}: connected, empty: `kuuki run` creates the tables "
                       "on its first start")
-    pending = [f"m{m.version:03d}_{m.name}" for m in MIGRATIONS if m.version not in applied]
+    if found.kind is Kind.FOREIGN:
+        return failed("store", not_kuukis(found),
+                      "point KUUKI_STORE_URL (store.url) at kuuki's own database")
+    if found.kind is Kind.NEWER:
+        newer = [v for v in found.applied if v not in known]
+        return failed("store", f"{shown} was migrated by a newer kuuki (schema versions "
+                      f"{', '.join(map(str, newer))} unknown here)", "upgrade kuuki")
+    pending = [f"m{m.version:03d}_{m.name}" for m in MIGRATIONS
+               if m.version not in found.applied]
     if pending:
         return failed(
             "store", f"{shown}: migrations not current, {len(pending)} of {len(known)} "
             f"pending ({', '.join(pending)})",
-            "back the database up, then start `kuuki run` once: it applies them on start")
+            "back the database up, then run `kuuki store migrate` (or start `kuuki run` "
+            "once: it applies them on start)")
     return passed("store", f"{shown}: connected, schema current (version {known[-1]})")
 
 

@@ -26,6 +26,7 @@ from kuuki.domain import Visibility
 from kuuki.explain.card import decision_card, decision_of
 from kuuki.platforms.web import SHARED, SHARED_URL, jsonable
 from kuuki.replay.runner import decision_line
+from kuuki.text.wording import echoed
 
 STATIC = Path(__file__).parent / "static"
 WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
@@ -73,7 +74,7 @@ def dashboard_routes(
             return _bad("message_id is required")
         rows = await store.recent_decisions(PAGE, message_id=mid)
         if not rows:
-            return JSONResponse({"decisions": [], "note": f"no decision stored for {mid}"})
+            return JSONResponse({"decisions": [], "note": f"no decision stored for {echoed(mid)}"})
         if not all(shown.listed(r) for r in rows):
             return JSONResponse({"decisions": [], "note": shown.why_not(rows[0])})
         return JSONResponse({"decisions": [view(r, bot_names) for r in reversed(rows)]})

@@ -54,7 +54,8 @@ async def run_discord(
     outbox = found
     if not token:
         raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
-    client = KuukiClient(app.engine, outbox, store=app.store, memory=app.memory,
+    history = None if app.store is None else app.store.history
+    client = KuukiClient(app.engine, outbox, store=history, memory=app.memory,
                          **client_options)
     with start_problems():
         async with client:

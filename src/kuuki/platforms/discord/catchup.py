@@ -21,20 +21,20 @@ discord.outbox), so this is the same rule read backwards.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import discord
 
-from kuuki.domain import Channel, ChatEvent, EventKind, Message, User, Visibility
+from kuuki.domain import Channel, ChatEvent, EventKind, User, Visibility
 from kuuki.engine.core import Engine
-from kuuki.platforms import retry
+from kuuki.platforms import readback, retry
 from kuuki.platforms.discord import mapping
 from kuuki.platforms.discord.content import Payloads
+from kuuki.platforms.readback import History
 
 log = logging.getLogger("kuuki.discord")
 
@@ -67,16 +67,6 @@ class Reader(Protocol):
     async def fetch_channel(self, channel_id: int, /) -> Any: ...
 
     def get_partial_messageable(self, id: int, /) -> discord.PartialMessageable: ...
-
-
-class History(Protocol):
-    async def channels(self) -> list[Channel]: ...
-
-    async def last_message(
-        self, channel_id: str, *, not_by: Collection[str] = ()
-    ) -> Message | None: ...
-
-    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
 
 
 async def catch_up(
@@ -117,8 +107,7 @@ async def catch_up(
         if since is not None and channel.id in since:
             last = since[channel.id]
         else:
-            stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
-            last = stored.id if stored is not None else None
+            last = await readback.last_id(store, channel.id, not_by=client.engine.bot_user_ids)
         total += await _one(client, found, channel, last)
         first = refused.get(channel.id) if refused is not None else None
         if last is None and first is not None and first.isdigit():
@@ -127,20 +116,14 @@ async def catch_up(
 
 
 async def last_messages(store: History, *, not_by: Collection[str]) -> dict[str, str | None]:
-    """Where reading back starts, per Discord channel the store knows (see `catch_up`):
-    after its last message stored that is not by ``not_by`` (the bot: its own messages
-    are recorded when sent, and may lie past messages an outage refused), or from just
-    before its oldest message still in the inbox when that is earlier. A message taken in
-    but not handled may have been answered while its records failed (a store outage, then
-    a crash); the answer comes after it, possibly before later messages that did reach
-    the store."""
-    channels = [c for c in await store.channels() if c.platform == mapping.PLATFORM]
+    """Where reading back starts, per Discord channel the store knows (see `catch_up`,
+    and `readback.start_points`): a message taken in but not handled may have been
+    answered while its records failed (a store outage, then a crash); the answer comes
+    after it, possibly before later messages that did reach the store."""
+    channels = [c.id for c in await store.channels() if c.platform == mapping.PLATFORM]
     pending = await store.pending_events(platform=mapping.PLATFORM)
-    out: dict[str, str | None] = {}
-    for c in channels:
-        last = await store.last_message(c.id, not_by=not_by)
-        out[c.id] = start_point(c.id, last.id if last is not None else None, pending)
-    return out
+    return await readback.start_points(store, channels, pending, not_by=not_by,
+                                       start_point=start_point)
 
 
 def start_point(channel_id: str, last: str | None, pending: Sequence[ChatEvent]) -> str | None:
@@ -156,8 +139,8 @@ async def read_back(
 ) -> int:
     """Read one channel back from `start_point` (a scale-out worker taking it over,
     kuuki.scale.worker; REST only): handed in as catch-up, then its caught-up marker."""
-    stored = await store.last_message(channel.id, not_by=client.engine.bot_user_ids)
-    last = start_point(channel.id, stored.id if stored is not None else None, pending)
+    stored = await readback.last_id(store, channel.id, not_by=client.engine.bot_user_ids)
+    last = start_point(channel.id, stored, pending)
     # The store keeps no parent: asked of Discord, a thread's messages keep their thread
     # link (`mapping.message_of`). A worker's client caches no guild, so only the thread's
     # parent id is taken from what is fetched; the history is read as before.
@@ -205,13 +188,10 @@ async def _one(client: Reader, found: Any, channel: Channel, last: str | None) -
         owed.saw(found[0], message)
         events += found
         previous = str(message.id)
-    results: list[Awaitable[bool]] = [client.engine.submit(e) for e in events]
-    done = await asyncio.gather(*results, return_exceptions=True)
+    new, failed = await readback.hand_in(client.engine.submit, events)
     client.engine.caught_up(channel)
-    failed = [r for r in done if isinstance(r, BaseException)]
-    if failed:
-        raise failed[0]
-    new = sum(1 for r in done if r is True)
+    if failed is not None:
+        raise failed
     if new:
         log.info("caught up %d events in %s", new, channel.id)
     return new
@@ -251,7 +231,7 @@ class _Owed:
             return
         if any(r.me for r in message.reactions):
             self.waiting.clear()  # answered by a reaction, and so was all before it
-        elif engine.pipeline.detector.detect(
+        elif engine.pipeline.address(
             msg, bot_user_ids=engine.bot_user_ids, bot_message_ids=self.own,
             dm=event.channel.visibility is Visibility.DM,
         ):

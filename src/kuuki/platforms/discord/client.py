@@ -7,12 +7,9 @@ deny is dropped before anything is fetched for it; the rest is translated by `ma
 and queued on the engine, which dedupes by event id — so a RESUME that redelivers events,
 or a reconnect, never handles one twice.
 
-A malformed dispatch (missing fields, wrong types) makes a discord.py parser raise, and
-discord.py lets that end the shard and the client. Each parser is therefore wrapped so such
-a payload is logged with its event name and skipped; unknown event types are already
-ignored by discord.py. A frame that cannot even be decoded (nested thousands deep, not an
-object) fails before any parser, in discord.py's gateway, and would end the client for
-good: `tolerate_hostile_frames` makes the gateway log and skip it instead.
+A malformed dispatch (missing fields, wrong types) or a frame that cannot be decoded would
+end the client in discord.py; `seam` makes this client log and skip it. Unknown event
+types are already ignored by discord.py.
 
 Durability: Discord has no acknowledgement. An event counts as accepted once
 `Engine.handle` returned (it is in the store's inbox); a crash before that point loses
@@ -25,26 +22,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import discord
-import yarl
 from discord import app_commands
-from discord.gateway import DiscordWebSocket
 
 from kuuki.domain import Channel, ChatEvent, User
 from kuuki.engine.core import Engine
 from kuuki.errors import IntakeUnavailable
 from kuuki.platforms.commands import MemoryAdmin
-from kuuki.platforms.discord import mapping
-from kuuki.platforms.discord.catchup import History, catch_up, last_messages
+from kuuki.platforms.discord import mapping, seam
+from kuuki.platforms.discord.catchup import catch_up, last_messages
 from kuuki.platforms.discord.commands import kuuki_group
 from kuuki.platforms.discord.content import Payloads
 from kuuki.platforms.discord.outbox import DiscordOutbox
+from kuuki.platforms.readback import History
 from kuuki.platforms.retry import Retrier
 
 log = logging.getLogger("kuuki.discord")
@@ -59,56 +54,6 @@ def intents() -> discord.Intents:
     return chosen
 
 
-def _guard_parser(event: str, parse: Callable[[Any], None]) -> Callable[[Any], None]:
-    @functools.wraps(parse)
-    def guarded(data: Any) -> None:
-        try:
-            parse(data)
-        except Exception as exc:
-            log.warning("skipped a malformed %s payload: %s: %s", event, type(exc).__name__, exc)
-
-    return guarded
-
-
-def _keeping(payloads: Payloads, parse: Callable[[Any], None]) -> Callable[[Any], None]:
-    """MESSAGE_CREATE's parser, noting first what discord.py will drop (`Payloads`)."""
-
-    @functools.wraps(parse)
-    def parse_kept(data: Any) -> None:
-        payloads.keep(data)
-        parse(data)
-
-    return parse_kept
-
-
-def tolerate_hostile_frames() -> None:
-    """Make discord.py's gateway skip a frame it cannot decode instead of ending the client.
-
-    discord.py decodes each frame in `DiscordWebSocket.received_message` and treats any
-    error there as fatal (the shard terminates, and with it the client). It offers no hook,
-    so the method is wrapped once, process-wide: a frame whose decoding fails (too deeply
-    nested, not JSON, not an object) is logged and skipped; everything else, including
-    discord.py's own reconnect signals, passes through unchanged.
-    """
-    original = DiscordWebSocket.received_message
-    if getattr(original, "_kuuki_tolerant", False):
-        return
-
-    @functools.wraps(original)
-    async def received_message(self: DiscordWebSocket, msg: Any, /) -> None:
-        try:
-            await original(self, msg)
-        except (RecursionError, ValueError, TypeError, AttributeError, KeyError) as exc:
-            log.warning("skipped a gateway frame that cannot be read: %s: %s",
-                        type(exc).__name__, str(exc)[:200])
-
-    received_message._kuuki_tolerant = True  # type: ignore[attr-defined]
-    DiscordWebSocket.received_message = received_message  # type: ignore[method-assign]
-
-
-tolerate_hostile_frames()
-
-
 class KuukiClient(discord.AutoShardedClient):
     def __init__(
         self, engine: Engine, outbox: DiscordOutbox, *, store: History | None = None,
@@ -116,6 +61,7 @@ class KuukiClient(discord.AutoShardedClient):
     ) -> None:
         options.setdefault("intents", intents())
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        options["enable_debug_events"] = True  # gateway frames, for `on_socket_raw_receive`
         super().__init__(**options)
         self.engine = engine
         self.outbox = outbox
@@ -134,36 +80,19 @@ class KuukiClient(discord.AutoShardedClient):
         self.caught_up_rounds = 0
         self.caught_up = asyncio.Event()  # set after each start-up catch-up round
         self.payloads = Payloads()
-        parsers: dict[str, Callable[[Any], None]] = self._connection.parsers
-        parsers["MESSAGE_CREATE"] = _keeping(self.payloads, parsers["MESSAGE_CREATE"])
-        for name, parse in list(parsers.items()):
-            parsers[name] = _guard_parser(name, parse)
-        # messages read over REST (history, catching up) pass their payload here
-        make = self._connection.create_message
-
-        def create_message(*, channel: Any, data: Any) -> discord.Message:
-            self.payloads.keep(data)
-            return make(channel=channel, data=data)
-
-        self._connection.create_message = create_message  # type: ignore[method-assign]
+        seam.attach(self, self.payloads)
 
     # -- life cycle --------------------------------------------------------------------------
 
     async def launch_shards(self) -> None:
-        """discord.py's, except that with a given `shard_count` the gateway URL still
-        comes from ``GET /gateway/bot`` (discord.py then dials a hard-coded URL): Discord
-        asks bots to use the URL it returns, and the local test server is found the same
-        way. Each process runs only its `shard_ids`; Discord sends it only the events of
-        the guilds on those shards (guild_id >> 22 % shard_count)."""
+        """discord.py's, except that with a given `shard_count` the gateway URL still comes
+        from ``GET /gateway/bot`` (`seam.launch_shards`). Each process runs only its
+        `shard_ids`; Discord sends it only the events of the guilds on those shards
+        (guild_id >> 22 % shard_count)."""
         if self.shard_count is None or self.is_closed():
             await super().launch_shards()
-            return
-        _, url, _ = await self.http.get_bot_gateway()
-        self._connection.shard_count = self.shard_count
-        shard_ids = self.shard_ids or list(range(self.shard_count))
-        self._connection.shard_ids = shard_ids
-        for shard_id in shard_ids:
-            await self.launch_shard(yarl.URL(url), shard_id, initial=shard_id == shard_ids[0])
+        else:
+            await seam.launch_shards(self)
 
     async def setup_hook(self) -> None:
         self._bind()
@@ -179,26 +108,26 @@ class KuukiClient(discord.AutoShardedClient):
         self._bind()
         if self.store is None:
             return
-        self._inflight += 1
-        self._idle.clear()
+        with self._busy():
+            try:
+                async with self._in_order:  # live events wait: they come after the history
+                    await self._catch_up_known(self.store)
+            except Exception:
+                log.exception("catching up after connecting failed; carrying on")
+            finally:
+                self.caught_up.set()
+
+    async def _catch_up_known(self, store: History) -> None:
+        """Every channel the store knows, read back from where its history was left."""
+        # where reading back starts, taken before recovery stores anything
+        since = await last_messages(store, not_by=self.engine.bot_user_ids)
+        await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
         try:
-            async with self._in_order:  # live events wait: they come after the history
-                # before recovery stores anything
-                since = await last_messages(self.store, not_by=self.engine.bot_user_ids)
-                await self.engine.recover(mapping.PLATFORM, owns=self.owns_channel)
-                try:
-                    await catch_up(self, self.store, None, since=since)
-                except IntakeUnavailable as exc:
-                    log.warning("could not store the history read back (%s); retrying", exc)
-                    self.retrier.missed(list(since), starts=since)
-                self.caught_up_rounds += 1
-        except Exception:
-            log.exception("catching up after connecting failed; carrying on")
-        finally:
-            self.caught_up.set()
-            self._inflight -= 1
-            if not self._inflight:
-                self._idle.set()
+            await catch_up(self, store, None, since=since)
+        except IntakeUnavailable as exc:
+            log.warning("could not store the history read back (%s); retrying", exc)
+            self.retrier.missed(list(since), starts=since)
+        self.caught_up_rounds += 1
 
     async def _catch_up_channels(
         self,
@@ -242,30 +171,43 @@ class KuukiClient(discord.AutoShardedClient):
         store happens after the lock, so consecutive events share a group commit. The
         body appends (event, result) pairs to the list it is given.
         """
+        handed: list[tuple[ChatEvent, Awaitable[bool]]] = []
+        with self._busy():
+            try:
+                async with self._in_order:
+                    yield handed
+                for event, result in handed:
+                    try:
+                        await result
+                    except IntakeUnavailable as exc:
+                        # Not stored, and Discord will not send it again: read the channel
+                        # back from its history once the store answers (from this message
+                        # at the latest: the channel's first message may be the one refused).
+                        log.warning("a Discord %s event could not be stored (%s); the "
+                                    "channel will be read back", kind, exc)
+                        self.retrier.refused(event)
+            except Exception:
+                log.exception("could not handle a Discord %s event; skipped", kind)
+
+    @contextlib.contextmanager
+    def _busy(self) -> Iterator[None]:
+        """A handler at work: `idle` waits until none is."""
         self._inflight += 1
         self._idle.clear()
-        handed: list[tuple[ChatEvent, Awaitable[bool]]] = []
         try:
-            async with self._in_order:
-                yield handed
-            for event, result in handed:
-                try:
-                    await result
-                except IntakeUnavailable as exc:
-                    # Not stored, and Discord will not send it again: read the channel back
-                    # from its history once the store answers (from this message at the
-                    # latest: the channel's first message may be the one refused).
-                    log.warning("a Discord %s event could not be stored (%s); the channel "
-                                "will be read back", kind, exc)
-                    self.retrier.refused(event)
-        except Exception:
-            log.exception("could not handle a Discord %s event; skipped", kind)
+            yield
         finally:
             self._inflight -= 1
             if not self._inflight:
                 self._idle.set()
 
     # -- events ------------------------------------------------------------------------------
+
+    async def on_socket_raw_receive(self, frame: str) -> None:
+        """Every gateway frame as received: what a MESSAGE_CREATE says that discord.py
+        drops is kept (`Payloads`). This handler's task starts before the `on_message`
+        task of the same frame, so `on_message` finds it."""
+        self.payloads.keep_frame(frame)
 
     async def on_message(self, message: discord.Message) -> None:
         async with self._handling("message") as handed:
@@ -361,6 +303,11 @@ class KuukiClient(discord.AutoShardedClient):
         listen (denied by id, or a thread of a denied channel)."""
         if self.engine.denies(str(found.id)):
             return None
+        return self._listened(found)
+
+    def _listened(self, found: Any) -> Channel | None:
+        """The kuuki Channel for a discord.py channel object, unless it is a thread of a
+        channel the settings deny."""
         parent = mapping.parent_of(found)
         if parent is not None and not self.engine.listening(parent):
             return None
@@ -381,10 +328,7 @@ class KuukiClient(discord.AutoShardedClient):
             self._fetched[channel_id] = found
         if found is None:
             return mapping.fallback_channel(channel_id, guild_id)
-        parent = mapping.parent_of(found)
-        if parent is not None and not self.engine.listening(parent):
-            return None
-        return mapping.channel_of(found)
+        return self._listened(found)
 
 
 def _with_reply_to(event: ChatEvent, reply_to: str) -> ChatEvent:

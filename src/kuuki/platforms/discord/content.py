@@ -12,12 +12,14 @@ discord.py's ``clean_content`` covers a plain message; the rest needs more of th
   words is not read as an empty one.
 
 discord.py parses ``mention_channels`` and a snapshot's ``mentions`` away, so `Payloads`
-keeps those two fields of the raw payloads it is shown (the gateway's MESSAGE_CREATE and
-every message a REST call returns), for the few messages that have them.
+keeps those two fields of the raw payloads it is shown (the gateway's MESSAGE_CREATE
+frames, and every message a REST call returns: kuuki.platforms.discord.seam), for the few
+messages that have them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -73,6 +75,19 @@ class Payloads:
             self._kept[int(data["id"])] = Extras(channels, users)
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)
+
+    def keep_frame(self, frame: str) -> None:
+        """`keep` a gateway frame's MESSAGE_CREATE payload. A frame that names neither
+        field is not decoded (discord.py has decoded it already); one that cannot be is
+        skipped, as the gateway skips it."""
+        if "mention_channels" not in frame and "message_snapshots" not in frame:
+            return
+        try:
+            decoded = json.loads(frame)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(decoded, Mapping) and decoded.get("t") == "MESSAGE_CREATE":
+            self.keep(decoded.get("d"))
 
     def of(self, message_id: int) -> Extras:
         return self._kept.get(message_id, NO_EXTRAS)

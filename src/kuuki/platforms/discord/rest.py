@@ -32,7 +32,8 @@ class DiscordRest:
         self.app = app
         self.token = token
         self.outbox = outbox
-        self.client = KuukiClient(app.engine, outbox, store=app.store, memory=app.memory)
+        history = None if app.store is None else app.store.history
+        self.client = KuukiClient(app.engine, outbox, store=history, memory=app.memory)
 
     async def start(self) -> None:
         with start_problems():
@@ -49,7 +50,7 @@ class DiscordRest:
     async def read_back(self, channel: Channel, pending: Sequence[ChatEvent]) -> int:
         if self.app.store is None:
             raise RuntimeError("reading a channel back needs the store")
-        return await read_back(self.client, self.app.store, channel, pending)
+        return await read_back(self.client, self.app.store.history, channel, pending)
 
     async def close(self) -> None:
         await self.client.close()

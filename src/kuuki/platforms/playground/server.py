@@ -32,8 +32,9 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from kuuki.app.build import FROM_SETTINGS, FromSettings, LLMChoice
 from kuuki.decide.base import Judge
-from kuuki.llm.base import LLM
+from kuuki.embed import Embedder
 from kuuki.platforms.playground.memory import MemorySnapshot
 from kuuki.platforms.playground.playback import MAX_BYTES, TranscriptRejected, parse_speed
 from kuuki.platforms.playground.room import RoomError, dumps
@@ -225,10 +226,10 @@ async def upload_transcript(request: Request) -> Response:
 def create_app(
     settings: Settings,
     *,
-    llm: LLM | str | None = "settings",
+    llm: LLMChoice = FROM_SETTINGS,
     judge: Judge | None = None,
     store_url: str | None = None,
-    embedder: Any = "default",
+    embedder: Embedder | FromSettings | None = FROM_SETTINGS,
     memory: MemorySnapshot | None = None,
     tick_s: float = 0.5,
     start: datetime | None = None,
@@ -236,7 +237,7 @@ def create_app(
 ) -> Starlette:
     """The playground as an ASGI app; the engine starts with the app's lifespan.
 
-    ``llm`` is an LLM instance (tests: ScriptedLLM), a back-end name, or "settings";
+    ``llm`` is an LLM instance (tests: ScriptedLLM), None for none, or the settings' own;
     ``store_url`` None means a fresh SQLite file in a temporary directory; ``memory``
     feeds the memory panel (default: the store's memory tables). ``playground`` passes
     one already started (``serve_playground`` starts it first to report errors early).

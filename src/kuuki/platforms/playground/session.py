@@ -18,9 +18,11 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from kuuki.app.build import FROM_SETTINGS, FromSettings, LLMChoice
 from kuuki.clock import VirtualClock
 from kuuki.decide.base import Judge
 from kuuki.domain import Decision
+from kuuki.embed import Embedder
 from kuuki.explain.card import decision_card
 from kuuki.explain.lines import (
     clock_time,
@@ -28,7 +30,6 @@ from kuuki.explain.lines import (
     plural,
     state_lines,
 )
-from kuuki.llm.base import LLM
 from kuuki.platforms.playground.model_status import ModelLoader, ModelStatus
 from kuuki.replay.runner import decision_line
 from kuuki.settings import Settings
@@ -54,10 +55,10 @@ class Playground:
         self,
         settings: Settings,
         *,
-        llm: LLM | str | None = "settings",
+        llm: LLMChoice = FROM_SETTINGS,
         judge: Judge | None = None,
         store_url: str | None = None,
-        embedder: Any = "default",
+        embedder: Embedder | FromSettings | None = FROM_SETTINGS,
         memory: MemorySnapshot | None = None,
         tick_s: float = 0.5,
         start: datetime | None = None,
@@ -109,8 +110,8 @@ class Playground:
             clock=self.clock,
             outbox=self.room,
             llm=llm,
-            judge_llm="settings" if llm == "settings" else llm,
-            store_url=store_url,
+            judge_llm=llm,
+            store=store_url,
             dump=self.room.dump_prompt,
             embedder=self._embedder,
             judge=self._judge,

@@ -171,7 +171,8 @@ class SlackAdapter:
         self._mapper = Mapper(directory, bot_id=str(bot_id) if bot_id else None)
         self.outbox.bind(client, User(bot_user_id, persona, is_bot=True))
         self._history = HistoryReader(
-            client, self._mapper, self.app.engine, self.outbox, self.app.store,
+            client, self._mapper, self.app.engine, self.outbox,
+            None if self.app.store is None else self.app.store.history,
             per_channel=self.backfill_limit,
         )
         self._retrier = Retrier(self._history.catch_up, name="slack",
@@ -188,7 +189,7 @@ class SlackAdapter:
 
         if self._history is None or self.app.store is None:
             raise RuntimeError("the Slack adapter's Web API part has not started")
-        return await read_back(self._history, self.app.store, channel, pending)
+        return await read_back(self._history, self.app.store.history, channel, pending)
 
     async def _member_ids(self) -> list[str]:
         from kuuki.platforms.slack.rows import member_channels

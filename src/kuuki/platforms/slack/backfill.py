@@ -28,10 +28,9 @@ root's deletion (a first look, of a channel with nothing stored, records posts o
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Protocol
@@ -39,9 +38,10 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
+from kuuki.domain import Channel, ChatEvent, EventKind, User
 from kuuki.engine.core import Engine
-from kuuki.platforms import retry
+from kuuki.platforms import readback, retry
+from kuuki.platforms.readback import History
 from kuuki.platforms.slack.emoji import from_slack_name
 from kuuki.platforms.slack.mapping import Mapper, message_id, ts_of
 from kuuki.platforms.slack.outbox import SlackOutbox
@@ -60,16 +60,9 @@ THREADS_MAX = 10  # threads per channel whose replies are read back
 ACTIVE_THREADS = timedelta(days=1)
 
 
-class History(Protocol):
-    """What catching up asks the store (kuuki.store.history)."""
-
-    async def channels(self) -> list[Channel]: ...
-
-    async def last_message(
-        self, channel_id: str, *, not_by: Collection[str] = ()
-    ) -> Message | None: ...
-
-    async def pending_events(self, *, platform: str | None = None) -> list[ChatEvent]: ...
+class ThreadHistory(History, Protocol):
+    """What Slack's reading back asks the store beyond `History`: the threads it saw
+    active (kuuki.store.history)."""
 
     async def active_threads(
         self, channel_id: str, since: Any, *, limit: int = 20
@@ -85,7 +78,7 @@ class HistoryReader:
         mapper: Mapper,
         engine: Engine,
         outbox: SlackOutbox,
-        store: History | None,
+        store: ThreadHistory | None,
         *,
         per_channel: int = 50,
     ) -> None:
@@ -124,19 +117,17 @@ class HistoryReader:
         # Where reading back starts, taken before recovery stores anything: the recovered
         # events are handled while the history is read, and reading from after their
         # messages would skip the bot's answers sent before the crash but never recorded
-        # (they sit between), so those would be sent a second time.
-        since = self.start_points
+        # (they sit between), so those would be sent a second time. A message still in the
+        # inbox may have been answered while its records failed (an outage, then a crash):
+        # reading starts just before it when that is earlier (readback.start_points).
         if self.store is not None:
-            for cid in channels:
-                last = await self.store.last_message(cid, not_by=self.engine.bot_user_ids)
-                since[cid] = last.id if last is not None else None
-            # ...or from just before the oldest message still in the inbox, if earlier: it
-            # may have been answered while its records failed (an outage, then a crash)
             pending = await self.store.pending_events(platform="slack")
-            for cid, at in since.items():
-                since[cid] = start_point(cid, at, pending)
+            self.start_points = await readback.start_points(
+                self.store, channels, pending, not_by=self.engine.bot_user_ids,
+                start_point=start_point,
+            )
         recovered = await self.engine.recover("slack")
-        queued = await self.catch_up(channels, since=since)
+        queued = await self.catch_up(channels, since=self.start_points)
         for ch in recovered:
             if ch.id not in channels:
                 self.engine.caught_up(ch)
@@ -162,10 +153,8 @@ class HistoryReader:
                 last = since[channel_id]
             elif channel_id in known:
                 assert self.store is not None
-                stored = await self.store.last_message(
-                    channel_id, not_by=self.engine.bot_user_ids
-                )
-                last = stored.id if stored is not None else None
+                last = await readback.last_id(self.store, channel_id,
+                                              not_by=self.engine.bot_user_ids)
             else:
                 last = None
             first = refused.get(channel_id) if refused is not None else None
@@ -246,13 +235,10 @@ class HistoryReader:
         return count
 
     async def _hand_in(self, events: list[ChatEvent]) -> int:
-        # Submitted in order, awaited together: one group commit for the lot.
-        results: list[Awaitable[bool]] = [self.engine.submit(e) for e in events]
-        done = await asyncio.gather(*results, return_exceptions=True)
-        failed = [r for r in done if isinstance(r, BaseException)]
-        if failed:
-            raise failed[0]
-        return sum(1 for r in done if r is True)
+        new, failed = await readback.hand_in(self.engine.submit, events)
+        if failed is not None:
+            raise failed
+        return new
 
     def _own_reactions(
         self, channel_id: str, raw: dict[str, Any], posted: ChatEvent | None
@@ -303,8 +289,8 @@ async def read_back(
 ) -> int:
     """Read one conversation back (a scale-out worker taking it over, kuuki.scale.worker):
     from `start_point`, handed in as catch-up, then its caught-up marker."""
-    stored = await store.last_message(channel.id, not_by=reader.engine.bot_user_ids)
-    since = start_point(channel.id, stored.id if stored is not None else None, pending)
+    stored = await readback.last_id(store, channel.id, not_by=reader.engine.bot_user_ids)
+    since = start_point(channel.id, stored, pending)
     return await reader.catch_up([channel.id], since={channel.id: since})
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from aiohttp import WSMsgType, web
 
-from kuuki.testing.slack_server.state import Envelope, Payload, SlackState
+from kuuki.testing.slack_server.state import Payload, SlackState, SocketEnvelope
 
 
 @dataclass(slots=True)
@@ -42,21 +42,21 @@ class SlackSocketMode(SlackState):
         self.connections_opened = 0
         self._open = asyncio.Event()
         self._open.set()
-        self._pending: OrderedDict[str, Envelope] = OrderedDict()
+        self._pending: OrderedDict[str, SocketEnvelope] = OrderedDict()
         self._conns: list[_Conn] = []
         self.redeliver_after: float | None = None  # seconds; None: only on reconnect
-        self.given_up: list[Envelope] = []  # envelopes Slack stopped retrying
+        self.given_up: list[SocketEnvelope] = []  # envelopes Slack stopped retrying
         self.max_attempts = 4  # the first delivery and Slack's three retries
         self._retries: set[asyncio.Task[None]] = set()
 
-    async def emit(self, event: Payload) -> Envelope:
+    async def emit(self, event: Payload) -> SocketEnvelope:
         env = self.event_envelope(event)
         await self.deliver(env)
         return env
 
     # -- socket mode ------------------------------------------------------------------------
 
-    async def deliver(self, env: Envelope) -> None:
+    async def deliver(self, env: SocketEnvelope) -> None:
         """Queue an envelope; it goes out now if a client is connected, else on connect."""
         self._pending[env.id] = env
         conn = self._active()
@@ -72,7 +72,7 @@ class SlackSocketMode(SlackState):
         await conn.ws.send_str(frame if isinstance(frame, str) else json.dumps(frame))
 
     @property
-    def pending(self) -> list[Envelope]:
+    def pending(self) -> list[SocketEnvelope]:
         return list(self._pending.values())
 
     @property
@@ -83,7 +83,7 @@ class SlackSocketMode(SlackState):
         live = [c for c in self._conns if not c.draining and not c.ws.closed]
         return live[-1] if live else None
 
-    async def _send(self, conn: _Conn, env: Envelope) -> None:
+    async def _send(self, conn: _Conn, env: SocketEnvelope) -> None:
         env.attempts += 1
         # A send that fails leaves the envelope pending: redelivered on the next connection.
         with contextlib.suppress(ConnectionError, RuntimeError):
@@ -93,7 +93,7 @@ class SlackSocketMode(SlackState):
             self._retries.add(task)
             task.add_done_callback(self._retries.discard)
 
-    async def _retry_later(self, env: Envelope) -> None:
+    async def _retry_later(self, env: SocketEnvelope) -> None:
         assert self.redeliver_after is not None
         attempts = env.attempts
         await asyncio.sleep(self.redeliver_after)

@@ -17,7 +17,7 @@ Payload = dict[str, Any]
 
 
 @dataclass(slots=True)
-class Envelope:
+class SocketEnvelope:
     id: str
     type: str  # "events_api" | "slash_commands"
     payload: Payload
@@ -171,7 +171,7 @@ class SlackState:
             event["channel_type"] = channel_type
         return event
 
-    def event_envelope(self, event: Payload) -> Envelope:
+    def event_envelope(self, event: Payload) -> SocketEnvelope:
         payload: Payload = {
             "token": "fake-verification-token",
             "team_id": self.team_id,
@@ -191,9 +191,9 @@ class SlackState:
             ],
             "is_ext_shared_channel": False,
         }
-        return Envelope(self._new_id("env-"), "events_api", payload, False)
+        return SocketEnvelope(self._new_id("env-"), "events_api", payload, False)
 
-    def slash_envelope(self, user: str, channel: str, text: str, command: str) -> Envelope:
+    def slash_envelope(self, user: str, channel: str, text: str, command: str) -> SocketEnvelope:
         env_id = self._new_id("env-")
         ch = self.ws.channels.get(channel, {})
         payload: Payload = {
@@ -211,7 +211,7 @@ class SlackState:
             "response_url": f"http://127.0.0.1:{self.port}/respond/{env_id}",
             "trigger_id": self._new_id("trigger-"),
         }
-        return Envelope(env_id, "slash_commands", payload, True)
+        return SocketEnvelope(env_id, "slash_commands", payload, True)
 
     # -- event shapes ---------------------------------------------------------------------------
 

@@ -22,37 +22,44 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from kuuki.domain import Channel, ChatEvent
+from kuuki.domain import ChatEvent
 from kuuki.errors import StoreError
 from kuuki.store import fastwrite
-from kuuki.store.engine import in_chunks, insert_ignore, insert_stmt
-from kuuki.store.hot import HotConnection
-from kuuki.store.records import channel_row, event_payload, payload_event
-from kuuki.store.schema import ChannelRow, ProcessedEventRow
+from kuuki.store.database import Database, Queued
+from kuuki.store.engine import in_chunks, insert_ignore
+from kuuki.store.records import event_payload, payload_event
+from kuuki.store.roster import Roster
+from kuuki.store.schema import ProcessedEventRow
 from kuuki.store.types import clean_text, to_utc
-from kuuki.text.secrets import redact
 
 _INBOX_KEYS = ("event_id", "seen_at", "channel_id", "payload", "handled", "arrival")
 
 
-class EventStoreMixin:
-    """Event de-duplication part of :class:`~kuuki.store.store.Store`."""
+class EventInbox:
+    """The inbox of events (the module doc), and the ids of events seen before."""
 
-    _engine: AsyncEngine
-    _hot: HotConnection | None
-    _events: dict[str, None]  # insertion-ordered: oldest first
-    _events_complete: bool
-    _event_cache_size: int
-    _arrival: int
-    _channel_info: dict[str, Channel]
-    _known_channels: set[str]
+    def __init__(
+        self, db: Database, queued: Queued, roster: Roster, *, event_cache_size: int = 10_000
+    ) -> None:
+        self._db = db
+        self._queued = queued
+        self._roster = roster
+        self._events: dict[str, None] = {}  # insertion-ordered: oldest first
+        self._events_complete = True
+        self._event_cache_size = event_cache_size
+        self._arrival = 0
+        self._admit_plan: fastwrite.Prepared | None = None
+
+    async def load(self) -> None:
+        """Read what the mirror of seen ids and the arrival numbers start from."""
+        await self._load_event_cache()
+        await self._load_arrival()
 
     # --- the inbox ----------------------------------------------------------------------------
 
     async def _load_arrival(self) -> None:
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             self._arrival = int(await conn.scalar(select(func.max(ProcessedEventRow.arrival))) or 0)
 
     async def admit_events(self, events: Sequence[ChatEvent]) -> set[str]:
@@ -71,57 +78,46 @@ class EventStoreMixin:
                 "handled": False,
                 "arrival": self._arrival,
             })
-        info = self._channel_info
-        changed = {e.channel.id: e.channel for e in events if info.get(e.channel.id) != e.channel}
+        changed = self._roster.changed(e.channel for e in events)
         try:
-            if self._engine.dialect.name == "sqlite":
+            if self._db.dialect == "sqlite":
                 if changed:  # first, in a transaction of their own: an upsert may repeat
-                    async with self._engine.begin() as conn:
-                        await self._upsert_channels(conn, list(changed.values()))
+                    async with self._db.engine.begin() as conn:
+                        await self._roster.write_channels(conn, list(changed.values()))
                 new = await self._admit_sqlite(rows)
             else:
-                async with self._engine.begin() as conn:
+                async with self._db.engine.begin() as conn:
                     if changed:
-                        await self._upsert_channels(conn, list(changed.values()))
+                        await self._roster.write_channels(conn, list(changed.values()))
                     stmt = insert_ignore(conn.dialect.name, ProcessedEventRow, ["event_id"])
                     result = await conn.execute(stmt.returning(ProcessedEventRow.event_id), rows)
                     new = {str(r[0]) for r in result}
         except Exception as exc:
             self._arrival -= len(rows)
-            raise StoreError(f"cannot take events in: {self._scrub(exc)}") from exc
-        self._channel_info.update(changed)
-        self._known_channels.update(changed)
+            raise StoreError(f"cannot take events in: {self._db.scrub(exc)}") from exc
+        self._roster.noted(changed)
         return new
 
     async def _admit_sqlite(self, rows: list[dict[str, Any]]) -> set[str]:
         # The same statement, as plain tuples, and the whole transaction as one job on the
         # intake's own connection (hot.py): the intake is on every event's path.
-        plan = getattr(self, "_admit_plan", None)
+        plan = self._admit_plan
         if plan is None:
             stmt = insert_ignore("sqlite", ProcessedEventRow, ["event_id"])
-            plan = self._admit_plan = fastwrite.prepare(stmt, _INBOX_KEYS, self._engine.dialect)
-        assert self._hot is not None  # opened with every SQLite store
-        new: set[str] = await self._hot.run(
+            plan = self._admit_plan = fastwrite.prepare(stmt, _INBOX_KEYS,
+                                                        self._db.engine.dialect)
+        assert self._db.hot is not None  # opened with every SQLite store
+        new: set[str] = await self._db.hot.run(
             fastwrite.admit, plan.sql, plan.rows(rows), "event_id", plan.keys.index("event_id")
         )
         return new
-
-    @staticmethod
-    async def _upsert_channels(conn: AsyncConnection, channels: Sequence[Channel]) -> None:
-        for ch in channels:
-            row = channel_row(ch)
-            stmt = insert_stmt(conn.dialect.name, ChannelRow).values(**row)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["id"], set_={k: stmt.excluded[k] for k in row if k != "id"}
-            )
-            await conn.execute(stmt)
 
     async def pending_events(
         self, *, platform: str | None = None, channel_id: str | None = None
     ) -> list[ChatEvent]:
         """Events taken in but not yet handled (a crash came between), in arrival order;
         only those of ``platform``'s channels, or of one channel, when given."""
-        await self._flush_pending()  # handled marks waiting in the writer count
+        await self._queued.settle()  # handled marks waiting in the writer count
         q = (
             select(ProcessedEventRow.payload)
             .where(ProcessedEventRow.handled.is_(False), ProcessedEventRow.payload.is_not(None))
@@ -129,7 +125,7 @@ class EventStoreMixin:
         )
         if channel_id is not None:
             q = q.where(ProcessedEventRow.channel_id == clean_text(channel_id))
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             payloads = list((await conn.scalars(q)).all())
         events = [payload_event(p) for p in payloads if isinstance(p, Mapping)]
         return [e for e in events if platform is None or e.channel.platform == platform]
@@ -137,10 +133,10 @@ class EventStoreMixin:
     async def taken_in(self, event_ids: Sequence[str]) -> list[str]:
         """The ids among ``event_ids`` this store has already taken in (handled or not),
         in the order given: the engine would drop a new delivery of any of them."""
-        await self._flush_pending()
+        await self._queued.settle()
         cleaned = {clean_text(e): e for e in event_ids}
         found: set[str] = set()
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             for chunk in in_chunks(cleaned):
                 q = select(ProcessedEventRow.event_id).where(ProcessedEventRow.event_id.in_(chunk))
                 found.update((await conn.scalars(q)).all())
@@ -150,7 +146,7 @@ class EventStoreMixin:
         """Mark events handled now (the engine does it through the writer instead)."""
         if not event_ids:
             return
-        async with self._engine.begin() as conn:
+        async with self._db.engine.begin() as conn:
             await conn.execute(
                 update(ProcessedEventRow)
                 .where(ProcessedEventRow.event_id.in_([clean_text(e) for e in event_ids]))
@@ -159,37 +155,30 @@ class EventStoreMixin:
 
     # --- ids only -----------------------------------------------------------------------------
 
-    async def _flush_pending(self) -> None:  # overridden by Store
-        return None
-
-    def _scrub(self, exc: BaseException) -> str:
-        """A database error as text, without the password or any other secret."""
-        return redact(f"{type(exc).__name__}: {exc}")
-
     async def _load_event_cache(self) -> None:
         q = (
             select(ProcessedEventRow.event_id)
             .order_by(ProcessedEventRow.seen_at.desc())
             .limit(self._event_cache_size + 1)
         )
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             ids = list((await conn.scalars(q)).all())
         self._events_complete = len(ids) <= self._event_cache_size
         self._events = dict.fromkeys(reversed(ids[: self._event_cache_size]))
 
-    def _remember_event(self, event_id: str) -> None:
+    def remember_event(self, event_id: str) -> None:
         self._events[event_id] = None
         if len(self._events) > 2 * self._event_cache_size:
             keep = list(self._events)[-self._event_cache_size :]
             self._events = dict.fromkeys(keep)
             self._events_complete = False
 
-    async def _is_new_event(self, event_id: str) -> bool:
+    async def is_new_event(self, event_id: str) -> bool:
         if event_id in self._events:
             return False
         if self._events_complete:
             return True
-        async with self._engine.connect() as conn:
+        async with self._db.engine.connect() as conn:
             found = await conn.scalar(
                 select(ProcessedEventRow.event_id).where(ProcessedEventRow.event_id == event_id)
             )
@@ -200,19 +189,19 @@ class EventStoreMixin:
         eid = clean_text(event_id)
         if eid in self._events:
             return False
-        async with self._engine.begin() as conn:
+        async with self._db.engine.begin() as conn:
             stmt = insert_ignore(conn.dialect.name, ProcessedEventRow, ["event_id"]).values(
                 event_id=eid, seen_at=to_utc(at)
             )
             new = (await conn.execute(stmt.returning(ProcessedEventRow.event_id))).first()
-        self._remember_event(eid)
+        self.remember_event(eid)
         return new is not None
 
     async def prune_events(self, before: datetime) -> int:
         """Forget processed-event ids older than ``before``; platforms never redeliver
         those, and the table would otherwise grow forever."""
-        await self._flush_pending()
-        async with self._engine.begin() as conn:
+        await self._queued.settle()
+        async with self._db.engine.begin() as conn:
             result = await conn.execute(
                 delete(ProcessedEventRow).where(
                     ProcessedEventRow.seen_at < to_utc(before),
