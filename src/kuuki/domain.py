@@ -355,10 +355,10 @@ class Verdict:
     # Another prompt than reply/ack (``"proactive"``, with ``topic``).
     task: str | None = None
     topic: str | None = None
-    # Asked to stay out of the channel (kuuki.decide.requests): the engine sets the
+    # Asked to stay out of the channel (kuuki.decide.stages.quiet_request): the engine sets the
     # channel's quiet_until this many seconds from now, as `/kuuki quiet` does.
     quiet_s: float | None = None
-    # The message is a copy of this earlier one, sent again (kuuki.decide.repeats): the
+    # The message is a copy of this earlier one, sent again (kuuki.decide.stages.sent_twice): the
     # engine leaves the earlier copy's pending judgment in place instead of superseding it.
     duplicate_of: str | None = None
     # False: no decision is stored (the bot's own message).

@@ -239,7 +239,7 @@ def irc_split(tmp_path: Path) -> Path:
 def test_the_irc_seat_is_the_one_others_most_answer_and_nicks_can_be_removed() -> None:
     from kuuki.bench.seat_irc import seat_of
     from kuuki.conversation.ircdata import parse_line
-    from kuuki.decide.turns import irc_chat, strip_leading_nick
+    from kuuki.decide.models.turns import irc_chat, strip_leading_nick
 
     lines = [parse_line(i, raw) for i, raw in enumerate(IRC_LOG)]
     gold = {int(c): [int(p)] for c, p in (x.split() for x in IRC_LINKS)}

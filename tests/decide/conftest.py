@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from kuuki.clock import VirtualClock
-from kuuki.decide.addressing import AddressDetector
-from kuuki.decide.base import BotState, Situation
+from kuuki.decide.addressing.names import AddressDetector
+from kuuki.decide.situation import BotState, Situation
 from kuuki.domain import Channel, DecisionTrace, Message, User
 from kuuki.errors import LLMUnavailable
 from kuuki.settings import Persona, Settings

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.engine.test_core import ALICE, BOB, GENERAL, make
 
 from kuuki.clock import VirtualClock
-from kuuki.decide.build import build_judge
+from kuuki.decide.judge.build import build_judge
 from kuuki.decide.rules import OPEN_QUESTION
 from kuuki.domain import ActionKind, Stage, User
 from kuuki.settings import Persona, Settings

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from kuuki.decide.addressee import ROOM, AddresseeResult
-from kuuki.decide.history import TriggerLedger
-from kuuki.decide.reading import SEAT, Reading, RoomReader
+from kuuki.decide.addressing.reading import SEAT, Reading, RoomReader
+from kuuki.decide.judge.history import TriggerLedger
+from kuuki.decide.judge.state import ConvState, StateResult
+from kuuki.decide.models.addressee import ROOM, AddresseeResult
 from kuuki.decide.rules import OPEN_QUESTION, LocalResult, RuleScorer
-from kuuki.decide.state import ConvState, StateResult
 from kuuki.decide.tracking import ChannelView
 from kuuki.domain import DecisionTrace, Message
 

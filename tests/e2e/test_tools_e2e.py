@@ -13,7 +13,7 @@ from aiohttp import web
 
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge
+from kuuki.decide.judge.base import AddressedOnlyJudge
 from kuuki.domain import Channel, ChatEvent, EventKind, Message, User
 from kuuki.settings import load_settings
 from kuuki.testing import RecordingOutbox

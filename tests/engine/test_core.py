@@ -11,7 +11,8 @@ import pytest
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge, Situation
+from kuuki.decide.judge.base import AddressedOnlyJudge
+from kuuki.decide.situation import Situation
 from kuuki.domain import (
     ActionKind,
     Channel,

@@ -12,7 +12,7 @@ import pytest
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge
+from kuuki.decide.judge.base import AddressedOnlyJudge
 from kuuki.domain import Channel, ChatEvent, Decision, EventKind, Message, User, Visibility
 from kuuki.memory.keywords import keywords
 from kuuki.memory.service import MemoryService

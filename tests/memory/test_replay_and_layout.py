@@ -5,7 +5,7 @@ from pathlib import Path
 
 from kuuki.app import PromptDumper, build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge
+from kuuki.decide.judge.base import AddressedOnlyJudge
 from kuuki.domain import User
 from kuuki.replay.runner import replay
 from kuuki.replay.transcript import read_transcript

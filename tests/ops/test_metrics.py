@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kuuki.app import App, build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge
+from kuuki.decide.judge.base import AddressedOnlyJudge
 from kuuki.domain import ActionKind, Channel, ChatEvent, Decision, EventKind, Message, User
 from kuuki.errors import LLMTimeout
 from kuuki.ops.metrics import Metrics

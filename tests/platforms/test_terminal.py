@@ -14,7 +14,7 @@ import pytest
 
 from kuuki.app import build_app
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import AddressedOnlyJudge
+from kuuki.decide.judge.base import AddressedOnlyJudge
 from kuuki.domain import User
 from kuuki.platforms.terminal import Console, TerminalOutbox, TerminalRoom
 from kuuki.run import run_chat

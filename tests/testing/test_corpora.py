@@ -52,7 +52,7 @@ def test_a_missing_corpus_says_where_to_put_it(
     [
         ("tests/conversation/test_mrmp.py::test_the_dev_split_reads_without_marks",
          "the MRMP corpus not found: {data}/mrmp/dialogues/dev is not a folder."),
-        ("tests/decide/test_models_cli.py::test_training_is_deterministic",
+        ("tests/decide/training/test_models_cli.py::test_training_is_deterministic",
          "the MRMP corpus not found: {data}/mrmp/dialogues/train is not a folder."),
     ],
     ids=["conversation", "decide"],

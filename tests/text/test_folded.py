@@ -8,7 +8,8 @@ import re
 import pytest
 
 from kuuki.conversation import cues
-from kuuki.decide import phrases, state
+from kuuki.decide import phrases
+from kuuki.decide.judge import state
 from kuuki.text.folded import Folded
 
 

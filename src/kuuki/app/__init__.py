@@ -1,8 +1,7 @@
 """The composition root: `build` wires store, models, memory, the decision pipeline and
 the engine into an `App` (kuuki.run hands it to the front-ends: `kuuki chat`, `kuuki run`);
-`llms` makes the models the settings name, each behind one door; `models` holds what is
-assumed of a model the settings do not describe; `heap` tunes the collector for a
-long-running process.
+`models` holds what is assumed of a model the settings do not describe; `heap` tunes the
+collector for a long-running process.
 """
 
 from kuuki.app.build import (

@@ -4,39 +4,30 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kuuki.app.llms import make_llm, scheduled_llms
+from kuuki.app.engine import make_engine, prefetcher, tracker_factory
 from kuuki.app.models import judge_mode_for, model_languages, prompt_budget, tools_off
 from kuuki.clock import Clock
-from kuuki.decide.base import AddressedOnlyJudge, Judge
-from kuuki.decide.pipeline import Pipeline, build_pipeline
-from kuuki.domain import Channel
+from kuuki.decide.judge.base import Judge
+from kuuki.decide.pipeline import Pipeline
 from kuuki.embed import Embedder
 from kuuki.engine.config import SINGLE_PROCESS
-from kuuki.engine.core import Engine, EngineConfig, EngineOptions
-from kuuki.engine.intake import Inbox
-from kuuki.engine.worker import Prepare
+from kuuki.engine.core import Engine, EngineOptions
+from kuuki.errors import ConfigError
 from kuuki.guard.reply import ReplyGuard
 from kuuki.guard.scaffold import Scaffold
-from kuuki.llm.base import LLM, ChatMessage, TokenCounter
+from kuuki.llm.base import LLM, ChatMessage, TokenCounter, Warmable
+from kuuki.llm.breaker import CircuitBreaker
+from kuuki.llm.registry import create
 from kuuki.llm.scheduler import ScheduledLLM
-from kuuki.memory.buffer import ChannelBuffer
 from kuuki.memory.context import ContextBuilder
 from kuuki.ports import (
-    Buffer,
-    BufferFactory,
-    EngineStorage,
-    MemoryHook,
     Outbox,
-    Responder,
-    Tracker,
-    Writer,
 )
 from kuuki.prompts import LANGUAGES, Prompts
 from kuuki.respond.responder import ModelResponder, PromptDump
@@ -47,104 +38,38 @@ if TYPE_CHECKING:
     from kuuki.memory.service import MemoryService
     from kuuki.store import Store
 
+
 __all__ = [
     "FROM_SETTINGS",
     "App",
     "FromSettings",
     "PromptDumper",
     "build_app",
-    "engine_config",
-    "make_engine",
     "make_llm",
 ]
+
 
 log = logging.getLogger("kuuki.app")
 
 
-def tracker_factory(
-    settings: Settings, embedder: Any | None
-) -> Callable[[Channel], Tracker | None]:
-    from kuuki.conversation.tracker import ConversationTracker
-
-    def make(channel: Channel) -> Tracker:
-        return ConversationTracker(channel.id, embedder=embedder, bot_names=settings.persona.names)
-
-    return make
-
-
-def engine_config(settings: Settings) -> EngineConfig:
-    """The few settings the engine reads."""
-    return EngineConfig(
-        bot_name=settings.persona.name,
-        channel_allow=settings.channel_allow,
-        channel_deny=settings.channel_deny,
-        dms_enabled=settings.dms_enabled,
-        max_live_channels=settings.max_live_channels,
-        channel_idle_minutes=settings.channel_idle_minutes,
-        catch_up_minutes=settings.catch_up_minutes,
-        judge_mode=settings.judge_mode,
-    )
-
-
-def buffer_factory(settings: Settings) -> BufferFactory:
-    """Each channel's short-term buffer: CHANNEL_BUFFER_SIZE messages, none older than
-    CHANNEL_BUFFER_TTL_MINUTES."""
-    size = settings.CHANNEL_BUFFER_SIZE
-    ttl = timedelta(minutes=settings.CHANNEL_BUFFER_TTL_MINUTES)
-
-    def make() -> Buffer:
-        return ChannelBuffer(size, ttl)
-
-    return make
-
-
-def make_engine(
-    settings: Settings,
-    *,
-    clock: Clock,
-    outbox: Outbox,
-    responder: Responder,
-    judge: Pipeline | Judge | None = None,
-    store: EngineStorage | None = None,
-    writer: Writer | None = None,
-    inbox: Inbox | None = None,
-    tracker_factory: Callable[[Channel], Tracker | None] | None = None,
-    memory_hooks: Sequence[MemoryHook] = (),
-    bot_user_ids: Sequence[str] = (),
-    prepare: Prepare | None = None,
-    options: EngineOptions = SINGLE_PROCESS,
-    shadow: bool = False,
-) -> Engine:
-    """An `Engine` for ``settings``: ``judge`` is the decision pipeline built once at
-    start-up, or a bare `Judge` (tests, plugins) run behind the pipeline's gates (None:
-    reply when addressed); ``shadow``: everywhere, whatever the settings say; the rest are
-    the engine's collaborators."""
-    pipeline = (
-        judge
-        if isinstance(judge, Pipeline)
-        else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
-    )
-    config = engine_config(settings)
-    return Engine(
-        replace(config, shadow=True) if shadow else config, clock=clock, outbox=outbox,
-        responder=responder, pipeline=pipeline, buffer_factory=buffer_factory(settings),
-        store=store, writer=writer, inbox=inbox, tracker_factory=tracker_factory,
-        memory_hooks=memory_hooks, bot_user_ids=bot_user_ids, prepare=prepare,
-        options=options,
-    )
-
-
-def _prefetcher(embedder: Any) -> Callable[[Any], Any] | None:
-    from kuuki.embed import BatchPrefetcher, USEEmbedder
-
-    if not isinstance(embedder, USEEmbedder):
+def make_llm(s: LLMSettings) -> LLM | None:
+    """The LLM a setting names; None for `none` (generation and LLM judging off)."""
+    if s.backend == "none":
         return None
-    batcher = BatchPrefetcher(embedder)
-
-    async def prepare(msgs: Any) -> None:
-        await batcher.prefetch([m.text for m in msgs])
-
-    return prepare
+    if s.backend == "embedded":
+        return create("embedded", model_path=s.model_path or None, timeout_s=s.timeout_s)
+    if s.backend == "openai":
+        if not s.model:
+            raise ConfigError("KUUKI_LLM_MODEL", "the openai back-end needs a model name")
+        return create(
+            "openai",
+            model=s.model,
+            base_url=s.base_url or "https://api.openai.com/v1",
+            api_key=s.api_key or None,
+            timeout_s=s.timeout_s,
+            max_retries=s.max_retries,
+        )
+    return create(s.backend)  # stub, or a plugin's back-end (kuuki.llm.registry)
 
 
 class PromptDumper:
@@ -203,6 +128,8 @@ class FromSettings(Enum):
 
 
 FROM_SETTINGS = FromSettings.SETTINGS
+
+
 LLMChoice = LLM | None | FromSettings
 
 
@@ -235,7 +162,7 @@ async def build_app(
 
             embedder = default_embedder()
         prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
-        main_llm, j_llm, scheduled = scheduled_llms(main_llm, j_llm, clock)
+        main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
         guard = reply_guard(settings, prompts)
         memory = await _open_memory(
             settings, opened, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
@@ -250,7 +177,7 @@ async def build_app(
             settings, clock=clock, store=opened, writer=writer, outbox=outbox,
             responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
             bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
-            prepare=_prefetcher(embedder), inbox=None if opened is None else opened.inbox,
+            prepare=prefetcher(embedder), inbox=None if opened is None else opened.inbox,
             options=engine, shadow=shadow,
         )
         if memory is not None:
@@ -295,7 +222,7 @@ async def _open_memory(
     prompts: Prompts, dump: PromptDump | None, bot_user_ids: Sequence[str], guard: ReplyGuard,
     model_calls: ScheduledLLM | None,
 ) -> MemoryService | None:
-    """Memory (issue 5): none without a store."""
+    """Memory: none without a store."""
     if store is None:
         return None
     from kuuki.memory.service import MemoryService
@@ -327,7 +254,7 @@ def _judge(
     settings: Settings, j_llm: LLM | None, clock: Clock, embedder: Any,
     dump: PromptDump | None, memory: MemoryService | None, prompts: Prompts, guard: ReplyGuard,
 ) -> Pipeline:
-    from kuuki.decide.build import build_judge
+    from kuuki.decide.judge.build import build_judge
 
     return build_judge(
         settings, j_llm, clock, embedder=embedder, dump=dump,
@@ -340,6 +267,32 @@ def _judge(
 @runtime_checkable
 class _Closable(Protocol):
     async def aclose(self) -> None: ...
+
+
+def _scheduled(
+    main: LLM | None, judge: LLM | None, clock: Clock
+) -> tuple[LLM | None, LLM | None, dict[int, ScheduledLLM]]:
+    """Put each distinct model behind one door: a priority queue (replies first), a
+    circuit breaker for every purpose, and callers' deadlines on ``clock``.
+
+    The judge and the main model share the door when they are the same model. A local
+    model runs one call at a time; a server is allowed a few calls at once.
+    """
+    made: dict[int, ScheduledLLM] = {}
+
+    def wrap(llm: LLM | None) -> LLM | None:
+        if llm is None or isinstance(llm, ScheduledLLM):
+            return llm
+        if id(llm) not in made:
+            local = isinstance(llm, Warmable)
+            made[id(llm)] = ScheduledLLM(
+                llm, concurrency=1 if local else 4, clock=clock, breaker=CircuitBreaker(clock)
+            )
+        return made[id(llm)]
+
+    m, j = wrap(main), wrap(judge)
+    by_wrapper = {id(w): w for w in made.values()}
+    return m, j, by_wrapper
 
 
 def build_toolbox(settings: Settings, clock: Clock, memory: Any = None) -> Toolbox:

@@ -1,5 +1,5 @@
 """kill -9 and a stopped database in the middle of a stream, through each platform's local
-server (issue 11): the scenario behind tests/platforms/test_crash.py and `kuuki bench
+server: the scenario behind tests/platforms/test_crash.py and `kuuki bench
 crash` (kuuki.bench.crash_runs), which prints its counts.
 
 The bot runs as its own OS process (kuuki.testing.bot_process: the real discord.py or

@@ -1,5 +1,5 @@
 """`kuuki bench crash`: the cases of kuuki.bench.crash, run N times in a row beside M
-CPU-bound processes (issue 24's "5 runs under CPU competition", from a command).
+CPU-bound processes ("5 runs under CPU competition", from a command).
 
 Each case's report is a JSON line on ``out`` (with its run number), then one summary line:
 runs, cases, passed, failed and the load average at the start and at the end. A case

@@ -103,7 +103,7 @@ async def ingest(
     each message durable (acknowledged) before the platform would be told it arrived;
     ``window`` unacknowledged messages at most (1: one at a time, no group commit).
     ``metrics``: as `kuuki run --dashboard`, the Prometheus metrics counted and the
-    operator server listening (issue 27: what they cost the message path)."""
+    operator server listening (what they cost the message path)."""
     from kuuki.app import build_app
     from kuuki.app.heap import settle
     from kuuki.ops.server import app_metrics, serving

@@ -135,7 +135,7 @@ async def bench_file(
     stub never lets the bot speak unasked, which would leave the gold figures empty."""
     from kuuki.app import build_app
     from kuuki.clock import VirtualClock
-    from kuuki.decide.build import build_judge
+    from kuuki.decide.judge.build import build_judge
     from kuuki.llm.registry import create
     from kuuki.replay.runner import RecordingOutbox, replay
     from kuuki.replay.transcript import parse_lines

@@ -30,9 +30,9 @@ from kuuki.bench.judge import IRC_SETUP, irc_to_transcript
 from kuuki.bench.seat_metrics import Judged, action_after, first_scores, summary
 from kuuki.bench.seat_replay import Variant, replay_lines
 from kuuki.conversation.ircdata import read_annotation, read_ascii, split_files
-from kuuki.decide.addressing import normalise, to_hiragana
-from kuuki.decide.cues import name_bits, name_forms
-from kuuki.decide.turns import ROOM, Labelled, irc_chat, strip_leading_nick
+from kuuki.decide.addressing.names import normalise, to_hiragana
+from kuuki.decide.models.cues import name_bits, name_forms
+from kuuki.decide.models.turns import ROOM, Labelled, irc_chat, strip_leading_nick
 from kuuki.errors import KuukiError
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""`kuuki bench secrets`: the number of places each configured secret was found (issue 24).
+"""`kuuki bench secrets`: the number of places each configured secret was found.
 
 The bot runs in the playground (the real engine, the real `OpenAICompatLLM`s, the real
 HTTP tools) against careless servers that echo every credential they are sent

@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kuuki.cli.args import given
-from kuuki.cli.bench import add_seat_parser, cmd_bench
 from kuuki.cli.doctor import cmd_doctor
 from kuuki.cli.inspect import cmd_memory, cmd_replay, cmd_stats, cmd_why, span
-from kuuki.cli.parser_bench import add_bench_speed
+from kuuki.cli.parser_bench import add_bench_quality, add_bench_speed
 from kuuki.cli.parser_models import add_addressee, add_eval_addressee, add_train_models
 from kuuki.cli.run import cmd_chat, cmd_playground, cmd_run, cmd_version
 from kuuki.cli.store import add_store_parser
@@ -44,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay(sub, *llm)
     _add_why(sub)
     _add_stats(sub)
-    _add_bench_quality(add_bench_speed(sub))
+    add_bench_quality(add_bench_speed(sub))
     _add_run(sub)
     _add_doctor(sub)
     _add_playground(sub, *llm)
@@ -56,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_version(sub: Subparsers) -> None:
     sub.add_parser("version", help="print the version").set_defaults(fn=cmd_version)
-
 
 
 def _add_chat(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None:
@@ -142,49 +140,6 @@ def _add_stats(sub: Subparsers) -> None:
     st.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     _reading_store(st)
     st.set_defaults(fn=cmd_stats)
-
-
-def _add_bench_quality(bsub: Subparsers) -> None:
-    jb = bsub.add_parser(
-        "judge", help="LLM calls per 100 ambient messages, local-stage latency, and (IRC logs "
-        "with gold links) replies to already-answered messages and unanswered questions "
-        "picked up"
-    )
-    jb.add_argument("dir", metavar="DIR", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
-    jb.add_argument("--budget", type=int, default=0, metavar="N",
-                    help="per-channel LLM call budget (default 0: off, to measure the judge "
-                    "itself)")
-    jb.set_defaults(fn=cmd_bench)
-    fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
-    fb.set_defaults(fn=cmd_bench)
-    rb = bsub.add_parser(
-        "reply", help="40 addressed messages (ja/en) through the configured model: latency, "
-        "real replies vs fallbacks, posted texts the guard would reject"
-    )
-    rb.add_argument("--limit", type=int, help="only the first N messages")
-    rb.add_argument("--details", action="store_true", help="every message, reply and verdict")
-    rb.add_argument("--busy", action="store_true",
-                    help="each message arrives while a memory call (a summary) runs on the model")
-    rb.set_defaults(fn=cmd_bench)
-    tb = bsub.add_parser(
-        "tools", help="24 messages: does the model choose the sensible tool (or none)?"
-    )
-    tb.add_argument("--llm", help="back-end (default: the setting)")
-    tb.add_argument("--details", action="store_true", help="every message and its choice")
-    tb.set_defaults(fn=cmd_bench)
-    sb = bsub.add_parser(
-        "scenarios", help="replay transcripts with a back-end and count the expect lines that "
-        "hold (compare --llm none with a model)"
-    )
-    sb.add_argument("dirs", nargs="+", metavar="DIR", help="directories of .jsonl transcripts")
-    sb.add_argument("--llm", default="none", help="back-end for judging and replies "
-                    "(default none: the local stage alone)")
-    sb.add_argument("--judge-llm", help="another back-end for the judge only (e.g. the judge "
-                    "on a model with generation off: --llm none --judge-llm embedded)")
-    sb.add_argument("--judge-mode", choices=("auto", "hybrid", "llm", "rules"),
-                    help="judge mode for this run (default: the setting, auto)")
-    sb.set_defaults(fn=cmd_bench)
-    add_seat_parser(bsub)
 
 
 def _add_run(sub: Subparsers) -> None:

@@ -1,12 +1,13 @@
-"""The `kuuki bench` command and its speed and robustness benchmarks (the quality ones,
-which replay transcripts and data sets, are added by kuuki.cli.parser)."""
+"""The `kuuki bench` parser: one builder per benchmark, speed first (ingest, scale, soak,
+crash, disentangle, broker, redact), then quality (scenarios, judge, seat, memory...).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kuuki.cli.args import at_least
-from kuuki.cli.bench import add_redact_parser, cmd_bench
+from kuuki.cli.bench import add_redact_parser, add_seat_parser, cmd_bench
 from kuuki.cli.train import data_dir
 
 Subparsers = Any  # argparse's _SubParsersAction, private in typeshed's terms
@@ -38,7 +39,7 @@ def _add_bench_ingest(bsub: Subparsers) -> None:
                      "delivers them (default 256; 1: one at a time)")
     ing.add_argument("--metrics", action="store_true",
                      help="count the Prometheus metrics and serve them, as kuuki run "
-                     "--dashboard does (issue 27: their cost)")
+                     "--dashboard does (their cost)")
     ing.set_defaults(fn=cmd_bench)
 
 
@@ -128,3 +129,46 @@ def _add_bench_secrets(bsub: Subparsers) -> None:
                      "SQLite file); every row of every table in it is read")
     sec.add_argument("--json", action="store_true", help="print one JSON object")
     sec.set_defaults(fn=cmd_bench)
+
+
+def add_bench_quality(bsub: Subparsers) -> None:
+    jb = bsub.add_parser(
+        "judge", help="LLM calls per 100 ambient messages, local-stage latency, and (IRC logs "
+        "with gold links) replies to already-answered messages and unanswered questions "
+        "picked up"
+    )
+    jb.add_argument("dir", metavar="DIR", help="transcripts (.jsonl) or IRC logs (.ascii.txt)")
+    jb.add_argument("--budget", type=int, default=0, metavar="N",
+                    help="per-channel LLM call budget (default 0: off, to measure the judge "
+                    "itself)")
+    jb.set_defaults(fn=cmd_bench)
+    fb = bsub.add_parser("facts", help="fact search over 10,000 facts in a channel")
+    fb.set_defaults(fn=cmd_bench)
+    rb = bsub.add_parser(
+        "reply", help="40 addressed messages (ja/en) through the configured model: latency, "
+        "real replies vs fallbacks, posted texts the guard would reject"
+    )
+    rb.add_argument("--limit", type=int, help="only the first N messages")
+    rb.add_argument("--details", action="store_true", help="every message, reply and verdict")
+    rb.add_argument("--busy", action="store_true",
+                    help="each message arrives while a memory call (a summary) runs on the model")
+    rb.set_defaults(fn=cmd_bench)
+    tb = bsub.add_parser(
+        "tools", help="24 messages: does the model choose the sensible tool (or none)?"
+    )
+    tb.add_argument("--llm", help="back-end (default: the setting)")
+    tb.add_argument("--details", action="store_true", help="every message and its choice")
+    tb.set_defaults(fn=cmd_bench)
+    sb = bsub.add_parser(
+        "scenarios", help="replay transcripts with a back-end and count the expect lines that "
+        "hold (compare --llm none with a model)"
+    )
+    sb.add_argument("dirs", nargs="+", metavar="DIR", help="directories of .jsonl transcripts")
+    sb.add_argument("--llm", default="none", help="back-end for judging and replies "
+                    "(default none: the local stage alone)")
+    sb.add_argument("--judge-llm", help="another back-end for the judge only (e.g. the judge "
+                    "on a model with generation off: --llm none --judge-llm embedded)")
+    sb.add_argument("--judge-mode", choices=("auto", "hybrid", "llm", "rules"),
+                    help="judge mode for this run (default: the setting, auto)")
+    sb.set_defaults(fn=cmd_bench)
+    add_seat_parser(bsub)

@@ -1,4 +1,4 @@
-"""The `kuuki` parser's builders for the learned addressee and seat models (issue 25):
+"""The `kuuki` parser's builders for the learned addressee and seat models:
 `kuuki addressee FILE`, `kuuki eval addressee DIR...`, `kuuki train addressee|seat`."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from kuuki.cli.train import (
     cmd_eval_addressee,
     cmd_train_addressee,
     cmd_train_seat,
-    shared_data,
 )
+from kuuki.settings.data import shared_data
 
 Subparsers = Any  # argparse's _SubParsersAction, private in typeshed's terms
 

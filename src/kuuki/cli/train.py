@@ -4,14 +4,13 @@ and `train`."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from kuuki.settings.data import shared_data
+
+
 # The corpora's folder for the commands' defaults and the corpus tests (README, "Corpora").
-DATA_ENV = "KUUKI_DATA_DIR"
-
-
 def cmd_disentangle(args: argparse.Namespace) -> int:
     from kuuki.conversation.cli import run_disentangle
 
@@ -50,14 +49,9 @@ def data_dir() -> Path:
     return shared_data() / "irc-disentanglement"
 
 
-def shared_data() -> Path:
-    """The corpora's folder: ``$KUUKI_DATA_DIR``, else ../shared/data (beside the checkout,
-    run from it)."""
-    return Path(os.environ.get(DATA_ENV) or "../shared/data")
-
-
 def cmd_train_addressee(args: argparse.Namespace) -> int:
-    from kuuki.decide import addressee, learn
+    from kuuki.decide.models import addressee
+    from kuuki.decide.training import learn
 
     chats = learn.load_chats(_dir(args.irc), _dir(args.mrmp))
     model = learn.train_addressee(chats, out=sys.stdout)
@@ -68,8 +62,9 @@ def cmd_train_addressee(args: argparse.Namespace) -> int:
 
 
 def cmd_train_seat(args: argparse.Namespace) -> int:
-    from kuuki.decide import learn, seat
-    from kuuki.decide.addressee import AddresseeModel
+    from kuuki.decide.models import seat
+    from kuuki.decide.models.addressee import AddresseeModel
+    from kuuki.decide.training import learn
 
     chats = learn.load_chats(_dir(args.irc), _dir(args.mrmp))
     first = AddresseeModel.load(Path(args.addressee)) if args.addressee else (
@@ -82,7 +77,7 @@ def cmd_train_seat(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_addressee(args: argparse.Namespace) -> int:
-    from kuuki.decide.evaluate import run_eval_addressee
+    from kuuki.decide.training.evaluate import run_eval_addressee
 
     return run_eval_addressee([Path(d) for d in args.dir], args.json, args.seat, sys.stdout,
                               speed=args.speed)

@@ -25,7 +25,7 @@ FloatArray = npt.NDArray[np.float32]
 _MAX_PAIRS = 20_000
 # The rows start at this many and double up to ``capacity`` as the channel talks: a bot in
 # thousands of quiet channels must not hold half a megabyte of empty rows for each
-# (issue 11's soak; a full state is ~0.55 MB at 128 dimensions).
+# (the soak; a full state is ~0.55 MB at 128 dimensions).
 _FIRST_ROWS = 32
 _FILL = {"ids": -1, "parent_row": -1, "cs_root_spk": -1}
 _SLOT_ARRAYS = (

@@ -33,7 +33,7 @@ from kuuki.embed import Embedder
 _MAX_MESSAGES = 1000
 # ...and by their text: a message may be 20,000 characters (kuuki.text.safety.clean_incoming),
 # so 1,000 of them could hold tens of MB. Past this many characters in all, the oldest
-# messages go first, whatever their number (issue 11: bound in messages and in bytes).
+# messages go first, whatever their number (bound in messages and in bytes).
 _MAX_TEXT_CHARS = 500_000
 _MAX_THREADS = 1000  # threads whose latest message is remembered (for thread replies)
 

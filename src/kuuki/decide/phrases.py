@@ -1,7 +1,7 @@
 """The words the local stage's policy looks for: good news shared with the room, what
 counts as a question worth answering, and seed 003's self-questions (a question the persona
 takes up must be put to others). English and Japanese, matched on folded text where it says
-so. (Who a message is for is learned: kuuki.decide.addressee.)
+so. (Who a message is for is learned: kuuki.decide.models.addressee.)
 """
 
 from __future__ import annotations

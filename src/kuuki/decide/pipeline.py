@@ -20,19 +20,30 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kuuki.decide.addressed import Addressed, PingBurst, RateLimit
-from kuuki.decide.addressing import AddressDetector, Addressing
-from kuuki.decide.base import Judge, Situation
-from kuuki.decide.by_context import AddresseeStage
-from kuuki.decide.gates import Filter, OwnMessage, Quiet
-from kuuki.decide.history import TriggerLedger
-from kuuki.decide.judging import Form, LLMJudge, Policy, Proactive
-from kuuki.decide.llm_stage import LLMStage
-from kuuki.decide.local import Answered, Debounce, LocalScore, RecheckGate, Thresholds
-from kuuki.decide.reading import RoomReader
-from kuuki.decide.repeats import SentTwice
-from kuuki.decide.requests import QuietRequest
-from kuuki.decide.types import MESSAGE_PASSES, Case, DecideStage, Outcome, Pass, StageResult, record
+from kuuki.decide.addressing.names import AddressDetector
+from kuuki.decide.addressing.reading import RoomReader
+from kuuki.decide.judge.base import Judge
+from kuuki.decide.judge.history import TriggerLedger
+from kuuki.decide.judge.llm_stage import LLMStage
+from kuuki.decide.situation import Addressing, Situation
+from kuuki.decide.stages.addressed import Addressed, PingBurst, RateLimit
+from kuuki.decide.stages.addressee import AddresseeStage
+from kuuki.decide.stages.answered import Answered
+from kuuki.decide.stages.debounce import Debounce
+from kuuki.decide.stages.filter import Filter
+from kuuki.decide.stages.form import Form
+from kuuki.decide.stages.judge import JudgeStage
+from kuuki.decide.stages.llm_judge import LLMJudge
+from kuuki.decide.stages.local_score import LocalScore
+from kuuki.decide.stages.own_message import OwnMessage
+from kuuki.decide.stages.policy import Policy
+from kuuki.decide.stages.proactive import Proactive
+from kuuki.decide.stages.quiet import Quiet
+from kuuki.decide.stages.quiet_request import QuietRequest
+from kuuki.decide.stages.recheck import RecheckGate
+from kuuki.decide.stages.sent_twice import SentTwice
+from kuuki.decide.stages.thresholds import Thresholds
+from kuuki.decide.types import Case, DecideStage, Outcome, Pass, StageResult, record
 from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, Verdict
 from kuuki.settings import Settings
 
@@ -122,23 +133,6 @@ class Pipeline:
     def local_cpu_ms(self) -> deque[float]:
         scorer: LocalScore = self.stage("local score")
         return scorer.local_cpu_ms
-
-
-class JudgeStage:
-    """A whole `Judge` as one stage (a test's judge, or a plugin's): it always decides."""
-
-    name = "judge"
-    passes = MESSAGE_PASSES
-
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-
-    async def run(self, case: Case) -> StageResult:
-        extra = case.situation.extra
-        if case.passing is not Pass.FIRST:
-            extra[str(case.passing)] = True
-        verdict = await self.judge.judge(case.situation, case.trace)
-        return StageResult.decide(verdict)
 
 
 def build_pipeline(

@@ -2,7 +2,8 @@
 modesty policy, 0–100, every point in the trace.
 
 Whether a member in the bot's seat would speak now is learned from real group chats
-(kuuki.decide.seat, with who the message is for from kuuki.decide.addressee): answering
+(kuuki.decide.models.seat, with who the message is for from kuuki.decide.models.addressee):
+answering
 someone who answered you, picking up a question put to you by context, and staying out
 of an exchange between others come from data. What stays typed by hand is policy, not a
 reading of the room: the bot is a guest, not the most talkative member (a cooldown after
@@ -11,7 +12,7 @@ keywords), taking up a question nobody answered for minutes when it is in that a
 news a friend would at least smile at, and the conversation's state (an ending is a
 veto). Each term is `trace.add(rule, points, detail)`; docs/decisions.md ("Issue 25")
 lists them with their points. The loop guard and quiet mode are stages of their own
-(kuuki.decide.gates).
+(kuuki.decide.stages.filter).
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from kuuki.conversation import cues
-from kuuki.decide.addressee import ROOM
-from kuuki.decide.addressing import normalise
-from kuuki.decide.base import Situation
-from kuuki.decide.history import TriggerLedger
+from kuuki.decide.addressing.names import normalise
+from kuuki.decide.addressing.reading import SEAT, Reading
+from kuuki.decide.judge.history import TriggerLedger
+from kuuki.decide.judge.state import ConvState, StateResult
+from kuuki.decide.models.addressee import ROOM
+from kuuki.decide.models.words import words
 from kuuki.decide.phrases import GOOD_NEWS, GROUP_WORDS, asks, musing
-from kuuki.decide.reading import SEAT, Reading
-from kuuki.decide.state import ConvState, StateResult
+from kuuki.decide.situation import Situation
 from kuuki.decide.tracking import ChannelView
-from kuuki.decide.words import words
 from kuuki.domain import DecisionTrace
 from kuuki.settings import Settings
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from kuuki.decide.base import Situation
+from kuuki.decide.situation import Situation
 from kuuki.domain import Message
 from kuuki.ports import Tracker
 

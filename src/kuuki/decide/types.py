@@ -17,12 +17,19 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kuuki.decide.addressing import Addressing
-from kuuki.decide.base import Situation
-from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, StageRecord, Verdict
+from kuuki.decide.situation import Addressing, Situation
+from kuuki.domain import (
+    ActionKind,
+    Decision,
+    DecisionTrace,
+    Message,
+    Stage,
+    StageRecord,
+    Verdict,
+)
 
 if TYPE_CHECKING:
-    from kuuki.decide.reading import Reading
+    from kuuki.decide.addressing.reading import Reading
     from kuuki.decide.rules import LocalResult
     from kuuki.decide.tracking import ChannelView
 
@@ -164,7 +171,7 @@ def record(name: str, result: StageResult) -> StageRecord:
 
 # Step 5 as the engine sees it (kuuki.engine reads the pipeline through these).
 class Addresser(Protocol):
-    """Tells how a message addresses the bot (kuuki.decide.addressing.AddressDetector):
+    """Tells how a message addresses the bot (kuuki.decide.addressing.names.AddressDetector):
     ``dm`` when the channel is a direct message with the bot, ``recent`` the channel's
     buffer (a thread reply to another person is not to the bot). Pure: no state changes."""
 

@@ -2,7 +2,7 @@
 
 Everything the engine keeps per channel lives in a `ChannelState`: the short-term buffer,
 the conversation tracker, the bot's own recent behaviour, the event queue and its worker.
-Memory must stay bounded however many channels a bot sits in (issue 11), so:
+Memory must stay bounded however many channels a bot sits in, so:
 
 - a channel idle for ``idle`` (no event, nothing queued, no timer of its own pending, not
   asked to be quiet) is evicted: its worker stops and its state is dropped; when it speaks
@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kuuki.clock import TimerHandle
-from kuuki.decide.base import BotState
+from kuuki.decide.situation import BotState
 from kuuki.decide.types import Pass, Proposal
 from kuuki.domain import Channel, ChatEvent, Decision, DecisionTrace, Message
 from kuuki.ports import Buffer, Tracker

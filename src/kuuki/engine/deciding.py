@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from kuuki.clock import Clock
-from kuuki.decide.base import Situation
+from kuuki.decide.situation import Situation
 from kuuki.decide.types import Case, Pass, Proposal
 from kuuki.decide.types import DecisionPipeline as Pipeline
 from kuuki.domain import (
@@ -47,7 +47,7 @@ from kuuki.ports import CatchUpHistory
 from kuuki.text.secrets import redact
 
 # Re-checks of decisions older than this are not rebuilt on a takeover (one is due at most
-# RECHECK_S = 180 s after its decision; kuuki.decide.local).
+# RECHECK_S = 180 s after its decision; kuuki.decide.stages.common).
 RECHECK_SPAN_S = 600.0
 
 MarkHandled = Callable[[str], Awaitable[None]]
@@ -114,7 +114,7 @@ class Decider:
             state.last_human = msg
         verdict = await self.pipeline.decide(case)  # 5 decide
         # A newer message supersedes a settling burst, unless it is a copy of the message
-        # waiting there sent again (kuuki.decide.repeats): then the original is answered.
+        # waiting there sent again (kuuki.decide.stages.sent_twice): then the original is answered.
         if verdict.duplicate_of is None:
             await self._supersede(
                 state, "channel", "superseded by a newer message before the burst settled"

@@ -11,7 +11,7 @@ Decided here and nowhere else in the engine:
 - whether the bot is in shadow mode in a channel (`shadowed`: it decides but never posts).
 
 A message in a channel that is not allowed leaves nothing behind, not even in the store.
-The decision pipeline keeps its own first stages (kuuki.decide.gates: own, filter, quiet:
+The decision pipeline keeps its own first stages (kuuki.decide.stages: own_message, filter, quiet:
 the loop guard, the DM policy and empty messages, with their results in every trace).
 """
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from kuuki.clock import Clock
-from kuuki.decide.base import BotState
+from kuuki.decide.situation import BotState
 from kuuki.domain import Channel, ChatEvent, EventKind, Message
 from kuuki.engine.channels import (
     Backlog,

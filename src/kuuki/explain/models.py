@@ -1,6 +1,6 @@
 """The learned addressee and seat models of a decision, told for people.
 
-The pipeline writes two entries into a trace's features (issue 25):
+The pipeline writes two entries into a trace's features:
 
 - ``addressee``: who the message is for — ``to`` (a display name, the bot's, or "room"), its
   probability ``p``, ``bot`` (the probability that it is for the bot), every ``candidates``

@@ -1,4 +1,4 @@
-"""Keeping a forgotten person forgotten in a running bot (issue 11).
+"""Keeping a forgotten person forgotten in a running bot.
 
 The store erases a person and leaves a tombstone (kuuki.store.forgetting), and refuses
 every later write of theirs. This is the memory layer's half: it stops learning from a

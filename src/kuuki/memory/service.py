@@ -257,7 +257,7 @@ class MemoryService:
         # Re-arm only while there is activity, so an idle bot leaves no timer pending —
         # but while channels are live: they are evicted here once idle, and buffers empty
         # (their TTL) long before a channel counts as idle, so stopping on empty buffers
-        # kept every channel in memory for good (issue 11's soak).
+        # kept every channel in memory for good (the soak).
         live = self.engine is not None and self.engine.live_channels() > 0
         buffered = self.engine is not None and self.engine.buffered() > 0
         if (active or buffered or live) and not self._closed and self._maintenance is None:

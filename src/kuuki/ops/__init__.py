@@ -1,2 +1,2 @@
-"""Operating a running bot (issue 27): its Prometheus metrics (`metrics`) and the operator
+"""Operating a running bot: its Prometheus metrics (`metrics`) and the operator
 server that serves them next to `kuuki run` (`server`)."""

@@ -1,4 +1,4 @@
-"""Prometheus metrics of a running bot (issue 27), on a registry of the app's own.
+"""Prometheus metrics of a running bot, on a registry of the app's own.
 
 Two kinds, for two costs:
 
@@ -14,7 +14,7 @@ Two kinds, for two costs:
 Labels are channel-free by default (``action``, ``stage``, ``model``, ``purpose``, ``outcome``,
 ``verdict``): bounded sets. ``per_channel`` adds a ``channel`` label to the decision
 counter only, since a time series per channel and action is the cardinality trap the
-Prometheus documentation warns about (docs/decisions.md, issue 27).
+Prometheus documentation warns about (docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The operator server next to a running bot (issue 27): read-only, GET only.
+"""The operator server next to a running bot: read-only, GET only.
 
     GET /         the operator dashboard (kuuki.platforms.dashboard: charts, the latest
                   decisions, a search), or, with no store to read, where the metrics are

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from kuuki.decide.addressee import AddresseeModel
-from kuuki.decide.turns import Turn
+from kuuki.decide.models.addressee import AddresseeModel
+from kuuki.decide.models.turns import Turn
 from kuuki.domain import EventKind, Message
 from kuuki.errors import KuukiError
 from kuuki.replay.transcript import Transcript, apply_setup, read_for_command

@@ -1,4 +1,4 @@
-"""Scale-out (issue 14): gateways take events in, workers own channels, RabbitMQ between.
+"""Scale-out: gateways take events in, workers own channels, RabbitMQ between.
 
     Discord shards ─┐                                    ┌─▶ worker 0 ─┐
     Slack HTTP  ────┼─ gateway ── publish (confirmed) ──▶ RabbitMQ ──┼─▶ worker 1 ─┼─▶ PostgreSQL

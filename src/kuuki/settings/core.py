@@ -61,7 +61,7 @@ class Settings:
     # to make decisions worse than the local stage alone; kuuki.app.judge_mode_for).
     judge_mode: str = "auto"
     # A cost governor: LLM-stage calls a channel may spend at once (one more comes back
-    # every 8 minutes; kuuki.decide.history.CallBudget). 0 switches it off.
+    # every 8 minutes; kuuki.decide.judge.history.CallBudget). 0 switches it off.
     judge_call_budget: int = 4
     # Names from the seed documents (DESIGN §4).
     CHANNEL_BUFFER_SIZE: int = 50
@@ -86,7 +86,7 @@ class Settings:
     discord_token: str = field(default="", repr=False)
     slack_bot_token: str = field(default="", repr=False)
     slack_app_token: str = field(default="", repr=False)
-    # Discord gateway shards (issue 14): 0 lets discord.py ask Discord for the recommended
+    # Discord gateway shards: 0 lets discord.py ask Discord for the recommended
     # count and run every shard here; () runs every shard of the count in this process.
     discord_shard_count: int = 0
     discord_shard_ids: tuple[int, ...] = ()
@@ -96,19 +96,19 @@ class Settings:
     slack_signing_secret: str = field(default="", repr=False)
     slack_http_host: str = "0.0.0.0"
     slack_http_port: int = 3000
-    # Scale-out (issue 14, kuuki.scale): the RabbitMQ that carries events from gateways to
+    # Scale-out (kuuki.scale): the RabbitMQ that carries events from gateways to
     # the workers owning their channels, and how many ordered partitions it has. Empty: one
     # process, no broker (the default).
     broker_url: str = field(default="", repr=False)
     broker_partitions: int = 16
-    # The operator server (issue 27, kuuki.ops): /metrics for Prometheus and the operator
+    # The operator server (kuuki.ops): /metrics for Prometheus and the operator
     # page, next to `kuuki run` when a port is set here (or `kuuki run --dashboard`).
     # Loopback by default; any other host needs the token, asked of every request.
     dashboard_port: int = 0  # 0: no operator server unless `kuuki run --dashboard`
     dashboard_host: str = "127.0.0.1"
     dashboard_token: str = field(default="", repr=False)
     # A channel label on the decision counters: one time series per channel and action,
-    # so off by default (label cardinality; docs/decisions.md, issue 27).
+    # so off by default (label cardinality; docs/decisions.md).
     dashboard_metrics_per_channel: bool = False
     # The operator page shows a private channel's text only when this is set; a DM's never.
     dashboard_show_private: bool = False

@@ -261,7 +261,7 @@ def loopback(host: str) -> bool:
 
 
 def check_dashboard(s: Settings) -> None:
-    """The operator server's rule (issue 27): loopback needs nothing; any other host needs
+    """The operator server's rule: loopback needs nothing; any other host needs
     `dashboard.token`, long enough not to be guessed, which every request must then carry."""
     token = s.dashboard_token
     if token and len(token) < DASHBOARD_TOKEN_CHARS:

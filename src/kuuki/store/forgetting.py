@@ -1,4 +1,4 @@
-"""Erasure a person, and keeping them forgotten (issue 11).
+"""Erasure a person, and keeping them forgotten.
 
 `forget_user` erases, in one transaction, everything the store holds of one person: their
 messages, the bot's messages that answered them (a reply to one of theirs, or in a thread

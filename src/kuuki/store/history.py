@@ -1,4 +1,4 @@
-"""What catching up after a restart asks the store (issue 11).
+"""What catching up after a restart asks the store.
 
 After a crash or an outage the platform adapters read what the channels said while the bot
 was away, starting from the last message stored that the bot did not write itself

@@ -318,7 +318,7 @@ def _add_column(conn: Connection, table: str, column: Column[Any]) -> None:
 @migration
 def m004_inbox(conn: Connection) -> None:
     # processed_events becomes the inbox: the event itself is kept until it is handled,
-    # so an event acknowledged to the platform survives a crash (issue 11).
+    # so an event acknowledged to the platform survives a crash.
     for column in (
         Column("channel_id", SafeString, nullable=True),
         Column("payload", SafeJSON, nullable=True),
@@ -336,7 +336,7 @@ def m004_inbox(conn: Connection) -> None:
 def m005_slack_scoped_ids(conn: Connection) -> None:
     # A Slack ts is unique only within its channel: the same ts in two channels was stored
     # once, and an edit or delete in one reached the other. Slack message ids become
-    # "<channel>:<ts>" everywhere they are stored (issue 11). Reactions carry no channel:
+    # "<channel>:<ts>" everywhere they are stored. Reactions carry no channel:
     # they take the channel of the stored message they name.
     slack = "(SELECT id FROM channels WHERE platform = 'slack')"
     unscoped = "NOT LIKE '%:%'"
@@ -361,7 +361,7 @@ def m005_slack_scoped_ids(conn: Connection) -> None:
 @migration
 def m006_forgotten_users(conn: Connection) -> None:
     # "Forget me" must survive a running bot's next flush: a tombstone per person that
-    # every write path consults (issue 11).
+    # every write path consults.
     md = MetaData()
     Table(
         "forgotten_users",

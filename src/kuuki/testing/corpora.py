@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import NoReturn
 
-from kuuki.cli.train import DATA_ENV
+from kuuki.settings.data import DATA_ENV
 from kuuki.testing.services import in_ci
 
 LAYOUT = "irc-disentanglement/{train,dev} and mrmp/dialogues/{train,dev}"

@@ -197,7 +197,7 @@ def server_port() -> int:
 @contextlib.contextmanager
 def cpu_hogs(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """N CPU-bound processes (``while 1: pass``) for as long as the block runs: a slower
-    machine, where issue 24 found mentions lost. Each is killed and waited for on the way
+    machine, where a test found mentions lost. Each is killed and waited for on the way
     out, however the block ends (a failure, Ctrl-C), so none is left running."""
     if n < 0:
         raise ValueError(f"cpu_hogs needs a number of processes, 0 or more, not {n}")

@@ -9,7 +9,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.testclient import WebSocketTestSession as WS
 
-from kuuki.decide.base import Judge, Situation
+from kuuki.decide.judge.base import Judge
+from kuuki.decide.situation import Situation
 from kuuki.domain import ActionKind, DecisionTrace, Stage, Verdict
 from kuuki.platforms.playground import create_app
 from kuuki.settings import Settings, load_settings

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from kuuki.decide.base import Judge, Situation
+from kuuki.decide.judge.base import Judge
+from kuuki.decide.situation import Situation
 from kuuki.domain import DecisionTrace, Verdict, Visibility
 from kuuki.errors import LLMTimeout
 from kuuki.llm.embedded import EmbeddedLLM

@@ -1,4 +1,4 @@
-"""The operator dashboard (issue 27): how a running bot behaves over days, read from its
+"""The operator dashboard: how a running bot behaves over days, read from its
 store. Read-only. `dashboard_routes` is mounted by the operator server next to
 ``/metrics``."""
 

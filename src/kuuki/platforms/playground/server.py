@@ -33,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from kuuki.app.build import FROM_SETTINGS, FromSettings, LLMChoice
-from kuuki.decide.base import Judge
+from kuuki.decide.judge.base import Judge
 from kuuki.embed import Embedder
 from kuuki.platforms.playground.memory import MemorySnapshot
 from kuuki.platforms.playground.playback import MAX_BYTES, TranscriptRejected, parse_speed

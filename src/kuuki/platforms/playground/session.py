@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kuuki.app.build import FROM_SETTINGS, FromSettings, LLMChoice
 from kuuki.clock import VirtualClock
-from kuuki.decide.base import Judge
+from kuuki.decide.judge.base import Judge
 from kuuki.domain import Decision
 from kuuki.embed import Embedder
 from kuuki.explain.card import decision_card

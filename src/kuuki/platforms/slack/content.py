@@ -1,6 +1,6 @@
 """What one Slack message says: its text, its files and its attachments, as one text.
 
-Slack puts words in three places (issue 26). The ``text`` is the author's; ``files`` are
+Slack puts words in three places. The ``text`` is the author's; ``files`` are
 noted as ``[file: name]``; ``attachments[]`` hold three kinds of thing, told apart by
 their fields:
 

@@ -1,0 +1,222 @@
+"""Is a message addressed to the bot? Mention, reply to one of its messages, a name call,
+a direct message, or a message in a thread under one of its own posts.
+
+A name call is the name used as a vocative ("Kuu, what do you think?", "くうさん、これ見て",
+"thanks Kuu!", "hey Kuu") or a question put to the bot by name ("くうも来る？"), not the
+name used in reference ("I asked Kuu yesterday", "くうが言ってた"). Kana, kanji and latin
+variants and the usual honorifics count.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+
+from kuuki.decide.situation import Addressing
+from kuuki.domain import Message
+
+HONORIFICS_JA = ("さん", "ちゃん", "くん", "君", "様", "さま", "氏", "たん", "っち")
+HONORIFICS_LATIN = ("san", "chan", "kun", "sama")
+_GREETINGS = (
+    "hey",
+    "hi",
+    "hello",
+    "yo",
+    "ok",
+    "okay",
+    "oh",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "good morning",
+    "morning",
+    "night",
+    "good night",
+    "sorry",
+    "please",
+    "dear",
+    "so",
+    "well",
+    "ねえ",
+    "ねぇ",
+    "おい",
+    "あの",
+    "ありがとう",
+    "おはよう",
+    "こんにちは",
+    "こんばんは",
+    "やあ",
+    "よう",
+    "ども",
+    # Japanese thanks, greetings and farewells, often glued to the name with no space
+    # (「ありがとうそら！」, 「ありがとね くう」, 「おつかれさまです、くうさん」).
+    "ありがと",
+    "ありがとね",
+    "ありがとうね",
+    "ありがとうございます",
+    "おつかれ",
+    "おつかれさま",
+    "おつかれさまです",
+    "お疲れ",
+    "お疲れさま",
+    "お疲れ様",
+    "お疲れさまです",
+    "お疲れ様です",
+    "よろしく",
+    "よろしくね",
+    "さすが",
+    "ごめん",
+    "ごめんね",
+    "おやすみ",
+    "またね",
+)
+_VOCATIVE_AFTER = r"(?:\s*[,、，:：!！?？。.…~〜ー]|\s*$|\s+(?=[^\W\d_]))"
+_KATA_START, _KATA_END = 0x30A1, 0x30F6
+
+
+def to_hiragana(text: str) -> str:
+    return "".join(
+        chr(ord(ch) - 0x60) if _KATA_START <= ord(ch) <= _KATA_END else ch for ch in text
+    )
+
+
+def to_katakana(text: str) -> str:
+    return "".join(chr(ord(ch) + 0x60) if 0x3041 <= ord(ch) <= 0x3096 else ch for ch in text)
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width latin → ASCII, half-width kana → full-width), lower-cased."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def name_variants(names: Iterable[str]) -> list[str]:
+    """Every spelling a name call may use: kana swapped, with and without honorifics."""
+    base: set[str] = set()
+    for name in names:
+        n = normalise(name).strip()
+        if not n:
+            continue
+        base |= {n, to_hiragana(n), to_katakana(n)}
+    out: set[str] = set(base)
+    for n in base:
+        for h in HONORIFICS_JA:
+            out.add(n + h)
+        if n.isascii():
+            for h in HONORIFICS_LATIN:
+                out |= {f"{n}-{h}", f"{n} {h}", f"{n}{h}"}
+    # Longest first, so "kuu-san" wins over "kuu".
+    return sorted(out, key=len, reverse=True)
+
+
+# The bot is where a thread message goes unless it answers a person: a thread reply this
+# soon after another person's message in the thread is read as talk between the two.
+THREAD_EXCHANGE = timedelta(minutes=2)
+
+
+
+class AddressDetector:
+    """Detects the three ways of addressing the bot, for one persona."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = [normalise(n) for n in names if n.strip()]
+        self._lowered = frozenset(normalise(n) for n in self.names)
+        self._hira_names = [to_hiragana(n) for n in self.names]
+        self._named: dict[str, bool] = {}
+        variants = name_variants(names)
+        alt = "|".join(re.escape(v) for v in variants) or r"(?!x)x"
+        greet = "|".join(re.escape(g) for g in _GREETINGS)
+        # A latin name must not be glued to other latin letters ("kuuki" is not "kuu").
+        name = rf"(?<![a-z0-9])(?:@)?(?P<name>{alt})(?![a-z0-9])"
+        self._start = re.compile(rf"^\s*(?:(?:{greet})[\s,、!！]*)?{name}{_VOCATIVE_AFTER}")
+        # The end: "…, kuu", "thanks kuu", and a greeting after a clause of its own
+        # ("なるほど、ありがとうそら！"): the greeting opens the text, follows a space or
+        # punctuation, and the name may be glued to it.
+        self._end = re.compile(
+            rf"(?:[,、，]|(?:^|[\s,、，。.!！?？…])(?:{greet}))\s*{name}"
+            rf"\s*[!！?？。.…~〜w笑]*\s*$"
+        )
+        self._at = re.compile(rf"@{name}")
+        # "くうも来る？", "くうは何が好き？": a question that opens with the bot's name and a
+        # topic particle asks the bot itself ("くうが言ってた" does not: no question).
+        self._topic_question = re.compile(
+            rf"^\s*{name}(?:も|は|って|ってさ)[^。\n]{{0,40}}[?？]\s*$"
+        )
+        self._mid_vocative = re.compile(rf"(?:^|[。.!！?？\n]\s*){name}\s*[,、，]")
+
+    def detect(
+        self,
+        msg: Message,
+        *,
+        bot_user_ids: Iterable[str],
+        bot_message_ids: Iterable[str] = (),
+        dm: bool = False,
+        recent: Sequence[Message] = (),
+    ) -> Addressing:
+        """How ``msg`` addresses the bot. ``dm``: the channel is a direct message with the
+        bot (a person's message there is always to the bot); ``recent``: the channel's
+        buffer, read to tell a thread reply to another person from one to the bot."""
+        # Asked for every message: the id sets are built only when a check reads them.
+        ids: set[str] | None = None
+        own: set[str] | None = None
+        if msg.mentions:
+            ids = set(bot_user_ids)
+            for m in msg.mentions:
+                if m in ids or normalise(m) in self._lowered:
+                    return Addressing("mention", m)
+        if msg.reply_to is not None:
+            own = set(bot_message_ids)
+            if msg.reply_to in own:
+                return Addressing("reply", msg.reply_to)
+        text = normalise(msg.text)
+        patterns = (self._at, self._start, self._end, self._mid_vocative, self._topic_question)
+        for pattern in patterns:
+            hit = pattern.search(text)
+            if hit:
+                return Addressing("name", hit.group("name"))
+        if msg.user.is_bot:
+            return Addressing("")
+        if dm:
+            return Addressing("dm", msg.channel_id)
+        if msg.thread is not None:
+            own = own if own is not None else set(bot_message_ids)
+            ids = ids if ids is not None else set(bot_user_ids)
+            if msg.thread in own and not self._to_person(msg, recent, ids):
+                return Addressing("thread", msg.thread)
+        return Addressing("")
+
+    def _to_person(self, msg: Message, recent: Sequence[Message], bot_ids: set[str]) -> bool:
+        """In the bot's thread, is this message said to another person?"""
+        by_id = {m.id: m for m in recent}
+        target = by_id.get(msg.reply_to) if msg.reply_to else None
+        if target is not None and target.user.id != msg.user.id and target.user.id not in bot_ids:
+            return True
+        if any(normalise(x) not in self._lowered for x in msg.mentions):
+            return True
+        people = [
+            m
+            for m in recent
+            if m.thread == msg.thread
+            and m.id != msg.id
+            and m.ts <= msg.ts
+            and not m.user.is_bot
+            and m.user.id not in bot_ids
+        ]
+        if not people:
+            return False
+        last = people[-1]
+        return last.user.id != msg.user.id and msg.ts - last.ts <= THREAD_EXCHANGE
+
+    def mentions_name(self, text: str) -> bool:
+        """The name appears at all, called or not ("could Kuu stay out for an hour?").
+        Asked twice of every message (the quiet request, the models' reading): kept."""
+        hit = self._named.get(text)
+        if hit is None:
+            t = to_hiragana(normalise(text))
+            hit = any(n in t for n in self._hira_names)
+            if len(self._named) > 4096:
+                self._named.clear()
+            self._named[text] = hit
+        return hit

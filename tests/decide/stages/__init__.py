@@ -1,0 +1,1 @@
+"""Tests of kuuki.decide.stages."""
