@@ -5,6 +5,7 @@ decision pipeline it runs (`make_engine`; `build_app` adds the store, memory and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -82,19 +83,22 @@ def make_engine(
     bot_user_ids: Sequence[str] = (),
     prepare: Prepare | None = None,
     options: EngineOptions = SINGLE_PROCESS,
+    shadow: bool = False,
 ) -> Engine:
     """An `Engine` for ``settings``: ``judge`` is the decision pipeline built once at
     start-up, or a bare `Judge` (tests, plugins) run behind the pipeline's gates (None:
-    reply when addressed); the rest are the engine's collaborators."""
+    reply when addressed); ``shadow``: everywhere, whatever the settings say; the rest are
+    the engine's collaborators."""
     pipeline = (
         judge
         if isinstance(judge, Pipeline)
         else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
     )
+    config = engine_config(settings)
     return Engine(
-        engine_config(settings), clock=clock, outbox=outbox, responder=responder,
-        pipeline=pipeline, buffer_factory=buffer_factory(settings), store=store,
-        writer=writer, inbox=inbox, tracker_factory=tracker_factory,
+        replace(config, shadow=True) if shadow else config, clock=clock, outbox=outbox,
+        responder=responder, pipeline=pipeline, buffer_factory=buffer_factory(settings),
+        store=store, writer=writer, inbox=inbox, tracker_factory=tracker_factory,
         memory_hooks=memory_hooks, bot_user_ids=bot_user_ids, prepare=prepare,
         options=options,
     )

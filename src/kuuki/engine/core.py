@@ -135,9 +135,9 @@ class Engine:
         self.recorder = Recorder(self.filter, self.timeline, seen,  # 1-4
                                  messages=messages, writer=writer)
         self.actor = Actor(clock=clock, outbox=self.outbox, responder=self.responder,  # 6-7
-                           pipeline=pipeline, timeline=self.timeline,
-                           messages=messages,
-                           writer=writer, bot_name=config.bot_name)
+                           pipeline=pipeline, timeline=self.timeline, messages=messages,
+                           writer=writer, bot_name=config.bot_name,
+                           shadowed=self.filter.shadowed)
         self.decider = Decider(clock=clock, pipeline=pipeline, actor=self.actor,  # 5
                                filter=self.filter, channels=self.channels,
                                backlog=self.backlog, history=history,

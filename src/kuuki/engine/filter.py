@@ -7,7 +7,8 @@ Decided here and nowhere else in the engine:
 - whether a message is the bot's own: its author is one of the bot's user ids (the
   persona's name, and the platform ids adapters add once logged in). The bot's own
   messages join the timeline (record, steps 2-4) and are not judged;
-- the text as the engine keeps it: cleaned at the door (kuuki.text.safety).
+- the text as the engine keeps it: cleaned at the door (kuuki.text.safety);
+- whether the bot is in shadow mode in a channel (`shadowed`: it decides but never posts).
 
 A message in a channel that is not allowed leaves nothing behind, not even in the store.
 The decision pipeline keeps its own first stages (kuuki.decide.stages: own_message, filter, quiet:
@@ -55,6 +56,13 @@ class MessageFilter:
         if not self.allowed(channel):
             return False
         return not (channel.visibility is Visibility.DM and not self.config.dms_enabled)
+
+    def shadowed(self, channel: Channel) -> bool:
+        """Is the bot in shadow mode in ``channel`` (everywhere, or by the channel's list)?"""
+        if self.config.shadow:
+            return True
+        return bool(self.config.shadow_channels) and bool(
+            set(channel.names) & set(self.config.shadow_channels))
 
     def is_own(self, user: User) -> bool:
         return user.id in self.bot_user_ids
