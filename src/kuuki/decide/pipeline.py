@@ -26,7 +26,7 @@ from kuuki.decide.judge.base import Judge
 from kuuki.decide.judge.history import TriggerLedger
 from kuuki.decide.judge.llm_stage import LLMStage
 from kuuki.decide.situation import Addressing, Situation
-from kuuki.decide.stages.addressed import Addressed, PingBurst, RateLimit
+from kuuki.decide.stages.addressed import Addressed
 from kuuki.decide.stages.addressee import AddresseeStage
 from kuuki.decide.stages.answered import Answered
 from kuuki.decide.stages.debounce import Debounce
@@ -36,10 +36,12 @@ from kuuki.decide.stages.judge import JudgeStage
 from kuuki.decide.stages.llm_judge import LLMJudge
 from kuuki.decide.stages.local_score import LocalScore
 from kuuki.decide.stages.own_message import OwnMessage
+from kuuki.decide.stages.ping_burst import PingBurst
 from kuuki.decide.stages.policy import Policy
 from kuuki.decide.stages.proactive import Proactive
 from kuuki.decide.stages.quiet import Quiet
 from kuuki.decide.stages.quiet_request import QuietRequest
+from kuuki.decide.stages.rate_limit import RateLimit
 from kuuki.decide.stages.recheck import RecheckGate
 from kuuki.decide.stages.sent_twice import SentTwice
 from kuuki.decide.stages.thresholds import Thresholds

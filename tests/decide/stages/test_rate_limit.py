@@ -12,7 +12,7 @@ from tests.engine.test_core import ALICE, Harness, make
 
 from kuuki.clock import VirtualClock
 from kuuki.decide.judge.build import build_judge
-from kuuki.decide.stages.addressed import ADDRESSED_LIMIT
+from kuuki.decide.stages.rate_limit import ADDRESSED_LIMIT
 from kuuki.domain import ActionKind
 from kuuki.settings import Persona, Settings
 from kuuki.testing.llm import ScriptedLLM

@@ -32,3 +32,8 @@ def silent(case: Case, stage: Stage, reason: str) -> StageResult:
         case.trace.step(f"open question: judge again in {recheck:.0f} s if nobody answers")
         case.trace.features["recheck_s"] = recheck  # kept: a new owner rebuilds the timer
     return StageResult.decide(Verdict(ActionKind.NONE, stage, score, reason, recheck_s=recheck))
+
+
+def conversation_of(case: Case) -> str | None:
+    """The conversation the channel's view put the message in, once a stage computed it."""
+    return case.view.conversation_id if case.view is not None else None
