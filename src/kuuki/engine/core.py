@@ -118,6 +118,14 @@ class Engine:
         # the channel instead of handling it: the relay is its inbox, nothing is queued here.
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
+        self._config = config
+        self._compose(config, store, writer, memory_hooks, prepare, options)
+
+    def _compose(self, config: EngineConfig, store: EngineStorage | None,
+                 writer: Writer | None, memory_hooks: Sequence[MemoryHook],
+                 prepare: Prepare | None, options: EngineOptions) -> None:
+        """The steps, each given the collaborators it uses (the numbers: DESIGN §1)."""
+        clock, pipeline = self.clock, self.pipeline
         seen = Seen(options.seen_capacity)
         messages = None if store is None else store.messages
         history = None if store is None else store.history
@@ -126,7 +134,7 @@ class Engine:
                                  marks_handled=self.inbox is not None)
         self.recorder = Recorder(self.filter, self.timeline, seen,  # 1-4
                                  messages=messages, writer=writer)
-        self.actor = Actor(clock=clock, outbox=outbox, responder=responder,  # 6-7
+        self.actor = Actor(clock=clock, outbox=self.outbox, responder=self.responder,  # 6-7
                            pipeline=pipeline, timeline=self.timeline, messages=messages,
                            writer=writer, bot_name=config.bot_name,
                            shadowed=self.filter.shadowed)
@@ -137,13 +145,12 @@ class Engine:
                                catch_up_minutes=config.catch_up_minutes)
         self.worker = Worker(  # takes each channel's items forward through the steps
             self.recorder, self.decider, self.timeline, self.backlog, clock, self.channels,
-            buffer_factory=buffer_factory, tracker_factory=tracker_factory,
+            buffer_factory=self.buffer_factory, tracker_factory=self.tracker_factory,
             bot_user_ids=self.bot_user_ids, prepare=prepare,
         )
-        self.door = Door(self.inbox, seen, self.worker.enqueue if relay is None else None,
+        self.door = Door(self.inbox, seen, self.worker.enqueue if self.relay is None else None,
                          room=self.backlog.room)  # 0
         self.intake = self.door.intake  # published: its waiting events, lag and commits
-        self._config = config
 
     # -- configuration and counters ---------------------------------------------------------
 
