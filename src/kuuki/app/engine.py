@@ -11,6 +11,7 @@ from typing import Any
 from kuuki.clock import Clock
 from kuuki.decide.judge.base import AddressedOnlyJudge, Judge
 from kuuki.decide.pipeline import Pipeline, build_pipeline
+from kuuki.decide.stages.channel_policy import PolicyOf
 from kuuki.domain import Channel
 from kuuki.engine.config import SINGLE_PROCESS
 from kuuki.engine.core import Engine, EngineConfig, EngineOptions
@@ -82,14 +83,16 @@ def make_engine(
     bot_user_ids: Sequence[str] = (),
     prepare: Prepare | None = None,
     options: EngineOptions = SINGLE_PROCESS,
+    policy_of: PolicyOf | None = None,
 ) -> Engine:
     """An `Engine` for ``settings``: ``judge`` is the decision pipeline built once at
     start-up, or a bare `Judge` (tests, plugins) run behind the pipeline's gates (None:
-    reply when addressed); the rest are the engine's collaborators."""
+    reply when addressed); ``policy_of``: each channel's policy; the rest are the engine's
+    collaborators."""
     pipeline = (
         judge
         if isinstance(judge, Pipeline)
-        else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
+        else build_pipeline(settings, judge=judge or AddressedOnlyJudge(), policy_of=policy_of)
     )
     return Engine(
         engine_config(settings), clock=clock, outbox=outbox, responder=responder,

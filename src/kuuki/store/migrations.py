@@ -370,3 +370,18 @@ def m006_forgotten_users(conn: Connection) -> None:
         Column("forgotten_at", UTCDateTime, nullable=False),
     )
     md.create_all(conn)
+
+
+@migration
+def m007_channel_policies(conn: Connection) -> None:
+    # `/kuuki mode`'s changes to a channel's policy must outlive the process.
+    md = MetaData()
+    Table(
+        "channel_policies",
+        md,
+        Column("channel_id", SafeString, primary_key=True),
+        Column("policy_values", SafeJSON, nullable=False),
+        Column("changed_by", SafeString, nullable=False),
+        Column("changed_at", UTCDateTime, nullable=False),
+    )
+    md.create_all(conn)
