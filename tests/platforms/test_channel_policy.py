@@ -181,3 +181,16 @@ async def test_a_change_is_one_row_in_the_store(bot_factory: Any, tmp_path: Path
     assert row.values == {"mode": "listen", "proactive": "off"}
     reset = await d.slash("alice", "mode", "reset", can_manage=True)
     assert "mode: member" in reset
+
+
+async def test_a_channels_own_system_prompt_writes_its_replies(bot_factory: Any) -> None:
+    prompt = "You are {name}, the support desk's patient helper. Answer in one sentence."
+    bot = await bot_factory({"general": {"system_prompt": prompt}})
+    d = bot.driver
+    d.llm.enqueue("Restart it from the dashboard.")
+    await d.say("alice", "how do I restart the build server?", mention_bot=True)
+    await d.wait_bot_messages(1)
+    await d.settle()
+    [call] = [c for c in d.llm.history if c.purpose == "reply"]
+    assert "You are Kuu, the support desk's patient helper." in call.prompt
+    assert "a friendly regular member of this chat" not in call.prompt

@@ -173,6 +173,7 @@ async def build_app(
         policies = await ChannelPolicies.open(settings, opened, clock)
         provider = memory.provider() if memory is not None else None
         responder = _responder(settings, prompts, main_llm, guard, dump, provider, clock)
+        responder.policy_of = policies.of
         settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
         if judge is None:
             judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard,
