@@ -117,6 +117,7 @@ def row(cid: str, name: str, visibility: str, **figures: Any) -> dict[str, Any]:
         "latency": {"count": 0, "p50_ms": None, "p95_ms": None},
         "waited": {"count": 0, "p50_ms": None, "p95_ms": None},
         "guard_rejections": 0, "fallbacks": 0, "silences": {"budget": 0, "quiet": 0},
+        "would_have": {"replies": 0, "acks": 0, "reactions": 0},
     }
     return base | figures
 
