@@ -316,6 +316,9 @@ class Decision:
     # When the message was written (its platform time): with ``decided_at`` (after the
     # send), the reply latency the metrics observe (kuuki.ops.metrics).
     message_at: datetime | None = None
+    # Shadow mode: ``action`` is what the bot would have done (with its text, when a model
+    # wrote one), and nothing was sent; the trace says so too (``features["shadow"]``).
+    shadow: bool = False
 
     @property
     def judged(self) -> ActionKind:

@@ -20,6 +20,7 @@ import pytest
 
 from kuuki.bench.seat import SILENT, bench_seat, print_report, transcript_lines
 from kuuki.bench.seat_metrics import Judged, auc, judged, labelled, summary
+from kuuki.bench.seat_replay import Variant
 from kuuki.cli import main
 from kuuki.conversation.mrmp import read_split
 from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Stage
@@ -99,13 +100,14 @@ def test_the_cli_prints_one_json_object_and_a_table(
 ) -> None:
     assert main(["bench", "seat", str(dialogues), "--gap", "30", "--limit", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"benchmark", "dir", "llm", "dialogues", "messages", "targets",
-                        "by_gap", "seconds"}
+    assert set(out) == {"benchmark", "dir", "llm", "variant", "dialogues", "messages",
+                        "targets", "by_gap", "seconds"}
+    assert out["variant"] == "shadow"
     assert out["benchmark"] == "seat" and out["dialogues"] == 1 and out["messages"] == 7
     assert out["targets"]["auc"] == ">= 0.80"
     (gap,) = out["by_gap"]
     assert set(gap) == {"gap", "replays", "labelled", "no_decision", "auc",
-                        "replied_or_acked", "silent_member", "seconds"}
+                        "replied_or_acked", "previous_line_mine", "silent_member", "seconds"}
     assert gap["gap"] == 30 and gap["labelled"] == {"to_seat": 2, "to_other": 2}
     assert set(gap["auc"]) == {"first_decision", "no_decision_lowest"}
     table = io.StringIO()
@@ -177,4 +179,89 @@ def test_the_first_decision_line_and_the_strongest_action_until_the_next_message
             timeline.decision(decisions[1])
     # u5 has no decision line: its debounce was superseded
     assert judged(first, "たらこ", decisions, timeline) == [
-        Judged(True, 40.0, ActionKind.NONE), Judged(False, None, ActionKind.NONE)]
+        Judged(True, 40.0, ActionKind.NONE),
+        Judged(False, None, ActionKind.NONE, after_own=True)]  # u5 follows たらこ's u4
+    assert [j.after_own for j in judged(first, "たらこ", decisions, timeline)] == [False, True]
+    assert [j.mentioned for j in judged(first, "たらこ", decisions, timeline,
+                                        mentions=True)] == [True, False]
+
+
+async def test_with_mentions_the_removed_marks_are_platform_mentions(dialogues: Path) -> None:
+    first = read_split(dialogues)[0]
+    lines = transcript_lines(first, "たらこ", 15, mentions=True)
+    assert lines[4]["mentions"] == ["たらこ"] and "mentions" not in lines[5]
+    assert lines[4]["text"] == "たらこさん、週末は何をしていましたか？"
+    result = await bench_seat(Settings(), dialogues, [15.0], variant=Variant(mentions=True))
+    (gap,) = result["by_gap"]
+    assert result["variant"] == "shadow, @name as mentions"
+    assert gap["replied_or_acked"]["mentioned"] == {"messages": 3, "spoke": 3, "share": 1.0}
+
+
+async def test_in_shadow_the_seat_s_real_lines_are_its_own_and_nothing_else(
+    dialogues: Path,
+) -> None:
+    """Without shadow the bot's answers join the timeline beside the seat's real lines; in
+    shadow the transcript's lines are all that was said (the bot's answers only recorded)."""
+    from kuuki.bench.seat_replay import replay_lines
+
+    first = read_split(dialogues)[0]
+    lines = transcript_lines(first, "たらこ", 15)
+    _, shadowed = await replay_lines(Settings(), lines, "t", shadow=True)
+    _, live = await replay_lines(Settings(), lines, "t", shadow=False)
+    spoke = [d for k, d in shadowed.entries if k == "decision" and d.action.kind.value != "none"]
+    assert spoke and all(d.shadow for d in spoke)
+    assert not any(d.shadow for k, d in live.entries if k == "decision")
+
+
+IRC_LOG = [
+    "[10:00] <alice> hi all",
+    "[10:01] <helper> alice: which release are you on?",
+    "[10:01] <alice> helper: 22.04, and the wifi drops every hour",
+    "[10:02] <bob> anyone know a good irc client?",
+    "[10:02] <carol> bob: hexchat",
+    "[10:03] <alice> helper: I ran lspci as you said",
+    "[10:03] <helper> alice: paste it please",
+    "[10:04] <alice> helper, here: http://paste.ubuntu.com/1",
+    "[10:05] <carol> bob: or irssi if you like the terminal",
+]
+# "child parent" (0-based lines); the annotation file holds "parent child -"
+IRC_LINKS = ["0 0", "1 0", "2 1", "3 3", "4 3", "5 1", "6 5", "7 6", "8 3"]
+
+
+@pytest.fixture
+def irc_split(tmp_path: Path) -> Path:
+    (tmp_path / "2020-01-01.ascii.txt").write_text("\n".join(IRC_LOG) + "\n", "utf-8")
+    (tmp_path / "2020-01-01.annotation.txt").write_text(
+        "\n".join(f"{p.split()[1]} {p.split()[0]} -" for p in IRC_LINKS) + "\n", "utf-8")
+    return tmp_path
+
+
+def test_the_irc_seat_is_the_one_others_most_answer_and_nicks_can_be_removed() -> None:
+    from kuuki.bench.seat_irc import seat_of
+    from kuuki.conversation.ircdata import parse_line
+    from kuuki.decide.models.turns import irc_chat, strip_leading_nick
+
+    lines = [parse_line(i, raw) for i, raw in enumerate(IRC_LOG)]
+    gold = {int(c): [int(p)] for c, p in (x.split() for x in IRC_LINKS)}
+    chat = irc_chat("x", lines, gold)
+    assert seat_of(chat) == "helper"  # answered by alice three times; bob twice
+    assert strip_leading_nick("helper, here: http://x", ["helper", "alice"]) == "here: http://x"
+    assert strip_leading_nick("Helper: ok", ["helper"]) == "ok"
+    assert strip_leading_nick("I told helper: no", ["helper"]) == "I told helper: no"
+    assert strip_leading_nick("helper:", ["helper"]) == "helper:"
+
+
+async def test_irc_logs_put_the_bot_in_the_helper_s_seat(irc_split: Path) -> None:
+    result = await bench_seat(Settings(), irc_split)
+    (figures,) = result["by_gap"]
+    # to the helper: lines 2, 5, 7 (alice); to others: carol's answers to bob (4, 8)
+    assert figures["labelled"] == {"to_seat": 3, "to_other": 2}
+    assert figures["replied_or_acked"]["named"] == {"messages": 3, "spoke": 3, "share": 1.0}
+    assert figures["replied_or_acked"]["to_other"]["spoke"] == 0
+    assert figures["previous_line_mine"]["to_seat"] == {"messages": 3, "spoke": 2,
+                                                        "share": 0.667}
+    stripped = await bench_seat(Settings(), irc_split, variant=Variant(strip_nick=True))
+    assert stripped["variant"] == "shadow, leading nick removed"
+    # with the nicks gone no line names the helper: who it is for must be inferred
+    assert "named" not in stripped["by_gap"][0]["replied_or_acked"]
+    assert stripped["by_gap"][0]["labelled"] == {"to_seat": 3, "to_other": 2}

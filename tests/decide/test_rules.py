@@ -115,10 +115,11 @@ def test_cooldown_after_the_bot_spoke(room: Room) -> None:
 
 def test_presence_leaves_an_unanswered_question_to_the_members(room: Room) -> None:
     """An open question nobody answered for minutes gets +45 on its re-check, unless the
-    bot wrote 40 % or more of the channel lately: then the members may answer it."""
+    bot wrote much of the channel lately (40 % or more, and over 1.5 times its fair share
+    among the people talking): then the members may answer it."""
     q = "does anyone know where the VPN config lives?"
-    for i in range(6):
-        room.add(msg(f"x{i}", i * 5, "Kuu" if i % 2 else "alice", f"line {i}"))
+    for i, who in enumerate(["alice", "Kuu", "Kuu", "alice", "Kuu", "Kuu"]):
+        room.add(msg(f"x{i}", i * 5, who, f"line {i}"))
     r, t = score(room, msg("m1", 100, "bob", q), at=300, unanswered=True)
     assert rules(t)["presence"] == -30 and "open question unanswered" not in rules(t)
     assert not r.unanswered
@@ -130,8 +131,8 @@ def test_presence_leaves_an_unanswered_question_to_the_members(room: Room) -> No
     assert "presence" not in rules(t) and rules(t)["open question unanswered"] == 45
     assert r.unanswered and t.score == seat(t) + OPEN_QUESTION + 45
     some = Room()
-    for i in range(7):  # 2 of 8: a quarter, −10, still takes the question up
-        some.add(msg(f"x{i}", i * 5, "Kuu" if i % 3 == 2 else "alice", f"line {i}"))
+    for i, who in enumerate(["alice", "carol", "Kuu", "dave", "alice", "Kuu", "carol"]):
+        some.add(msg(f"x{i}", i * 5, who, f"line {i}"))  # 2 of 8 among five: a quarter
     r, t = score(some, msg("m1", 100, "bob", q), at=300, unanswered=True)
     assert rules(t)["presence"] == -10 and rules(t)["open question unanswered"] == 45
 

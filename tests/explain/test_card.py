@@ -37,8 +37,10 @@ def rich(kind: ActionKind, mid: str) -> Decision:
         "addressed": "name", "language": "en", "conversation": "conv-3",
         "addressee": {"to": "Kuu", "p": 0.83, "bot": 0.83,
                       "candidates": {"Kuu": 0.83, "alice": 0.12, "room": 0.05},
-                      "top": [["name at the start", 2.1]], "threshold": 0.65},
-        "seat": {"p": 0.62, "short": 0.3, "score": 62.0, "top": [["p(to the seat)", 1.8]]},
+                      "top": [["name at the start", 2.1]], "threshold": 0.65,
+                      "content": [["answers their question", 1.3]]},
+        "seat": {"p": 0.62, "short": 0.3, "score": 62.0, "top": [["p(to the seat)", 1.8]],
+                 "content": [["a question to the seat", 0.9]]},
     })
     trace.llm_calls.append(LLMCallRecord("reply", "smollm2", 812, 40, 1234.5, "ok",
                                          prompt="system: you are Kuu"))
@@ -70,6 +72,10 @@ async def test_a_stored_decision_gets_the_live_card(tmp_path: Path) -> None:
     reply, react = (decision_card(decision_of(r), NAMES) for r in stored)
     assert (reply["fallback"], react["fallback"]) == (False, True)
     assert reply["addressee"]["candidates"][0]["label"].startswith("Kuu")
+    # what was said that moved the models, in words, among the card's notes
+    assert "what was said, for Kuu (the bot): answers their question +1.3" in reply[
+        "addressee"]["notes"]
+    assert "what was said: a question to the seat +0.9" in reply["seat"]["because"]
     assert any("search_memory" in line for line in reply["tools"])
     assert any("rejected" in line for line in reply["guard"])
     assert reply["calls"] and "smollm2" in reply["calls"][0]

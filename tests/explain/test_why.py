@@ -167,6 +167,18 @@ def test_why_tells_who_the_message_is_for_and_whether_its_seat_would_speak(
     ]
 
 
+def test_why_says_which_content_features_moved_the_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    addressee = {**ADDRESSEE, "content": [["answers their question", 1.3],
+                                          ["shares words with their recent lines", -0.6]]}
+    seat = {**SEAT, "content": [["a question to the seat", 0.9]]}
+    lines = why_lines(tmp_path, {"addressee": addressee, "seat": seat}, capsys)
+    assert ("      what was said, for Kuu (the bot): answers their question +1.3, "
+            "shares words with their recent lines -0.6") in lines
+    assert "      what was said: a question to the seat +0.9" in lines
+
+
 def test_an_old_trace_without_the_models_tells_nothing_of_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -53,9 +53,10 @@ class Bot:
 def start(platform: str, tmp_path: Path) -> Callable[..., Any]:
     started: list[PlatformDriver] = []
 
-    async def make(table: dict[str, Any], clock: VirtualClock | None = None) -> Bot:
+    async def make(table: dict[str, Any], clock: VirtualClock | None = None,
+                   **more: Any) -> Bot:
         settings = replace(Settings(), store_url=f"sqlite:///{tmp_path}/x.sqlite3",
-                           channel_policy=policies("channels.policy", table))
+                           channel_policy=policies("channels.policy", table), **more)
         d = DRIVERS[platform](clock=clock)
         started.append(d)
         await d.start(settings)
@@ -194,3 +195,49 @@ async def test_a_channels_own_system_prompt_writes_its_replies(bot_factory: Any)
     [call] = [c for c in d.llm.history if c.purpose == "reply"]
     assert "You are Kuu, the support desk's patient helper." in call.prompt
     assert "a friendly regular member of this chat" not in call.prompt
+
+
+async def test_a_listen_channel_posts_nothing_and_records_everything(bot_factory: Any) -> None:
+    clock = VirtualClock(datetime.now(UTC))
+    bot = await bot_factory({"general": {"mode": "listen"}}, clock)
+    d = bot.driver
+    d.llm.enqueue("Restart it from the dashboard.")
+    asked = await d.say("alice", "how do I restart the build server?", mention_bot=True)
+    ambient = await d.say("bob", "lunch anyone?")
+    await d.settle()
+    await clock.advance(120)  # the ambient burst settles
+    await d.settle()
+    would = bot.of(asked)
+    assert would.shadow and would.action.kind is ActionKind.REPLY
+    assert would.action.text == "Restart it from the dashboard."  # written, not sent
+    assert d.bot_messages == [] and d.bot_reactions == []
+    for said in (asked, ambient):  # every decision stored, marked as listening only
+        row = await d.app.store.browse.decision_for(said)
+        assert row is not None and row["trace"]["features"]["shadow"] is True
+
+
+async def test_listen_by_kuuki_mode_and_the_whole_bot_by_shadow(bot_factory: Any) -> None:
+    bot = await bot_factory({})
+    d = bot.driver
+    await d.slash("alice", "mode", "listen", can_manage=True)
+    d.llm.enqueue("Hello!")
+    asked = await d.say("alice", "are you there?", mention_bot=True)
+    await d.settle()
+    assert bot.of(asked).shadow and d.bot_messages == []
+    await d.slash("alice", "mode", "member", can_manage=True)
+    d.llm.enqueue("Yes, here.")
+    again = await d.say("alice", "and now?", mention_bot=True)
+    [reply] = await d.wait_bot_messages(1)
+    await d.settle()
+    assert reply.text == "Yes, here." and not bot.of(again).shadow
+
+
+async def test_the_whole_bot_listens_with_shadow(bot_factory: Any) -> None:
+    """`kuuki run --shadow` sets KUUKI_SHADOW: every channel listens, whatever its policy."""
+    bot = await bot_factory({"general": {"mode": "member"}}, shadow=True)
+    d = bot.driver
+    d.llm.enqueue("Here!")
+    asked = await d.say("alice", "are you there?", mention_bot=True)
+    await d.settle()
+    assert bot.of(asked).shadow and bot.of(asked).action.text == "Here!"
+    assert d.bot_messages == [] and d.bot_reactions == []

@@ -148,12 +148,12 @@ async def build_app(
     judge: Judge | None = None,
     bot_user_ids: Sequence[str] = (),
     engine: EngineOptions = SINGLE_PROCESS,
+    shadow: bool = False,
 ) -> App:
-    """The engine and its parts for ``settings``. Each part given is used as it is; each
-    left `FROM_SETTINGS` is made as the settings say. ``llm``/``judge_llm``: a model, or
-    None for none; ``store``: an open store (the app closes it), a URL to open, or None for
-    no store; ``embedder``: one, or None for none; ``engine``: how a scale-out process
-    runs its engine (a gateway's relay, a worker's seen ids)."""
+    """The engine and its parts for ``settings``; each part given is used as it is, each
+    left `FROM_SETTINGS` made as the settings say. ``store``: an open store (the app closes
+    it), a URL, or None; ``llm``/``judge_llm``/``embedder``: one, or None for none; ``engine``:
+    a scale-out process's relay or seen ids; ``shadow``: decide but post nothing."""
     remember_secrets(settings)  # settings made in code were never loaded
     main_llm, j_llm = _chosen_llms(settings, llm, judge_llm)
     opened = await _open_store(settings, store)
@@ -183,7 +183,7 @@ async def build_app(
             responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
             bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
             prepare=prefetcher(embedder), inbox=None if opened is None else opened.inbox,
-            options=engine, policy_of=policies.of,
+            options=engine, policy_of=policies.of, shadow=shadow,
         )
         if memory is not None:
             memory.attach(made)

@@ -38,21 +38,17 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from kuuki.bench.seat_metrics import Judged, judged, message_id, silent_figures, summary
-from kuuki.clock import VirtualClock
+from kuuki.bench.seat_replay import Variant, replay_lines
+from kuuki.conversation.ircdata import split_files
 from kuuki.conversation.mrmp import Dialogue, read_split
-from kuuki.domain import Decision, User
+from kuuki.domain import Decision
 from kuuki.errors import KuukiError
-from kuuki.replay.expect import Played
-from kuuki.replay.runner import RecordingOutbox, replay
-from kuuki.replay.transcript import apply_setup, parse_lines
 from kuuki.settings import Settings
 
 DEFAULT_GAP = 15.0
@@ -60,10 +56,12 @@ MAX_GAP = 3600.0
 SILENT = "くう"
 TARGETS: dict[str, str] = {
     "auc": ">= 0.80",
-    "replied_or_acked_to_seat": ">= 50 %",
-    "replied_or_acked_to_other": "<= 20 %",
+    "replied_or_acked_to_seat": ">= 55 %",
+    "replied_or_acked_to_other": "<= 15 %",
     "silent_per_100": "<= 2",
+    "mentioned": ">= 98 %",
 }
+DEFAULT_VARIANT = Variant()  # shadow mode, no platform mentions, the text as written
 
 
 def check_gap(gap: float) -> float:
@@ -74,43 +72,27 @@ def check_gap(gap: float) -> float:
     return gap
 
 
-def transcript_lines(dialogue: Dialogue, bot: str, gap: float) -> list[dict[str, Any]]:
+def transcript_lines(dialogue: Dialogue, bot: str, gap: float, *, mentions: bool = False
+                     ) -> list[dict[str, Any]]:
     """The dialogue as transcript objects (DESIGN §5) with ``bot`` as the persona: the
     seat (a member, no aliases) or the silent fourth member (`SILENT`, the persona's own
-    aliases)."""
+    aliases). ``mentions``: each ``@name`` (removed from the text) is passed as a platform
+    mention, as a chat app would report it."""
     setup: dict[str, Any] = {"bot": bot, "language": "ja"}
     if bot in dialogue.speakers:
         setup["aliases"] = []
     lines: list[dict[str, Any]] = [{"setup": setup}]
     for u in dialogue.utterances:
-        lines.append({"id": message_id(u.index), "t": round(u.index * gap, 3),
-                      "user": u.speaker, "text": u.text})
+        line: dict[str, Any] = {"id": message_id(u.index), "t": round(u.index * gap, 3),
+                                "user": u.speaker, "text": u.text}
+        if mentions and u.mention_to:
+            line["mentions"] = list(u.mention_to)
+        lines.append(line)
     return lines
 
 
-async def replay_lines(
-    settings: Settings, lines: Sequence[dict[str, Any]], name: str
-) -> tuple[list[Decision], Played]:
-    """One transcript through the engine with no model, on its own clock and store."""
-    from kuuki.app import build_app
-
-    transcript = parse_lines([json.dumps(o, ensure_ascii=False) for o in lines], name)
-    run = apply_setup(settings, transcript)
-    run = replace(run, llm=replace(run.llm, backend="none"), judge_llm=None)
-    clock = VirtualClock(transcript.events[0].at if transcript.events else None)
-    bot = User(run.persona.name, run.persona.name, is_bot=True)
-    timeline = Played()
-    with tempfile.TemporaryDirectory(prefix="kuuki-seat-") as tmp:
-        app = await build_app(run, clock=clock, outbox=RecordingOutbox(clock, bot),
-                              store=f"sqlite:///{tmp}/seat.sqlite3")
-        try:
-            decisions = await replay(app.engine, clock, transcript, None, timeline)
-        finally:
-            await app.close()
-    return decisions, timeline
-
-
-async def run_gap(settings: Settings, dialogues: Sequence[Dialogue], gap: float) -> dict[str, Any]:
+async def run_gap(settings: Settings, dialogues: Sequence[Dialogue], gap: float,
+                  variant: Variant) -> dict[str, Any]:
     """Every seat of every dialogue, then the silent member, at one gap: the figures."""
     started = time.perf_counter()
     items: list[Judged] = []
@@ -118,10 +100,12 @@ async def run_gap(settings: Settings, dialogues: Sequence[Dialogue], gap: float)
     for d in dialogues:
         for seat in d.speakers:
             decisions, timeline = await replay_lines(
-                settings, transcript_lines(d, seat, gap), f"{d.id}:{seat}")
-            items.extend(judged(d, seat, decisions, timeline))
+                settings, transcript_lines(d, seat, gap, mentions=variant.mentions),
+                f"{d.id}:{seat}", shadow=variant.shadow)
+            items.extend(judged(d, seat, decisions, timeline, mentions=variant.mentions))
         decisions, _ = await replay_lines(
-            settings, transcript_lines(d, SILENT, gap), f"{d.id}:{SILENT}")
+            settings, transcript_lines(d, SILENT, gap, mentions=variant.mentions),
+            f"{d.id}:{SILENT}", shadow=variant.shadow)
         silent.extend(decisions)
     messages = sum(len(d.utterances) for d in dialogues)
     return {
@@ -135,12 +119,20 @@ async def run_gap(settings: Settings, dialogues: Sequence[Dialogue], gap: float)
 
 async def bench_seat(
     settings: Settings, directory: Path, gaps: Sequence[float] = (DEFAULT_GAP,),
-    limit: int | None = None, err: TextIO | None = None,
+    limit: int | None = None, err: TextIO | None = None, variant: Variant = DEFAULT_VARIANT,
 ) -> dict[str, Any]:
-    """The benchmark over the dialogues of ``directory`` (the first ``limit``), at each gap."""
-    gaps = [check_gap(g) for g in gaps] or [DEFAULT_GAP]
+    """The benchmark over the dialogues of ``directory`` (the first ``limit``), at each gap;
+    over the logs of an IRC split folder instead when ``directory`` is one
+    (kuuki.bench.seat_irc)."""
     if limit is not None and limit < 1:
         raise KuukiError(f"limit {limit}: expected 1 or more dialogues")
+    if split_files(directory):
+        from kuuki.bench.seat_irc import bench_irc_seat
+
+        return await bench_irc_seat(settings, directory, limit, err, variant)
+    if variant.strip_nick:
+        raise KuukiError("--strip-nick is for IRC logs; MRMP has no nicks in its text")
+    gaps = [check_gap(g) for g in gaps] or [DEFAULT_GAP]
     started = time.perf_counter()
     dialogues = read_split(directory)[:limit]
     if any(len(d.speakers) != 3 for d in dialogues):
@@ -151,7 +143,7 @@ async def bench_seat(
         raise KuukiError(f"a member is called {SILENT!r}, the silent member's name")
     by_gap = []
     for gap in gaps:
-        by_gap.append(await run_gap(settings, dialogues, gap))
+        by_gap.append(await run_gap(settings, dialogues, gap, variant))
         if err is not None:
             err.write(f"kuuki: gap {gap:g} s: {by_gap[-1]['replays']} replays in "
                       f"{by_gap[-1]['seconds']} s\n")
@@ -159,6 +151,7 @@ async def bench_seat(
         "benchmark": "seat",
         "dir": str(directory),
         "llm": "none",
+        "variant": variant.describe(),
         "dialogues": len(dialogues),
         "messages": sum(len(d.utterances) for d in dialogues),
         "targets": TARGETS,
@@ -173,33 +166,54 @@ def print_report(result: dict[str, Any], out: TextIO, *, as_json: bool = False) 
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
         return
     gaps = result["by_gap"]
+    targets: dict[str, str] = result["targets"]
     rows: list[tuple[str, list[str], str]] = [
         ("messages to the seat (labelled)", [str(g["labelled"]["to_seat"]) for g in gaps], ""),
         ("messages to the other (labelled)", [str(g["labelled"]["to_other"]) for g in gaps], ""),
         ("  no decision line: to seat / other",
          [f"{g['no_decision']['to_seat']} / {g['no_decision']['to_other']}" for g in gaps], ""),
         ("AUC, first decision's score", [_num(g["auc"]["first_decision"]) for g in gaps],
-         TARGETS["auc"]),
+         targets.get("auc", "")),
         ("AUC, no decision = lowest", [_num(g["auc"]["no_decision_lowest"]) for g in gaps],
-         TARGETS["auc"]),
+         targets.get("auc", "")),
         ("replied/acked after: to the seat",
          [_share(g["replied_or_acked"]["to_seat"]) for g in gaps],
-         TARGETS["replied_or_acked_to_seat"]),
+         targets.get("replied_or_acked_to_seat", "")),
         ("replied/acked after: to the other",
          [_share(g["replied_or_acked"]["to_other"]) for g in gaps],
-         TARGETS["replied_or_acked_to_other"]),
+         targets.get("replied_or_acked_to_other", "")),
+        *_extra_rows(gaps, targets),
         ("silent member: replies+acks /100 msgs",
-         [_num(g["silent_member"]["per_100"]) for g in gaps], TARGETS["silent_per_100"]),
+         [_num(g["silent_member"]["per_100"]) if "silent_member" in g else "-" for g in gaps],
+         targets.get("silent_per_100", "") if "silent_member" in gaps[0] else ""),
         ("seconds", [str(g["seconds"]) for g in gaps], ""),
     ]
-    head = [f"gap {g['gap']:g} s" for g in gaps]
+    head = [f"gap {g['gap']:g} s" if "gap" in g else "" for g in gaps]
     width = max(12, *(len(v) for _, vals, _ in rows for v in vals))
-    out.write(f"kuuki bench seat {result['dir']}: {result['dialogues']} dialogues, "
-              f"{result['messages']} messages, --llm none, {result['seconds']} s\n")
+    out.write(f"kuuki bench seat {result['dir']} ({result['variant']}): "
+              f"{result['dialogues']} chats, {result['messages']} messages, --llm none, "
+              f"{result['seconds']} s\n")
     out.write(f"{'':40}" + "".join(f"{h:>{width + 2}}" for h in head) + "  target\n")
     for label, vals, target in rows:
         out.write(f"{label:40}" + "".join(f"{v:>{width + 2}}" for v in vals)
                   + (f"  {target}" if target else "") + "\n")
+
+
+def _extra_rows(gaps: Sequence[dict[str, Any]], targets: dict[str, str]
+                ) -> list[tuple[str, list[str], str]]:
+    """The baseline's shares, and the messages that @-mention or name the seat."""
+    rows = [
+        (f"{label}: {key.replace('_', ' ')}",
+         [_share(g["previous_line_mine"][key]) for g in gaps], "")
+        for label, key in (("previous line mine", "to_seat"), ("previous line mine", "to_other"))
+    ]
+    for key, label in (("mentioned", "replied/acked after an @-mention of it"),
+                       ("named", "replied/acked after a message naming it"),
+                       ("to_room", "replied/acked after: to the room")):
+        if key in gaps[0]["replied_or_acked"]:
+            rows.append((label, [_share(g["replied_or_acked"][key]) for g in gaps],
+                         targets.get(key, "")))
+    return rows
 
 
 def _num(x: float | None) -> str:

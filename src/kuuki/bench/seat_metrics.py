@@ -34,6 +34,10 @@ class Judged:
     to_seat: bool
     score: float | None  # the first decision line's score; None: no decision line
     action: ActionKind  # the strongest action until the next message
+    after_own: bool = False  # the line before it was the seat's (the baseline's cue)
+    mentioned: bool = False  # a platform @-mention of the seat
+    named: bool = False  # its text names the seat
+    room: bool = False  # said to everyone (IRC: a message that starts a conversation)
 
     @property
     def spoke(self) -> bool:
@@ -54,18 +58,35 @@ def labelled(dialogue: Dialogue, seat: str) -> list[tuple[int, bool]]:
 
 
 def judged(
-    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Played
+    dialogue: Dialogue, seat: str, decisions: Sequence[Decision], timeline: Played,
+    *, mentions: bool = False,
 ) -> list[Judged]:
-    """What the seat's replay did about each of its labelled messages."""
+    """What the seat's replay did about each of its labelled messages (``mentions``: the
+    replay passed each ``@name`` as a platform mention)."""
+    first = first_scores(decisions)
+    out: list[Judged] = []
+    speakers = [u.speaker for u in dialogue.utterances]
+    for index, to_seat in labelled(dialogue, seat):
+        mid = message_id(index)
+        out.append(Judged(
+            to_seat, first.get(mid), action_after(timeline, mid),
+            after_own=index > 0 and speakers[index - 1] == seat,
+            mentioned=mentions and to_seat,
+        ))
+    return out
+
+
+def first_scores(decisions: Iterable[Decision]) -> dict[str, float]:
+    """Each message's first decision line's score."""
     first: dict[str, float] = {}
     for d in decisions:
         first.setdefault(d.message_id, float(decision_line(d)["score"]))
-    out: list[Judged] = []
-    for index, to_seat in labelled(dialogue, seat):
-        mid = message_id(index)
-        window = timeline.window(Expectation(mid, {}, 0, to=mid))
-        out.append(Judged(to_seat, first.get(mid), strongest(window)))
-    return out
+    return first
+
+
+def action_after(timeline: Played, mid: str) -> ActionKind:
+    """The strongest action between message ``mid`` and the next message."""
+    return strongest(timeline.window(Expectation(mid, {}, 0, to=mid)))
 
 
 def auc(positives: Iterable[float], negatives: Iterable[float]) -> float | None:
@@ -87,20 +108,28 @@ def auc(positives: Iterable[float], negatives: Iterable[float]) -> float | None:
 
 
 def summary(items: Sequence[Judged]) -> dict[str, Any]:
-    """Counts, the two AUCs and the shares spoken after, for one gap's labelled messages."""
+    """Counts, the two AUCs and the shares spoken after, for one gap's labelled messages;
+    beside them the baseline "speak iff the line before was mine", and the messages that
+    @-mention or name the seat (when there are any)."""
     seat = [j for j in items if j.to_seat]
-    other = [j for j in items if not j.to_seat]
+    other = [j for j in items if not j.to_seat and not j.room]
 
     def scores(group: list[Judged], missing: float | None) -> list[float]:
         found = (missing if j.score is None else j.score for j in group)
         return [s for s in found if s is not None]
 
-    def share(group: list[Judged]) -> dict[str, Any]:
-        spoke = sum(j.spoke for j in group)
+    def share(group: list[Judged], baseline: bool = False) -> dict[str, Any]:
+        spoke = sum((j.after_own if baseline else j.spoke) for j in group)
         return {"messages": len(group), "spoke": spoke,
                 "share": _round(spoke / len(group)) if group else None}
 
     lowest = -math.inf
+    extra: dict[str, Any] = {}
+    for key, group in (("mentioned", [j for j in items if j.mentioned]),
+                       ("named", [j for j in items if j.named]),
+                       ("to_room", [j for j in items if j.room])):
+        if group:
+            extra[key] = share(group)
     return {
         "labelled": {"to_seat": len(seat), "to_other": len(other)},
         "no_decision": {"to_seat": sum(j.score is None for j in seat),
@@ -109,7 +138,8 @@ def summary(items: Sequence[Judged]) -> dict[str, Any]:
             "first_decision": _round(auc(scores(seat, None), scores(other, None))),
             "no_decision_lowest": _round(auc(scores(seat, lowest), scores(other, lowest))),
         },
-        "replied_or_acked": {"to_seat": share(seat), "to_other": share(other)},
+        "replied_or_acked": {"to_seat": share(seat), "to_other": share(other), **extra},
+        "previous_line_mine": {"to_seat": share(seat, True), "to_other": share(other, True)},
     }
 
 

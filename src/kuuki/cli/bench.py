@@ -148,9 +148,12 @@ def add_redact_parser(bsub: Any) -> None:
 def _seat(args: argparse.Namespace) -> int:
     from kuuki.bench.seat import bench_seat
     from kuuki.bench.seat import print_report as print_seat
+    from kuuki.bench.seat_replay import Variant
 
+    variant = Variant(shadow=not args.no_shadow, mentions=args.mentions,
+                      strip_nick=args.strip_nick)
     result = asyncio.run(bench_seat(settings_for(args), Path(args.dir), args.gap or [],
-                                    limit=args.limit, err=sys.stderr))
+                                    limit=args.limit, err=sys.stderr, variant=variant))
     print_seat(result, sys.stdout, as_json=args.json)
     return 0
 
@@ -158,15 +161,26 @@ def _seat(args: argparse.Namespace) -> int:
 def add_seat_parser(bsub: Any) -> None:
     """`kuuki bench seat`'s options (called by kuuki.cli.parser with the bench sub-parsers)."""
     seat = bsub.add_parser(
-        "seat", help="the bot in a member's seat of real Japanese three-person chats (MRMP): "
-        "AUC of its score for messages to it vs to the other, replies after each, and a "
-        "silent fourth member's replies",
+        "seat", help="the bot in a member's seat of real chats (MRMP three-person chats, or "
+        "Ubuntu IRC logs): AUC of its score for messages to it vs to others, replies after "
+        "each, and (MRMP) a silent fourth member's replies",
         description="Replay every MRMP dialogue of DIR with the bot in each member's seat "
         "(no model, no mentions: being addressed is inferred), then with a fourth member "
-        "nobody addresses, and print the figures beside their targets.",
+        "nobody addresses, and print the figures beside their targets. DIR may instead be "
+        "an IRC split folder (X.ascii.txt + X.annotation.txt): each log is replayed with the "
+        "bot in the seat of the participant others most answer. In shadow mode unless "
+        "--no-shadow: the seat's real lines are the bot's, its own answers only recorded.",
     )
     seat.add_argument("dir", metavar="DIR",
-                      help="MRMP dialogues: a split folder (e.g. dialogues/dev) or above")
+                      help="MRMP dialogues (a split folder, e.g. dialogues/dev, or above) or "
+                      "an IRC split folder")
+    seat.add_argument("--no-shadow", action="store_true",
+                      help="the bot's answers join the timeline (and the seat's real lines "
+                      "stay in too), as before shadow mode")
+    seat.add_argument("--mentions", action="store_true",
+                      help="MRMP: pass each removed @name as a platform mention")
+    seat.add_argument("--strip-nick", action="store_true",
+                      help="IRC: remove a leading 'nick:' or 'nick,' from every line")
     seat.add_argument("--gap", type=_seconds, action="append", metavar="SECONDS",
                       help="seconds between two lines (default 15, a text chat's pace); "
                       "repeat for several, e.g. --gap 10 --gap 30")

@@ -25,6 +25,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             store=args.store,
             skip_bad_lines=args.skip_bad_lines,
             check_expectations=args.check,
+            shadow=args.shadow,
         )
     )
 

@@ -90,6 +90,12 @@ def _add_replay(sub: Subparsers, backends: Sequence[str], llm_help: str) -> None
     rp.add_argument(
         "--skip-bad-lines", action="store_true", help="report malformed lines and go on"
     )
+    rp.add_argument(
+        "--shadow", action="store_true",
+        help="shadow mode: decide (and with a model, write) every answer but post none; the "
+        "lines show what the bot would have done, and only the file's own lines of the bot "
+        "join the conversation",
+    )
     rp.set_defaults(fn=cmd_replay)
 
 

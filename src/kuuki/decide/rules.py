@@ -121,20 +121,7 @@ class RuleScorer:
                       f"a member in this seat speaks: {reading.seat.p:.0%} ({why})"
                       if reading.read else "not run: the bot is not part of this talk")
             to = reading.addressee.to
-            # Put to the room: the addressee model says so, or the text does ("anyone…",
-            # "誰か…"); never when it calls someone else by name ("dave, did you push?").
-            r.open_question = (
-                r.question and not r.from_bot
-                and (to in (ROOM, SEAT) or cues.to_the_room(text))
-                and not self._calls_someone_else(msg.text)
-            )
-            musing = self._talking_to_oneself(s, text) if r.open_question else ""
-            if musing:
-                trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
-                r.open_question = False
-            if r.open_question:
-                trace.add("question to the room", OPEN_QUESTION,
-                          f"the addressee model: for the room {reading.addressee.of(ROOM):.0%}")
+            self._open_question(s, text, reading, trace, r)
             self._engagement(s, view, trace, r)
             self._keywords(text, trace, self._persona_keywords if keywords is None else keywords)
             if readiness:
@@ -153,6 +140,25 @@ class RuleScorer:
         r.score = trace.score
         return r
 
+    def _open_question(
+        self, s: Situation, text: str, reading: Reading, trace: DecisionTrace, r: LocalResult
+    ) -> None:
+        """Put to the room: the addressee model says so, or the text does ("anyone…",
+        "誰か…"); never when it calls someone else by name ("dave, did you push?"), nor a
+        question to oneself."""
+        r.open_question = (
+            r.question and not r.from_bot
+            and (reading.addressee.to in (ROOM, SEAT) or cues.to_the_room(text))
+            and not self._calls_someone_else(s.message.text)
+        )
+        musing = self._talking_to_oneself(s, text) if r.open_question else ""
+        if musing:
+            trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
+            r.open_question = False
+        if r.open_question:
+            trace.add("question to the room", OPEN_QUESTION,
+                      f"the addressee model: for the room {reading.addressee.of(ROOM):.0%}")
+
     # -- the seat model and the policy terms ---------------------------------------------------
 
     @staticmethod
@@ -164,6 +170,7 @@ class RuleScorer:
         trace.features["seat"] = {
             "p": round(seat.p, 3), "short": round(seat.short, 3), "score": points,
             "top": [[words(n), round(v, 2)] for n, v in seat.top[:4]],
+            "content": [[words(n), v] for n, v in seat.content],
         }
         return points
 
@@ -261,19 +268,24 @@ class RuleScorer:
         trace.add("open question unanswered", UNANSWERED, f"nobody answered for {age:.0f} min")
 
     def _presence(self, s: Situation, trace: DecisionTrace) -> bool:
-        """The bot's share of the channel's recent messages; True when it did much of the
-        talking (then it leaves even an unanswered question to the members)."""
+        """The bot's share of the channel's recent messages, against its fair share among
+        the people talking (1/n of the n authors, the bot included): a guest does not
+        become the most talkative member, but in a three-person chat writing a third is
+        no more than each member does. True when it did much of the talking (then it
+        leaves even an unanswered question to the members)."""
         window = list(s.recent)[-PRESENCE_WINDOW:]
         if len(window) < 5:
             return False
         bot_ids = s.bot.user_ids if s.bot else frozenset()
         mine = sum(1 for m in window if m.user.id in bot_ids)
         share = mine / len(window)
-        if share >= 0.4:
+        authors = len({"bot" if m.user.id in bot_ids else m.user.id for m in window})
+        some, much = max(0.25, 1.25 / authors), max(0.4, 1.5 / authors)
+        if share >= much:
             trace.add("presence", -30, f"the bot wrote {mine} of the last {len(window)}")
-        elif share >= 0.25:
+        elif share >= some:
             trace.add("presence", -10, f"the bot wrote {mine} of the last {len(window)}")
-        return share >= 0.4
+        return share >= much
 
     def _user_limit(self, s: Situation, trace: DecisionTrace) -> None:
         n = self.ledger.count(s.channel.id, s.message.user.id, s.now, USER_LIMIT_WINDOW)

@@ -6,6 +6,12 @@ while it was written → send (failures traced) → the bot's own message joins 
 tracker and store (the `Timeline` it was given) → the Decision is stored, the pipeline's
 history stages hear about a delivered decision (`DecisionPipeline.sent`: interventions are written
 after the send, never at the verdict), and listeners are told.
+
+In shadow mode (`MessageFilter.shadowed`) the answer is written and checked as ever, but
+nothing is sent (no typing indicator either), nothing joins the timeline, the bot's state
+and the history stages are not told (nothing was carried out), and the Decision is marked
+`shadow`: later decisions see the channel as it really is, the bot's own messages being
+only those that really came (in a benchmark's seat, the member's real lines).
 """
 
 from __future__ import annotations
@@ -13,11 +19,21 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 
 from kuuki.clock import Clock
 from kuuki.decide.types import Case, DecisionPipeline
-from kuuki.domain import Action, ActionKind, Decision, DecisionTrace, Message, Stage, Verdict
+from kuuki.domain import (
+    Action,
+    ActionKind,
+    Channel,
+    Decision,
+    DecisionTrace,
+    Message,
+    Stage,
+    Verdict,
+)
 from kuuki.engine.channels import ChannelState
 from kuuki.engine.timeline import Timeline
 from kuuki.ports import DailyUsage, MessageStore, Outbox, Responder, Scene, Writer
@@ -64,6 +80,7 @@ class Actor:
         messages: MessageStore | None,
         writer: Writer | None,
         bot_name: str,
+        shadowed: Callable[[Channel], bool] = lambda channel: False,
     ) -> None:
         self.clock = clock
         self.outbox = outbox
@@ -73,6 +90,7 @@ class Actor:
         self.messages = messages
         self.writer = writer
         self.bot_name = bot_name  # the bot's own reactions are stored under it
+        self.shadowed = shadowed  # shadow mode in a channel (module doc)
         self.meter = Meter(clock)
         self.listeners: list[DecisionListener] = []
 
@@ -85,9 +103,12 @@ class Actor:
             conversation, other = self._split_conversation(state, msg, verdict.conversation_id)
             addressed = verdict.stage is Stage.ADDRESSED
             scene = Scene(state.channel, msg, conversation, other)
-            # A reaction is not typed: no platform shows "typing…" before an emoji.
-            typing = (self.outbox.typing(state.channel) if verdict.action is not ActionKind.REACT
-                      else contextlib.nullcontext())
+            # A reaction is not typed: no platform shows "typing…" before an emoji; a shadowed
+            # channel shows nothing at all.
+            typing: AbstractAsyncContextManager[None] = (
+                contextlib.nullcontext()
+                if self.shadowed(state.channel) or verdict.action is ActionKind.REACT
+                else self.outbox.typing(state.channel))
             try:
                 async with typing:
                     response = await self.responder.act(verdict, scene, trace)
@@ -127,8 +148,15 @@ class Actor:
         """Send ``action`` (if any), then store, tell the pipeline and the listeners."""
         msg, trace = case.message, case.trace
         action = action or Action.none(state.channel.id, msg.id)
-        delivered = action.kind is ActionKind.NONE or await self._send(state, case, verdict,
-                                                                       action)
+        shadow = self.shadowed(state.channel)
+        if shadow:
+            trace.features["shadow"] = True
+            if action.kind is not ActionKind.NONE:
+                trace.step(f"shadow mode: would {action.kind.value}; nothing was sent")
+            delivered = False
+        else:
+            delivered = action.kind is ActionKind.NONE or await self._send(
+                state, case, verdict, action)
         self.meter.count(trace)
         decision = Decision(
             message_id=msg.id,
@@ -141,6 +169,7 @@ class Actor:
             trace=trace,
             decided=verdict.action if verdict.action is not action.kind else None,
             message_at=msg.ts,
+            shadow=shadow,
         )
         if delivered:
             self.pipeline.sent(case, decision)

@@ -30,6 +30,12 @@ class EngineConfig:
     catch_up_minutes: float = 10.0
     # Shown by `/kuuki status` (the pipeline itself was built with it).
     judge_mode: str = "auto"
+    # Shadow mode (step 6): the bot decides, and with a model writes and checks what it
+    # would say, but posts nothing, and nothing it would have posted joins the timeline;
+    # each decision is stored marked so. Everywhere, or in these channels (names or ids; a
+    # thread follows its parent), as a per-channel listening policy will ask.
+    shadow: bool = False
+    shadow_channels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

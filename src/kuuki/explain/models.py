@@ -4,17 +4,22 @@ The pipeline writes two entries into a trace's features:
 
 - ``addressee``: who the message is for — ``to`` (a display name, the bot's, or "room"), its
   probability ``p``, ``bot`` (the probability that it is for the bot), every ``candidates``
-  name → p, the ``top`` feature contributions for ``to``, and the ``threshold`` at which
-  the bot counts as addressed;
+  name → p, the ``top`` feature contributions for ``to``, the ``content`` features (what
+  was said, beside who spoke when) that moved the model toward the bot or away from it,
+  and the ``threshold`` at which the bot counts as addressed;
 - ``seat``: would a member in the bot's seat speak now — ``p``, ``short`` (given it speaks,
-  a short remark rather than a reply), ``score``, and the ``top`` contributions to ``p``.
+  a short remark rather than a reply), ``score``, the ``top`` contributions to ``p`` and
+  its ``content`` ones.
 
-Each becomes a summary line and, on the next line, the features that weighed most:
+Each becomes a summary line and, on the next lines, the features that weighed most and
+what was said that moved the decision:
 
     who it is for: alice 83 % · Kuu (the bot) 12 % · the room 5 % — counts as addressed at ≥ 60 %
     to alice because: name at the start +2.1, answers alice's question +0.9
+    what was said, for the bot: shares words with their recent lines +0.7, their question -1.2
     would a member in its seat speak: 62 % (short remark 30 %)
     because: p(to the seat) +1.8, turns since the seat spoke -0.4
+    what was said: a question to the seat +0.9
 
 `kuuki why`, the playground's card and `/kuuki why` all use these words. A trace without the
 entries (stored before the models) tells nothing; an entry that is not a mapping with a
@@ -104,6 +109,7 @@ class AddresseeView:
     because: str  # "to alice because: …", or "" without contributions
     decided: str = ""  # how an explicit address decided ("called by name"), or ""
     verdict: str = ""  # what the threshold made of the model's guess, or ""
+    content: str = ""  # "what was said, for the bot: …", or ""
 
     @property
     def guess(self) -> str:
@@ -125,7 +131,7 @@ class AddresseeView:
         return line + (f" — {self.verdict}" if self.verdict else "")
 
     def lines(self) -> list[str]:
-        return [self.summary, *([self.because] if self.because else [])]
+        return [self.summary, *(x for x in (self.because, self.content) if x)]
 
     def notes(self) -> list[str]:
         if self.decided and not self.shares:
@@ -142,8 +148,9 @@ class AddresseeView:
         return {
             "candidates": [{"label": s.label, "p": s.p, "percent": percent(s.p),
                             "chosen": s.chosen, "bot": s.bot} for s in self.shares],
-            "notes": self.notes(),
+            "notes": [*self.notes(), *([self.content] if self.content else [])],
             "because": self.because,
+            "content": self.content,
         }
 
 
@@ -152,6 +159,7 @@ class SeatView:
     p: float
     short: float | None
     because: str  # "because: …", or ""
+    content: str = ""  # "what was said: …", or ""
 
     @property
     def summary(self) -> str:
@@ -159,12 +167,13 @@ class SeatView:
         return f"would a member in its seat speak: {percent(self.p)}{short}"
 
     def lines(self) -> list[str]:
-        return [self.summary, *([self.because] if self.because else [])]
+        return [self.summary, *(x for x in (self.because, self.content) if x)]
 
     def card(self) -> dict[str, Any]:
+        because = "; ".join(x for x in (self.because, self.content) if x)
         return {"p": self.p, "percent": percent(self.p),
                 "short": percent(self.short) if self.short is not None else None,
-                "because": self.because}
+                "because": because, "content": self.content}
 
 
 def _bot_name(candidates: Mapping[str, float], bot: float | None,
@@ -209,6 +218,8 @@ def addressee_view(
     chosen = me if explicit and me is not None else None if leans and to == me else to
     shares = tuple(Share(label(n), p, n == chosen, n == me) for n, p in ranked[:SHOWN])
     told = _contributions(value.get("top"))
+    said = _contributions(value.get("content"))
+    who = label(me) if me is not None else "the bot"
     return AddresseeView(
         shares=shares,
         others=max(0, len(ranked) - SHOWN),
@@ -217,6 +228,7 @@ def addressee_view(
         because=f"to {label(to)} because: {told}" if told and to else "",
         decided=explicit or "",
         verdict="" if explicit or threshold is None else _verdict(addressed, threshold, leans),
+        content=f"what was said, for {who}: {said}" if said else "",
     )
 
 
@@ -236,7 +248,9 @@ def seat_view(value: Any) -> SeatView | None:
     if not isinstance(value, Mapping) or (p := _number(value.get("p"))) is None:
         return None
     told = _contributions(value.get("top"))
-    return SeatView(p, _number(value.get("short")), f"because: {told}" if told else "")
+    said = _contributions(value.get("content"))
+    return SeatView(p, _number(value.get("short")), f"because: {told}" if told else "",
+                    f"what was said: {said}" if said else "")
 
 
 def unreadable(key: str, value: Any) -> str:

@@ -4,7 +4,9 @@ Without `--check` it prints one JSON line per decision (DESIGN §5). With `--che
 test of the persona and its thresholds: it evaluates every expectation line of the file,
 prints each one that fails with the decisions in its window and their reasons, and exits 1
 if any fails. The decisions go to a temporary store unless `--store PATH` keeps them for
-`kuuki why`; a line on stderr says which.
+`kuuki why`; a line on stderr says which. With `--shadow` the bot posts nothing
+(kuuki.engine.act): each line says what it would have done (``"shadow": true``), and only
+the file's own lines of the bot are its messages in the conversation.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ async def run_replay(
     store: str | None = None,
     skip_bad_lines: bool = False,
     check_expectations: bool = False,
+    shadow: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -66,6 +69,7 @@ async def run_replay(
             outbox=RecordingOutbox(clock, bot),
             store=store_url,
             dump=PromptDumper(dump_dir) if dump_dir else None,
+            shadow=shadow,
         )
         try:
             if store:  # a store of the user's may hold an earlier run of these ids

@@ -59,7 +59,7 @@ class RecordingOutbox:
 
 
 def decision_line(d: Decision) -> dict[str, Any]:
-    return {
+    line = {
         "after": d.message_id,
         "t": d.decided_at.isoformat(),
         "channel": d.channel_id,
@@ -73,6 +73,9 @@ def decision_line(d: Decision) -> dict[str, Any]:
         # what the judge decided, when the output guard delivered something else
         "decided": d.decided.value if d.decided else None,
     }
+    if d.shadow:  # what the bot would have done: nothing was sent
+        line["shadow"] = True
+    return line
 
 
 async def replay(

@@ -147,6 +147,14 @@ def _ensure_migrations_table(conn: Connection) -> None:
 @migration
 def m001_initial(conn: Connection) -> None:
     md = MetaData()
+    _m001_chat(md)
+    _m001_memory(md)
+    md.create_all(conn)
+
+
+def _m001_chat(md: MetaData) -> None:
+    """What was said and decided: channels, users, messages, reactions, decisions, and the
+    events taken in."""
     Table(
         "channels",
         md,
@@ -215,6 +223,10 @@ def m001_initial(conn: Connection) -> None:
         Column("event_id", SafeString, primary_key=True),
         Column("seen_at", UTCDateTime, nullable=False),
     )
+
+
+def _m001_memory(md: MetaData) -> None:
+    """What the bot remembers: memories, facts, and the ledger of facts brought up."""
     Table(
         "memories",
         md,
@@ -254,7 +266,6 @@ def m001_initial(conn: Connection) -> None:
         Column("channel_id", SafeString, nullable=False),
         Column("at", UTCDateTime, nullable=False),
     )
-    md.create_all(conn)
 
 
 @migration

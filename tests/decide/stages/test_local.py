@@ -179,12 +179,27 @@ async def test_cooldown_after_the_bot_spoke(room: Room, clock: VirtualClock) -> 
 
 
 async def test_presence_penalty(room: Room, clock: VirtualClock) -> None:
+    """Against the bot's fair share among the people talking: tying the most talkative
+    member of three is some presence, writing more than everyone else together is much,
+    and writing a third of a three-person chat is none."""
     for i in range(6):
         room.add(msg(f"x{i}", i * 5, "Kuu" if i % 2 else "alice", f"line {i}"))
     m = msg("m1", 100, "bob", "what is everyone reading these days?")
     t = trace(m)
     await judge(clock).judge(room.situation(m), t)
-    assert rules(t)["presence"] == -30
+    assert rules(t)["presence"] == -10  # 3 of 7, as much as alice
+    more = Room()
+    for i, who in enumerate(["alice", "Kuu", "Kuu", "bob", "Kuu", "Kuu"]):
+        more.add(msg(f"y{i}", i * 5, who, f"line {i}"))
+    t = trace(m)
+    await judge(clock).judge(more.situation(m), t)
+    assert rules(t)["presence"] == -30  # 4 of 7: more than both others together
+    fair = Room()
+    for i, who in enumerate(["alice", "bob", "Kuu", "alice", "bob", "Kuu", "alice", "Kuu"]):
+        fair.add(msg(f"z{i}", i * 5, who, f"line {i}"))
+    t = trace(m)
+    await judge(clock).judge(fair.situation(m), t)
+    assert "presence" not in rules(t)  # 3 of 9 in a three-person chat: its share
 
 
 async def test_loop_guard_and_other_bots(room: Room, clock: VirtualClock) -> None:

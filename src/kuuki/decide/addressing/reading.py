@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from kuuki.conversation.live import BOT_KEY
 from kuuki.decide.addressing.names import AddressDetector
 from kuuki.decide.models.addressee import ROOM, AddresseeModel, AddresseeResult
+from kuuki.decide.models.features import is_call
 from kuuki.decide.models.seat import SeatModel, SeatResult
 from kuuki.decide.models.turns import Turn
 from kuuki.decide.phrases import GOOD_NEWS, asks
@@ -48,6 +49,7 @@ class Reading:
     display: dict[str, str]  # participant key -> the name people see
     live: bool = False  # the bot spoke in the window the models read
     named: bool = False  # the bot's name is in the message
+    called: bool = False  # ...as a call (at the start, the end, between commas), not a reference
     ms: float = 0.0  # the time the reading took (wall, CPU): part of the local stage's
     cpu_ms: float = 0.0
     read: bool = True  # False: the models were not run (RoomReader.read says when)
@@ -91,7 +93,8 @@ class RoomReader:
         a = self.addressee.predict(turns, i, names, always=(SEAT,))
         seat = self.seat.predict(turns, i, SEAT, names, a)
         live = any(t.speaker == SEAT for t in turns[:i])
-        return Reading(a, seat, display, live, named)
+        called = named and is_call(self.addressee.cache.named(turns[i], SEAT, names))
+        return Reading(a, seat, display, live, named, called)
 
     def turns(
         self, s: Situation

@@ -14,16 +14,18 @@ module; ``kuuki train addressee`` (:mod:`kuuki.decide.training.learn`) retrains 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from kuuki.decide.models.content import BUCKETS, ContentCache
 from kuuki.decide.models.cues import CueCache
 from kuuki.decide.models.features import (
     ADDRESSEE_FEATURES,
+    CONTENT_COLUMNS,
     Context,
     addressee_rows,
     context,
@@ -45,20 +47,51 @@ class AddresseeResult:
     p: float  # its probability
     candidates: dict[str, float]  # every candidate key -> p, ROOM included; sums to 1
     top: tuple[tuple[str, float], ...]  # the features that most raised `to`'s score
+    # each candidate's feature row and its contributions (rows in the order of `keys`):
+    # read by `moved` and the seat model, never compared
+    rows: FloatArray | None = field(default=None, compare=False, repr=False)
+    contrib: FloatArray | None = field(default=None, compare=False, repr=False)
+    keys: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def row(self, key: str) -> FloatArray | None:
+        """``key``'s feature row, or None when it was not a candidate."""
+        if self.rows is None or key not in self.keys:
+            return None
+        out: FloatArray = self.rows[self.keys.index(key)]
+        return out
 
     def of(self, key: str) -> float:
         return self.candidates.get(key, 0.0)
+
+    def moved(self, key: str, shown: int = 3) -> tuple[tuple[str, float], ...]:
+        """What was said that moved the model toward ``key`` (positive) or away from it
+        (negative): the content features' contributions to its score against the other
+        candidates' mean, the largest first."""
+        if self.contrib is None or key not in self.keys:
+            return ()
+        k = self.keys.index(key)
+        others = np.delete(self.contrib, k, axis=0)
+        lift = self.contrib[k] - (others.mean(axis=0) if len(others) else 0.0)
+        found = [(ADDRESSEE_FEATURES[f], float(lift[f])) for f in CONTENT_COLUMNS
+                 if abs(lift[f]) >= 0.05]
+        found.sort(key=lambda kv: -abs(kv[1]))
+        return tuple((n, round(v, 2)) for n, v in found[:shown])
 
 
 class AddresseeModel:
     """Weights on raw (unstandardised) features: ``first`` (no predicted features) and
     ``second`` (with them); ``window`` turns make a participant live."""
 
-    def __init__(self, first: FloatArray, second: FloatArray, window: int) -> None:
+    def __init__(self, first: FloatArray, second: FloatArray, window: int,
+                 rarity: npt.NDArray[np.float32] | None = None) -> None:
         if first.shape != (len(ADDRESSEE_FEATURES),) or second.shape != first.shape:
             raise ConfigError("addressee.weights", "weights do not fit the features")
+        if rarity is not None and rarity.shape != (BUCKETS,):
+            raise ConfigError("addressee.weights", "the n-gram rarity table has the wrong size")
         self.first, self.second, self.window = first, second, window
+        self.rarity = rarity
         self.cache = CueCache()
+        self.texts = ContentCache(rarity)
         self._prior: dict[tuple[int, tuple[str, ...]], tuple[Turn, dict[str, float]]] = {}
 
     @classmethod
@@ -75,12 +108,15 @@ class AddresseeModel:
     @classmethod
     def load(cls, path: Path) -> AddresseeModel:
         z = load_weights(path, "addressee.weights", ADDRESSEE_FEATURES)
+        if "rarity" not in z:
+            raise ConfigError("addressee.weights", f"{path} has no n-gram rarity table")
         return cls(z["first"].astype(np.float64), z["second"].astype(np.float64),
-                   int(z["window"]))
+                   int(z["window"]), z["rarity"].astype(np.float32))
 
     def save(self, path: Path) -> None:
+        rarity = self.rarity if self.rarity is not None else np.zeros(BUCKETS, np.float32)
         save_weights(path, ADDRESSEE_FEATURES, first=self.first, second=self.second,
-                     window=np.int64(self.window))
+                     window=np.int64(self.window), rarity=rarity)
 
     def predict(self, turns: Sequence[Turn], i: int, names: Mapping[str, Sequence[str]],
                 always: Sequence[str] = ()) -> AddresseeResult:
@@ -93,7 +129,7 @@ class AddresseeModel:
         def prior(j: int) -> Mapping[str, float]:
             return self._first(turns, j, names, always)
 
-        x = addressee_rows(ctx, keys, prior)
+        x = addressee_rows(ctx, keys, prior, self.texts)
         everyone = [*keys, ROOM]
         # the first round's weights are 0 on the predicted features, so the same rows give
         # its prediction for this turn, which later messages read: kept now, not redone
@@ -109,7 +145,7 @@ class AddresseeModel:
         def prior(j: int) -> Mapping[str, float]:
             return self._first(turns, j, names, always)
 
-        return [*keys, ROOM], addressee_rows(ctx, keys, prior if second else None)
+        return [*keys, ROOM], addressee_rows(ctx, keys, prior if second else None, self.texts)
 
     def _first(self, turns: Sequence[Turn], j: int, names: Mapping[str, Sequence[str]],
                always: Sequence[str]) -> dict[str, float]:
@@ -121,7 +157,7 @@ class AddresseeModel:
             return hit[1]
         ctx = Context(turns, j, self.window, self.cache, names)
         keys = ctx.candidates(always)
-        probs = _softmax(addressee_rows(ctx, keys, None) @ self.first)
+        probs = _softmax(addressee_rows(ctx, keys, None, self.texts) @ self.first)
         return self._keep(turn, always, [*keys, ROOM], probs)
 
     def _keep(self, turn: Turn, always: Sequence[str], keys: list[str], probs: FloatArray
@@ -152,4 +188,5 @@ def _result(keys: list[str], x: FloatArray, w: FloatArray) -> AddresseeResult:
     order = np.argsort(-lift)[:3]
     top = tuple((ADDRESSEE_FEATURES[k], round(float(lift[k]), 3)) for k in order if lift[k] > 0)
     return AddresseeResult(keys[best], float(probs[best]),
-                           dict(zip(keys, probs.tolist(), strict=True)), top)
+                           dict(zip(keys, probs.tolist(), strict=True)), top, x, contrib,
+                           tuple(keys))

@@ -45,6 +45,12 @@ _YOU_RE = re.compile(
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(r"\w+")
+# Japanese register: polite (です/ます) or casual (plain endings). Family and friends speak
+# casually to each other and politely to a stranger, so who is spoken to shows in it.
+_POLITE_RE = re.compile(r"(です|ます|でした|ません|ください|でしょう)")
+_CASUAL_END_RE = re.compile(
+    r"(よね|よな|じゃん|だよ|だね|かな|っけ|でしょ|だろ|よ|ね|の|わ|ぞ|さ|な|だ|る|た|ない|って|けど|し|か)"
+    r"[\s!！?？。、…~〜ー笑wｗ)）]*$")
 _HIRAGANA_START, _HIRAGANA_END = 0x3041, 0x309F
 
 # name positions (a bit each)
@@ -62,6 +68,8 @@ class TurnCues:
     length: float  # log(1 + characters)
     short: bool  # a short remark: <= 12 characters (ja) / <= 3 words (en)
     grams: frozenset[str]  # content: English words of 4+ letters, Japanese bigrams (not kana)
+    polite: bool = False  # Japanese polite register (です/ます…)
+    casual: bool = False  # Japanese plain register (…よね, …だよ, …じゃん)
 
 
 def is_short(text: str) -> bool:
@@ -84,6 +92,9 @@ def _cues(turn: Turn) -> TurnCues:
         length=math.log1p(len(text)),
         short=is_short(text),
         grams=content_grams(text),
+        polite=(polite := _POLITE_RE.search(text) is not None),
+        casual=not polite and not text.isascii() and _CASUAL_END_RE.search(text.strip())
+        is not None,
     )
 
 

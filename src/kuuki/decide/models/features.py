@@ -17,7 +17,17 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from kuuki.decide.models.cues import END, HONORIFIC, LEAD, MID, PARTICLE, CueCache, overlap
+from kuuki.decide.models.content import CONTENT_FEATURES, ContentCache, content_rows
+from kuuki.decide.models.cues import (
+    END,
+    HONORIFIC,
+    LEAD,
+    MID,
+    PARTICLE,
+    CueCache,
+    TurnCues,
+    overlap,
+)
 from kuuki.decide.models.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -35,6 +45,8 @@ PERSON = (
     "thanks_last_other", "greeting_last_other", "question_last_other", "answer_last_other",
     "gap", "gap_known", "overlap_last", "overlap_recent", "asked_any", "exchanges",
     "its_prev_to_third", "overlap_any", "asked_recent", "took_up_author",
+    "author_recent_to", "author_window_to", "its_recent_to_author",
+    "register_theirs", "register_author_to", "casual_theirs",
 )
 ROOM_FEATURES = (
     "room", "room_greeting", "room_question", "room_no_name", "room_live", "room_ts",
@@ -44,17 +56,30 @@ ROOM_FEATURES = (
 # Turn-taking in a crowded channel (more than SMALL live speakers, the author included)
 # is not a small group's: those features once more, times "crowded", let the two have
 # their own weights (the three-person chats of MRMP are never crowded, most of IRC is).
-# Names, mentions and replies mean the same in both and keep one weight.
+# Names, mentions, replies, what was said and having never spoken in the window mean the
+# same in both and keep one weight (in MRMP everyone speaks: a small group's own weight
+# for "never spoke" would be learned from the silent member alone, and outweigh a name).
 SMALL = 3
-_BASE = PERSON + PATTERNS + ROOM_FEATURES
+_BASE = PERSON + CONTENT_FEATURES + PATTERNS + ROOM_FEATURES
 _SHARED = frozenset(("name", "name_call", "name_lead", "name_end", "name_ref", "mentioned",
-                     "parent_is", "parent_other"))
+                     "parent_is", "parent_other", "never", *CONTENT_FEATURES))
 _CROWDED = [k for k, n in enumerate(_BASE) if n not in _SHARED]
 ADDRESSEE_FEATURES = (*_BASE, *(f"crowded_{_BASE[k]}" for k in _CROWDED))
 _NB = len(_BASE)
 PREDICTED = ("author_prev_to", "author_prev_to_adjacent", "its_prev_to_author",
+             "author_recent_to", "author_window_to", "its_recent_to_author",
+             "register_author_to",
              "its_prev_to_third")
 _A = {n: k for k, n in enumerate(ADDRESSEE_FEATURES)}
+_C0 = _A[CONTENT_FEATURES[0]]
+# What was said, beside who spoke when: the features `kuuki why` tells as "what was said"
+CONTENT = frozenset((
+    "asked", "asked_answer", "asked_any", "asked_recent", "overlap_last", "overlap_recent",
+    "overlap_any", "took_up_author", "you_last_other", "thanks_last_other",
+    "greeting_last_other", "question_last_other", "answer_last_other", *CONTENT_FEATURES,
+))
+CONTENT_COLUMNS = tuple(k for k, n in enumerate(ADDRESSEE_FEATURES)
+                        if n.removeprefix("crowded_") in CONTENT)
 _PAT0 = _A[PATTERNS[0]]
 
 
@@ -174,19 +199,28 @@ def context(cache: CueCache, turns: Sequence[Turn], i: int, window: int,
     return ctx
 
 
-def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | None) -> FloatArray:
-    """One feature row per candidate (``candidates`` then :data:`ROOM`, last)."""
+def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | None,
+                   texts: ContentCache | None = None) -> FloatArray:
+    """One feature row per candidate (``candidates`` then :data:`ROOM`, last); what was
+    said (kuuki.decide.models.content) when ``texts`` is given."""
     x = np.zeros((len(candidates) + 1, len(ADDRESSEE_FEATURES)))
+    if texts is not None and candidates:
+        x[:-1, _C0:_C0 + len(CONTENT_FEATURES)] = content_rows(ctx, candidates, texts)
     turn = ctx.turns[ctx.i]
     me = ctx.cache.cues(turn)
     parent = turn.parent if turn.parent is not None and turn.parent < ctx.i else None
     parent_speaker = ctx.turns[parent].speaker if parent is not None else None
     n_window = max(1, ctx.i - ctx.start)
     author_prior = prior(ctx.author_last) if prior and ctx.author_last is not None else {}
+    mine = [prior(j) for j in ctx.said.get(ctx.author, ())] if prior is not None else []
+    registers = [_register(me, ctx.cache.cues(ctx.turns[j]))
+                 for j in ctx.said.get(ctx.author, ())] if mine else []
     adjacent = ctx.author_last == ctx.i - 1
     any_name = False
     for r, c in enumerate(candidates):
         row = x[r]
+        if mine:
+            _author_to(row, c, mine, registers)
         bits = ctx.named(c)
         if bits:
             any_name = True
@@ -220,16 +254,34 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
         if g is not None:
             row[_A["gap"]], row[_A["gap_known"]] = g, 1
         row[_PAT0 + ctx.pattern(c)] = 1
-    room = x[-1]
-    gap = ctx.gap(ctx.i - 1 if ctx.i > 0 else None)
-    room[_A["room"]:_NB] = (
-        1, me.greeting, me.question, not any_name, math.log1p(len(candidates)),
-        turn.ts is not None, gap or 0.0, adjacent, parent is not None,
-        ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
-    )
+    _room_row(x[-1], ctx, me, any_name=any_name, n=len(candidates), adjacent=adjacent,
+              parent=parent)
     if len(ctx.last) > SMALL:
         x[:, _NB:] = x[:, _CROWDED]
     return x
+
+
+def _author_to(row: FloatArray, c: str, mine: Sequence[Mapping[str, float]],
+               registers: Sequence[float]) -> None:
+    """Whom the author spoke to (by the first round) in their last three turns and all of
+    theirs in the window: a speaker keeps talking to someone across a topic."""
+    row[_A["author_recent_to"]] = sum(q.get(c, 0.0) for q in mine[-3:]) / len(mine[-3:])
+    row[_A["author_window_to"]] = sum(q.get(c, 0.0) for q in mine) / len(mine)
+    to_c = sum(q.get(c, 0.0) for q in mine)
+    if to_c > 0.3:  # the author's register with them, as this message's
+        row[_A["register_author_to"]] = sum(
+            q.get(c, 0.0) * k for q, k in zip(mine, registers, strict=True)) / to_c
+
+
+def _room_row(room: FloatArray, ctx: Context, me: TurnCues, *, any_name: bool, n: int,
+              adjacent: bool, parent: int | None) -> None:
+    """The room's own row: what the message is like, whoever it is to."""
+    gap = ctx.gap(ctx.i - 1 if ctx.i > 0 else None)
+    room[_A["room"]:_NB] = (
+        1, me.greeting, me.question, not any_name, math.log1p(n),
+        ctx.turns[ctx.i].ts is not None, gap or 0.0, adjacent, parent is not None,
+        ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
+    )
 
 
 def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[str],
@@ -243,6 +295,9 @@ def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[
         theirs = prior(j)
         row[_A["its_prev_to_author"]] = mine = theirs.get(ctx.author, 0.0)
         row[_A["its_prev_to_third"]] = 1.0 - mine - theirs.get(ROOM, 0.0)
+        recent = ctx.said[c][-3:]
+        row[_A["its_recent_to_author"]] = sum(
+            prior(k).get(ctx.author, 0.0) for k in recent) / len(recent)
     cues = [ctx.cache.cues(ctx.turns[k]) for k in ctx.said[c][-3:]]
     row[_A["overlap_last"]] = overlap(grams, cues[-1].grams)
     row[_A["overlap_recent"]] = max(overlap(grams, q.grams) for q in cues)
@@ -250,11 +305,22 @@ def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[
     said = ctx.said[c]
     row[_A["overlap_any"]] = max(overlap(grams, ctx.cache.cues(ctx.turns[k]).grams)
                                  for k in said)
+    me = ctx.cache.cues(ctx.turns[ctx.i])
+    if me.polite or me.casual:  # the same register as theirs: how people who know each
+        lines = [ctx.cache.cues(ctx.turns[k]) for k in said]  # other, or not, talk
+        row[_A["register_theirs"]] = sum(_register(me, q) for q in lines) / len(lines)
+        if me.casual:
+            row[_A["casual_theirs"]] = sum(float(q.casual) for q in lines) / len(lines)
     row[_A["asked_recent"]] = any(
         ctx.cache.cues(ctx.turns[k]).question for k in said if k >= ctx.i - 5)
     if ctx.author_last is not None and ctx.author_last < j:
         authors = ctx.cache.cues(ctx.turns[ctx.author_last]).grams
         row[_A["took_up_author"]] = overlap(authors, cues[-1].grams)
+
+
+def _register(me: TurnCues, other: TurnCues) -> float:
+    """1 when two Japanese lines share a register (both polite or both plain), else 0."""
+    return float((me.polite and other.polite) or (me.casual and other.casual))
 
 
 def _name_features(bits: int) -> tuple[float, ...]:
@@ -266,8 +332,13 @@ def _name_features(bits: int) -> tuple[float, ...]:
     any other occurrence (``ねぎとろさんが言ってた``, ``I asked bob``). (An honorific and a
     topic particle in a question was a feature of its own; MRMP has a few dozen of them,
     too few for a weight: it learned -4, against the corpus's own counts.)"""
-    call = bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
+    call = is_call(bits)
     return (1.0, call, bool(bits & LEAD), bool(bits & END), not call)
+
+
+def is_call(bits: int) -> bool:
+    """A name found at ``bits`` (kuuki.decide.cues.name_bits) is a call, not a reference."""
+    return bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
 
 
 def load_weights(path: Path, setting: str, names: Sequence[str]) -> dict[str, FloatArray]:

@@ -22,8 +22,17 @@ import numpy as np
 import numpy.typing as npt
 
 from kuuki.decide.models.addressee import AddresseeResult
+from kuuki.decide.models.content import CONTENT_FEATURES
 from kuuki.decide.models.cues import LEAD, START, CueCache
-from kuuki.decide.models.features import PATTERNS, Context, context, load_weights, save_weights
+from kuuki.decide.models.features import (
+    ADDRESSEE_FEATURES,
+    PATTERNS,
+    SMALL,
+    Context,
+    context,
+    load_weights,
+    save_weights,
+)
 from kuuki.decide.models.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
@@ -36,8 +45,25 @@ _BASE = (
     "you", "live", "length", "author_streak", "named_lead", "named", "parent_is", "gap_prev",
     "ts_known", "p_to_question", "p_room_question", "p_room_greeting",
 )
-SEAT_FEATURES = (*_BASE, *PATTERNS)
-_N = _PAT0 = len(_BASE)
+# Turn-taking in a crowded channel is not a small group's (kuuki.decide.features.SMALL):
+# those features once more, times "crowded", so the three-person chats of MRMP and the
+# busy IRC channels each get their own weights. A name, a reply, having never spoken and
+# what was said mean the same in both and keep one weight: in MRMP everyone speaks, so a
+# small group's own weight for "never spoke" would be learned from the silent member
+# alone, and a member called by name who has not spoken yet would never answer.
+_OWN = (*_BASE, *CONTENT_FEATURES, *PATTERNS)
+_SHARED = frozenset(("bias", "never", "named_lead", "named", "parent_is", *CONTENT_FEATURES))
+_CROWDED = [k for k, n in enumerate(_OWN) if n not in _SHARED]
+SEAT_FEATURES = (*_OWN, *(f"crowded_{_OWN[k]}" for k in _CROWDED))
+_N = _C0 = len(_BASE)  # the base features, then what was said, then the patterns
+_PAT0 = _C0 + len(CONTENT_FEATURES)
+_OWN_N = len(_OWN)
+_CONTENT_A = ADDRESSEE_FEATURES.index(CONTENT_FEATURES[0])
+# what was said (`kuuki why`'s "what was said"), beside who spoke when
+CONTENT = frozenset(("asked", "asked_answer", "question", "greeting", "thanks", "you",
+                     "p_to_question", "p_room_question", "p_room_greeting", *CONTENT_FEATURES))
+_CONTENT_COLUMNS = tuple(k for k, n in enumerate(SEAT_FEATURES)
+                         if n.removeprefix("crowded_") in CONTENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +71,7 @@ class SeatResult:
     p: float  # probability that a member in this seat speaks now in answer to turns[i]
     short: float  # given it speaks, probability it is a short remark/aizuchi (ack)
     top: tuple[tuple[str, float], ...]  # top feature contributions to p
+    content: tuple[tuple[str, float], ...] = ()  # what was said that moved p, largest first
 
 
 def seat_row(ctx: Context, seat: str, addressee: AddresseeResult) -> FloatArray:
@@ -67,7 +94,12 @@ def seat_row(ctx: Context, seat: str, addressee: AddresseeResult) -> FloatArray:
         parent is not None and ctx.turns[parent].speaker == seat, gap or 0.0,
         turn.ts is not None, p_to * me.question, p_room * me.question, p_room * me.greeting,
     )
+    row = addressee.row(seat)
+    if row is not None:  # what was said, as the addressee model read it for the seat
+        x[_C0:_PAT0] = row[_CONTENT_A:_CONTENT_A + len(CONTENT_FEATURES)]
     x[_PAT0 + ctx.pattern(seat)] = 1
+    if len(ctx.last) > SMALL:
+        x[_OWN_N:] = x[_CROWDED]
     return x
 
 
@@ -117,7 +149,9 @@ class SeatModel:
         order = np.argsort(-contrib)[:3]
         top = tuple((SEAT_FEATURES[k], round(float(contrib[k]), 3))
                     for k in order if contrib[k] > 0)
-        return SeatResult(p, short, top)
+        said = sorted(((SEAT_FEATURES[k], float(contrib[k])) for k in _CONTENT_COLUMNS
+                       if abs(contrib[k]) >= 0.05), key=lambda kv: -abs(kv[1]))
+        return SeatResult(p, short, top, tuple((n, round(v, 2)) for n, v in said[:3]))
 
 
 

@@ -18,6 +18,7 @@ The corpora (docs/decisions.md, "Issue 25"):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -108,3 +109,13 @@ def irc_chat(
     names = {s: (s,) for s in speakers}
     return Labelled(name, tuple(turns), names, labels,
                     {k: tuple(v) for k, v in answers.items()}, links)
+
+
+def strip_leading_nick(text: str, nicks: Sequence[str]) -> str:
+    """``text`` without a leading ``nick:`` or ``nick,`` of one of ``nicks`` (IRC's way of
+    speaking to one person); the text as it was when nothing else is left."""
+    alt = "|".join(re.escape(n) for n in sorted(nicks, key=len, reverse=True) if n)
+    if not alt:
+        return text
+    stripped = re.sub(rf"^\s*(?:{alt})\s*[:,]\s*", "", text, count=1, flags=re.IGNORECASE)
+    return stripped or text

@@ -23,6 +23,18 @@ _WORDS = {
     "overlap_any": "shares words with what they said", "asked_any": "they asked a question",
     "exchanges": "exchanges with the author", "its_prev_to_third": "they spoke to a third",
     "asked_recent": "their recent question", "took_up_author": "they took up the author",
+    "author_recent_to": "the author spoke to them lately",
+    "author_window_to": "the author has been talking to them",
+    "its_recent_to_author": "they spoke to the author lately",
+    "register_theirs": "in their register (polite or plain)",
+    "register_author_to": "in the register the author uses with them",
+    "casual_theirs": "plain speech, as theirs",
+    # what was said (kuuki.decide.models.content)
+    "topic_last": "takes up their last line", "topic_recent": "takes up their recent lines",
+    "topic_best": "closest to what they said", "their_question_topic": "takes up their question",
+    "after_author_question": "they answered the author's question",
+    "request_answered": "answers their request", "thanks_for_answer": "thanks them for an answer",
+    "greeting_back": "greets them back",
     # the addressee model, the room's row
     "room": "the room", "room_greeting": "a greeting", "room_question": "a question",
     "room_no_name": "no one named", "room_live": "people around", "room_ts": "times known",

@@ -6,7 +6,7 @@ when its own last line asked something).
 from __future__ import annotations
 
 from kuuki.decide.addressing.context import answers_the_bot, reading_of
-from kuuki.decide.addressing.reading import ADDRESSED_P, ANSWER_P, RoomReader
+from kuuki.decide.addressing.reading import ADDRESSED_P, ANSWER_P, SEAT, RoomReader
 from kuuki.decide.models.words import words
 from kuuki.decide.situation import Addressing
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
@@ -31,12 +31,17 @@ class AddresseeStage:
             return StageResult.passing(read=False)
         a = reading.addressee
         threshold = ANSWER_P if answers_the_bot(case) else self.threshold
+        if reading.named and a.to == SEAT:
+            # named, and the bot is the model's likeliest addressee ("we could ask Kuu
+            # too, what do you think…?"): as when it asked, a majority is enough
+            threshold = min(threshold, ANSWER_P)
         case.trace.features["addressee"] = {
             "to": reading.name(a.to),
             "p": round(a.p, 3),
             "bot": round(reading.bot_p, 3),
             "candidates": {reading.name(k): round(p, 3) for k, p in a.candidates.items()},
             "top": [[words(n), round(v, 2)] for n, v in a.top[:4]],
+            "content": [[words(n), v] for n, v in a.moved(SEAT)],
             "threshold": threshold,
         }
         msg = case.message

@@ -22,10 +22,11 @@ import numpy.typing as npt
 from kuuki.conversation.ircdata import read_annotation, read_ascii, split_files
 from kuuki.conversation.mrmp import read_split
 from kuuki.decide.models.addressee import AddresseeModel
+from kuuki.decide.models.content import rarity_table
 from kuuki.decide.models.cues import is_short
 from kuuki.decide.models.features import ADDRESSEE_FEATURES, PREDICTED
 from kuuki.decide.models.seat import SEAT_FEATURES, SeatModel
-from kuuki.decide.models.turns import ROOM, Labelled, Turn, irc_chat, mrmp_chat
+from kuuki.decide.models.turns import ROOM, Labelled, Turn, irc_chat, mrmp_chat, strip_leading_nick
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -78,10 +79,18 @@ def augmented(chat: Labelled, i: int) -> Sequence[Turn] | None:
     """Every tenth labelled message to a person once more as a platform would show it: with
     an @-mention of its addressee (k = 3) or as a reply to the addressee's message (k = 7;
     the gold parent on IRC, the addressee's last message on MRMP). Without them no corpus
-    would teach the weights of ``mentions`` and ``parent``."""
+    would teach the weights of ``mentions`` and ``parent``. And (k = 1, 5) an IRC message
+    that opens with its addressee's nick once more without it: people in a chat app rarely
+    write the name, and without these the model leans on the nick (IRC dev with the nicks
+    removed: 55 % against 86 %)."""
     label, turn = chat.labels[i], chat.turns[i]
-    if label == ROOM or i % 10 not in (3, 7):
+    if label == ROOM or i % 10 not in (1, 3, 5, 7):
         return None
+    if i % 10 in (1, 5):
+        text = strip_leading_nick(turn.text, chat.names.get(label, (label,)))
+        if not chat.answers or text == turn.text:
+            return None
+        return _Swapped(chat.turns, i, replace(turn, text=text))
     if i % 10 == 3:
         return _Swapped(chat.turns, i, replace(turn, mentions=(label,)))
     said = [j for j in chat.parents.get(i, range(i)) if chat.turns[j].speaker == label]
@@ -181,7 +190,8 @@ def fit_logistic(x: FloatArray, y: FloatArray, l2: float = L2, iters: int = 30) 
 def train_addressee(chats: Sequence[Labelled], window: int = WINDOW,
                     out: TextIO | None = None) -> AddresseeModel:
     f = len(ADDRESSEE_FEATURES)
-    model = AddresseeModel(np.zeros(f), np.zeros(f), window)
+    rarity = rarity_table(t.text for chat in chats for t in chat.turns)
+    model = AddresseeModel(np.zeros(f), np.zeros(f), window, rarity)
     g1 = addressee_groups(model, chats, second=False)
     model.first = fit_conditional(g1)
     for k, name in enumerate(ADDRESSEE_FEATURES):
