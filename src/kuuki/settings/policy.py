@@ -98,6 +98,7 @@ class ChannelPolicy:
 
 
 POLICY_KEYS = tuple(f.name for f in fields(ChannelPolicy))
+DEFAULT = ChannelPolicy()
 
 
 def channel_key(name: str) -> str:
@@ -226,6 +227,8 @@ class PolicyBook:
         return channel.parent_id or channel.id
 
     def of(self, channel: Channel) -> ChannelPolicy:
+        if not self.table and not self.stored:  # asked per message: the common case, free
+            return DEFAULT
         if channel.parent_id is None:
             self._names[channel.id] = channel.name
         policy = self.configured(channel)
