@@ -117,6 +117,7 @@ def row(cid: str, name: str, visibility: str, **figures: Any) -> dict[str, Any]:
         "latency": {"count": 0, "p50_ms": None, "p95_ms": None},
         "waited": {"count": 0, "p50_ms": None, "p95_ms": None},
         "guard_rejections": 0, "fallbacks": 0, "silences": {"budget": 0, "quiet": 0},
+        "would_have": {"replies": 0, "acks": 0, "reactions": 0},
     }
     return base | figures
 
@@ -385,3 +386,30 @@ async def test_a_day_is_counted_per_hour(tmp_path: Path, store_url: str) -> None
     assert hours == [datetime(2026, 1, 5, 10, 0, tzinfo=UTC)]  # all of Jan 5th's talk
     assert sum(d.messages for d in got.channel_days) == 10
     assert all(d.at.minute == 0 and d.at.second == 0 for d in got.model_days)
+
+
+def test_listening_only_counts_what_the_bot_would_have_done_beside_what_it_did() -> None:
+    from kuuki.explain.stats_cli import stats_json, stats_text
+
+    folder = Folder({"c1": ("support", "public"), "c2": ("random", "public")}, {})
+    shadow = {"features": {"shadow": True, "addressed": "mention", "pass": "first"}}
+    sent = {"features": {"addressed": "mention", "pass": "first"}}
+    folder.decisions([
+        DecisionFacts("c1", "reply", "addressed", "mention", NOW, shadow, NOW),
+        DecisionFacts("c1", "react", "local", "score 85", NOW, shadow, NOW),
+        DecisionFacts("c2", "reply", "addressed", "mention", NOW, sent, NOW),
+    ])
+    got = folder.result(NOW - timedelta(days=1), NOW)
+    support = next(c for c in got.channels if c.name == "support")
+    assert (support.replies, support.reactions, support.latency.count) == (0, 0, 0)
+    assert (support.would_replies, support.would_acks, support.would_reactions) == (1, 0, 1)
+    assert (got.total.replies, got.total.would) == (1, 2)
+    assert stats_json(got, "1d")["total"]["would_have"] == {
+        "replies": 1, "acks": 0, "reactions": 1}
+    text = stats_text(got, "1d").splitlines()
+    header = next(i for i, ln in enumerate(text) if ln.startswith("listening only"))
+    assert text[header].split() == ["listening", "only", "did:", "replies", "acks", "reactions",
+                                    "would", "have:", "replies", "acks", "reactions"]
+    rows = {ln.split()[0]: ln.split()[1:] for ln in text[header + 1:header + 5] if ln.strip()}
+    assert rows["#support"] == ["0", "0", "0", "1", "0", "1"]
+    assert rows["#random"] == ["1", "0", "0", "0", "0", "0"]

@@ -369,3 +369,40 @@ def test_the_slack_scopes_checked_are_the_readme_manifest_s() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = readme.split("oauth_config:", 1)[1].split("settings:", 1)[0]
     assert re.findall(r"^      - (\S+)$", block, re.M) == list(SLACK_BOT_SCOPES)
+
+
+async def test_a_policy_for_a_channel_never_seen_is_a_warning_with_a_guess(
+    env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    from kuuki.domain import Channel
+    from kuuki.store import Store
+
+    store = await Store.open(f"sqlite:///{tmp_path}/kuuki.sqlite3")
+    try:
+        await store.roster.upsert_channel(Channel("C1", "support"))
+        await store.roster.upsert_channel(Channel("C2", "random"))
+    finally:
+        await store.close()
+    env.setenv("KUUKI_CHANNEL_POLICY", json.dumps(
+        {"#support": {"mode": "asked"}, "suport-desk": {"mode": "listen"},
+         "C2": {"readiness": 10}}))
+    _, lines = await doctor()  # (no platform token: that line fails, not this one)
+    at = lines.index(line(lines, "channel policy"))
+    assert lines[at] == ("· channel policy: 3 in KUUKI_CHANNEL_POLICY, 0 changed by /kuuki "
+                         "mode; 1 not found")
+    assert lines[at + 1].strip() == (
+        "no channel 'suport-desk' has been seen by this bot (a typo, or a channel it has not "
+        "joined yet); did you mean support?")
+
+    store = await Store.open(f"sqlite:///{tmp_path}/kuuki.sqlite3")
+    try:
+        await store.policies.save("C1", {"mode": "shout"}, "u1", datetime.now(UTC))
+    finally:
+        await store.close()
+    _, lines = await doctor()
+    assert line(lines, "channel policy") == (
+        "✗ channel policy: the change stored for channel C1 is refused: mode: expected one of "
+        "member, asked, listen, got text 'shout' — set it again with `/kuuki mode` in that "
+        "channel, or `/kuuki mode reset` there")

@@ -178,7 +178,8 @@ def test_a_reading_command_changes_no_byte_of_what_it_cannot_read(
             continue
         assert code == (1 if command == "doctor" else 2), (command, kind, said)
         if kind == "older schema" and command == "doctor":
-            assert "migrations not current, 3 of 6 pending" in said
+            pending = len(MIGRATIONS) - 3  # the older schema stops at version 3
+            assert f"migrations not current, {pending} of {len(MIGRATIONS)} pending" in said
             assert "back the database up, then run `kuuki store migrate`" in said
         elif kind == "newer schema" and command == "doctor":
             assert "was migrated by a newer kuuki" in said

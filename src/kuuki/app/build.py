@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kuuki.app.engine import make_engine, prefetcher, tracker_factory
 from kuuki.app.models import judge_mode_for, model_languages, prompt_budget, tools_off
+from kuuki.app.policies import ChannelPolicies
 from kuuki.clock import Clock
 from kuuki.decide.judge.base import Judge
 from kuuki.decide.pipeline import Pipeline
@@ -99,6 +100,7 @@ class App:
     responder: ModelResponder
     closers: list[Any] = field(default_factory=list)
     memory: Any = None  # kuuki.memory.service.MemoryService when a store is in use
+    policies: ChannelPolicies | None = None  # each channel's policy, `/kuuki mode`'s changes
     models: list[ScheduledLLM] = field(default_factory=list)
 
     async def warm(self) -> None:
@@ -157,10 +159,7 @@ async def build_app(
     opened = await _open_store(settings, store)
     writer = None if opened is None else opened.writer
     try:
-        if embedder is FROM_SETTINGS:
-            from kuuki.embed import default_embedder
-
-            embedder = default_embedder()
+        embedder = _embedder(embedder)
         prompts = Prompts(settings.persona.default_language, settings.prompts_dir or None)
         main_llm, j_llm, scheduled = _scheduled(main_llm, j_llm, clock)
         guard = reply_guard(settings, prompts)
@@ -168,17 +167,20 @@ async def build_app(
             settings, opened, clock, main_llm, embedder, prompts, dump, bot_user_ids, guard,
             scheduled.get(id(main_llm)),
         )
+        policies = await ChannelPolicies.open(settings, opened, clock)
         provider = memory.provider() if memory is not None else None
         responder = _responder(settings, prompts, main_llm, guard, dump, provider, clock)
+        responder.policy_of = policies.of
         settings = replace(settings, judge_mode=judge_mode_for(settings.judge_mode, j_llm))
         if judge is None:
-            judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard)
+            judge = _judge(settings, j_llm, clock, embedder, dump, memory, prompts, guard,
+                           policies)
         made = make_engine(
             settings, clock=clock, store=opened, writer=writer, outbox=outbox,
             responder=responder, judge=judge, tracker_factory=tracker_factory(settings, embedder),
             bot_user_ids=bot_user_ids, memory_hooks=[memory] if memory is not None else (),
             prepare=prefetcher(embedder), inbox=None if opened is None else opened.inbox,
-            options=engine, shadow=shadow,
+            options=engine, policy_of=policies.of, shadow=shadow,
         )
         if memory is not None:
             memory.attach(made)
@@ -186,13 +188,21 @@ async def build_app(
         # HTTP back-ends hold a connection pool: closed with the app.
         closers: list[Any] = [m.inner.aclose for m in models if isinstance(m.inner, _Closable)]
         return App(settings, made, clock, opened, writer, main_llm, j_llm, responder,
-                   memory=memory, models=models, closers=closers)
+                   memory=memory, models=models, closers=closers, policies=policies)
     except BaseException:
         # A start-up that fails past this point (a bad setting, a model file) must not
         # leave the store's connection threads behind: the process would never exit.
         if opened is not None:
             await opened.close()
         raise
+
+
+def _embedder(embedder: Embedder | FromSettings | None) -> Embedder | None:
+    if embedder is FROM_SETTINGS:
+        from kuuki.embed import default_embedder
+
+        return default_embedder()
+    return embedder
 
 
 def _chosen_llms(
@@ -253,6 +263,7 @@ def _responder(
 def _judge(
     settings: Settings, j_llm: LLM | None, clock: Clock, embedder: Any,
     dump: PromptDump | None, memory: MemoryService | None, prompts: Prompts, guard: ReplyGuard,
+    policies: ChannelPolicies,
 ) -> Pipeline:
     from kuuki.decide.judge.build import build_judge
 
@@ -260,7 +271,7 @@ def _judge(
         settings, j_llm, clock, embedder=embedder, dump=dump,
         memory=memory.provider(retrieve_facts=False) if memory is not None else None,
         builder=context_builder(settings.persona, prompts, settings.judge, j_llm),
-        scaffold=guard.scaffold,
+        scaffold=guard.scaffold, policy_of=policies.of,
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from kuuki.clock import Clock
 from kuuki.decide.judge.base import AddressedOnlyJudge, Judge
 from kuuki.decide.pipeline import Pipeline, build_pipeline
+from kuuki.decide.stages.channel_policy import PolicyOf
 from kuuki.domain import Channel
 from kuuki.engine.config import SINGLE_PROCESS
 from kuuki.engine.core import Engine, EngineConfig, EngineOptions
@@ -83,25 +84,35 @@ def make_engine(
     bot_user_ids: Sequence[str] = (),
     prepare: Prepare | None = None,
     options: EngineOptions = SINGLE_PROCESS,
+    policy_of: PolicyOf | None = None,
     shadow: bool = False,
 ) -> Engine:
     """An `Engine` for ``settings``: ``judge`` is the decision pipeline built once at
     start-up, or a bare `Judge` (tests, plugins) run behind the pipeline's gates (None:
-    reply when addressed); ``shadow``: everywhere, whatever the settings say; the rest are
-    the engine's collaborators."""
+    reply when addressed); ``policy_of``: each channel's policy (a `listen` channel is in
+    shadow mode); ``shadow``: everywhere, whatever the settings say (as `settings.shadow`
+    does); the rest are the engine's collaborators."""
     pipeline = (
         judge
         if isinstance(judge, Pipeline)
-        else build_pipeline(settings, judge=judge or AddressedOnlyJudge())
+        else build_pipeline(settings, judge=judge or AddressedOnlyJudge(), policy_of=policy_of)
     )
     config = engine_config(settings)
     return Engine(
-        replace(config, shadow=True) if shadow else config, clock=clock, outbox=outbox,
+        replace(config, shadow=True) if shadow or settings.shadow else config, clock=clock,
+        outbox=outbox,
         responder=responder, pipeline=pipeline, buffer_factory=buffer_factory(settings),
         store=store, writer=writer, inbox=inbox, tracker_factory=tracker_factory,
         memory_hooks=memory_hooks, bot_user_ids=bot_user_ids, prepare=prepare,
-        options=options,
+        options=options, listen_only=None if policy_of is None else _listens(policy_of),
     )
+
+
+def _listens(policy_of: PolicyOf) -> Callable[[Channel], bool]:
+    def listen_only(channel: Channel) -> bool:
+        return policy_of(channel).mode == "listen"
+
+    return listen_only
 
 
 def prefetcher(embedder: Any) -> Callable[[Any], Any] | None:

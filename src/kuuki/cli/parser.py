@@ -125,6 +125,12 @@ def _add_run(sub: Subparsers) -> None:
         "(0: a free one; default: dashboard.port, else 8766), on 127.0.0.1 unless "
         "dashboard.host says otherwise, which then needs KUUKI_DASHBOARD_TOKEN",
     )
+    run.add_argument(
+        "--shadow", action="store_true",
+        help="listen only, everywhere: decide (and with a model, write) every answer but post "
+        "none; each decision is stored marked so, and `kuuki stats` and the dashboard show "
+        "what the bot would have done beside what it did (KUUKI_SHADOW, channels.shadow)",
+    )
     run.set_defaults(fn=cmd_run)
     add_parsers(sub, run)
 

@@ -67,6 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "KUUKI_SLACK_MODE": args.slack_mode,
         "KUUKI_SLACK_HOST": args.host,
         "KUUKI_SLACK_PORT": args.port,
+        "KUUKI_SHADOW": "true" if args.shadow else None,
     }
     overrides = {name: str(v) for name, v in flags.items() if v is not None}
     settings = settings_for(args, overrides)

@@ -2,8 +2,8 @@
 
 `build_pipeline` composes the list (see docs/architecture.md for one line per stage):
 
-    own → filter → sent twice → quiet request → quiet → addressee → ping burst → answered
-    → recheck → local score → rate limit → addressed → debounce → thresholds
+    own → filter → sent twice → quiet request → quiet → channel policy → addressee → ping burst
+    → answered → recheck → local score → rate limit → addressed → debounce → thresholds
     → intervention policy → llm judge → proactive → form
 
 `Pipeline.decide(case)` runs the stages whose ``passes`` include the case's pass, in order,
@@ -29,6 +29,7 @@ from kuuki.decide.situation import Addressing, Situation
 from kuuki.decide.stages.addressed import Addressed
 from kuuki.decide.stages.addressee import AddresseeStage
 from kuuki.decide.stages.answered import Answered
+from kuuki.decide.stages.channel_policy import ChannelManners, PolicyOf
 from kuuki.decide.stages.debounce import Debounce
 from kuuki.decide.stages.filter import Filter
 from kuuki.decide.stages.form import Form
@@ -48,6 +49,7 @@ from kuuki.decide.stages.thresholds import Thresholds
 from kuuki.decide.types import Case, DecideStage, Outcome, Pass, StageResult, record
 from kuuki.domain import ActionKind, Decision, DecisionTrace, Message, Stage, Verdict
 from kuuki.settings import Settings
+from kuuki.settings.policy import PolicyBook
 
 log = logging.getLogger("kuuki.decide")
 
@@ -143,13 +145,20 @@ def build_pipeline(
     llm_stage: LLMStage | None = None,
     embedder: Any | None = None,
     judge: Judge | None = None,
+    policy_of: PolicyOf | None = None,
 ) -> Pipeline:
     """The list `build_app` wires in. With ``judge``, that judge replaces every stage after
-    the gates (tests, plugins); otherwise the stages of hybrid/llm/rules judging."""
+    the gates (tests, plugins); otherwise the stages of hybrid/llm/rules judging.
+    ``policy_of``: each channel's policy (the app's `PolicyBook`, with `/kuuki mode`'s
+    changes); None reads the file's tables alone."""
     detector = AddressDetector(settings.persona.names)
     persona = settings.persona
     asked = QuietRequest(detector, persona.names, persona.emoji)
-    gates: list[DecideStage] = [OwnMessage(), Filter(settings), SentTwice(), asked, Quiet()]
+    if policy_of is None:  # the file's policies alone (no `/kuuki mode` changes)
+        policy_of = PolicyBook(settings.channel_policy).of
+    gates: list[DecideStage] = [
+        OwnMessage(), Filter(settings), SentTwice(), asked, Quiet(), ChannelManners(policy_of),
+    ]
     stage = llm_stage if settings.judge_mode != "rules" else None
     policy = Policy(settings, with_llm=stage is not None)
     if judge is not None:

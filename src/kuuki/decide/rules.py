@@ -81,14 +81,9 @@ class RuleScorer:
         self.settings = settings
         self.persona = settings.persona
         self.ledger = ledger
-        words = [k for k in self.persona.keywords if k.strip()]
-        ascii_kw = [re.escape(normalise(k)) for k in words if k.isascii()]
-        self._kw_ascii = (
-            re.compile(r"(?<![a-z0-9])(" + "|".join(ascii_kw) + r")(?![a-z0-9])")
-            if ascii_kw
-            else None
-        )
-        self._kw_other = [normalise(k) for k in words if not k.isascii()]
+        # Keyword matchers per keyword list: the persona's, and a channel policy's own.
+        self._matchers: dict[tuple[str, ...], tuple[re.Pattern[str] | None, list[str]]] = {}
+        self._persona_keywords = tuple(self.persona.keywords)
 
     def score(
         self,
@@ -99,6 +94,8 @@ class RuleScorer:
         reading: Reading,
         *,
         unanswered: bool | None = None,
+        keywords: tuple[str, ...] | None = None,
+        readiness: int = 0,
     ) -> LocalResult:
         r = LocalResult(state=state)
         msg = s.message
@@ -126,7 +123,9 @@ class RuleScorer:
             to = reading.addressee.to
             self._open_question(s, text, reading, trace, r)
             self._engagement(s, view, trace, r)
-            self._keywords(text, trace)
+            self._keywords(text, trace, self._persona_keywords if keywords is None else keywords)
+            if readiness:
+                trace.add("channel readiness", readiness, "this channel's policy")
             if GOOD_NEWS.found_in(text) and not r.question and to in (ROOM, SEAT):
                 self._good_news(s, view, trace)
             busy = self._presence(s, trace)
@@ -242,12 +241,24 @@ class RuleScorer:
         if before and first.ts - before[-1].ts >= SILENCE:
             trace.add("breaks a silence", SILENCE_POINTS, "news after 10 min or more of quiet")
 
-    def _keywords(self, raw: str, trace: DecisionTrace) -> None:
+    def _matcher(self, keywords: tuple[str, ...]) -> tuple[re.Pattern[str] | None, list[str]]:
+        if keywords not in self._matchers:
+            words = [k for k in keywords if k.strip()]
+            ascii_kw = [re.escape(normalise(k)) for k in words if k.isascii()]
+            pattern = (
+                re.compile(r"(?<![a-z0-9])(" + "|".join(ascii_kw) + r")(?![a-z0-9])")
+                if ascii_kw else None
+            )
+            self._matchers[keywords] = (pattern, [normalise(k) for k in words if not k.isascii()])
+        return self._matchers[keywords]
+
+    def _keywords(self, raw: str, trace: DecisionTrace, keywords: tuple[str, ...]) -> None:
         text = normalise(raw)
         found: list[str] = []
-        if self._kw_ascii is not None:
-            found += sorted({m.group(1) for m in self._kw_ascii.finditer(text)})
-        found += [k for k in self._kw_other if k in text]
+        pattern, other = self._matcher(keywords)
+        if pattern is not None:
+            found += sorted({m.group(1) for m in pattern.finditer(text)})
+        found += [k for k in other if k in text]
         if found:
             trace.add("keywords", KEYWORDS, ", ".join(found[:5]))
 

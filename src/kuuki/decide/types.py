@@ -101,7 +101,8 @@ class Case:
     around the message), ``local`` (the local stage's findings) and ``reading`` (the
     addressee and seat models' output) by the stages that compute them; ``speak`` is set
     when a stage decided *that* the bot speaks and leaves *how* (the form) to the form
-    stage. ``awaiting``: the ids of the channel's messages whose judgment is still to come
+    stage. ``readiness``/``keywords``: the channel's policy (the channel policy stage).
+    ``awaiting``: the ids of the channel's messages whose judgment is still to come
     (a deferral or a re-check pending), from the engine.
     """
 
@@ -115,6 +116,10 @@ class Case:
     reading: Reading | None = None
     speak: Speak | None = None
     awaiting: frozenset[str] = frozenset()
+    # The channel's policy, from the channel policy stage: points on the local score, and
+    # its own keywords (None: the persona's).
+    readiness: int = 0
+    keywords: tuple[str, ...] | None = None
 
     @property
     def message(self) -> Message:

@@ -94,6 +94,7 @@ class Engine:
         prepare: Prepare | None = None,
         inbox: Inbox | None = None,
         options: EngineOptions = SINGLE_PROCESS,
+        listen_only: Callable[[Channel], bool] | None = None,
     ) -> None:
         relay = options.relay
         self.clock = clock
@@ -119,17 +120,18 @@ class Engine:
         self.relay = relay
         self.inbox = relay if relay is not None else inbox
         self._config = config
-        self._compose(config, store, writer, memory_hooks, prepare, options)
+        self._compose(config, store, writer, memory_hooks, prepare, options, listen_only)
 
     def _compose(self, config: EngineConfig, store: EngineStorage | None,
                  writer: Writer | None, memory_hooks: Sequence[MemoryHook],
-                 prepare: Prepare | None, options: EngineOptions) -> None:
+                 prepare: Prepare | None, options: EngineOptions,
+                 listen_only: Callable[[Channel], bool] | None) -> None:
         """The steps, each given the collaborators it uses (the numbers: DESIGN §1)."""
         clock, pipeline = self.clock, self.pipeline
         seen = Seen(options.seen_capacity)
         messages = None if store is None else store.messages
         history = None if store is None else store.history
-        self.filter = MessageFilter(config, self.bot_user_ids)  # 1
+        self.filter = MessageFilter(config, self.bot_user_ids, listen_only)  # 1
         self.timeline = Timeline(seen, writer=writer, memory_hooks=memory_hooks,  # 2-4, 6
                                  marks_handled=self.inbox is not None)
         self.recorder = Recorder(self.filter, self.timeline, seen,  # 1-4

@@ -17,6 +17,7 @@ the loop guard, the DM policy and empty messages, with their results in every tr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kuuki.domain import Channel, Message, User, Visibility
@@ -36,9 +37,14 @@ class MessageFilter:
     """Step 1 (module doc). ``bot_user_ids`` is shared with the engine, which lets adapters
     add the bot's platform id to it."""
 
-    def __init__(self, config: EngineConfig, bot_user_ids: set[str]) -> None:
+    def __init__(
+        self, config: EngineConfig, bot_user_ids: set[str],
+        listen_only: Callable[[Channel], bool] | None = None,
+    ) -> None:
         self.config = config
         self.bot_user_ids = bot_user_ids
+        # A channel's policy may say "listen" at any time (`/kuuki mode`): asked per message.
+        self.listen_only = listen_only
 
     def allowed(self, channel: Channel) -> bool:
         """The channel allow/deny lists (a thread follows its parent channel)."""
@@ -58,8 +64,11 @@ class MessageFilter:
         return not (channel.visibility is Visibility.DM and not self.config.dms_enabled)
 
     def shadowed(self, channel: Channel) -> bool:
-        """Is the bot in shadow mode in ``channel`` (everywhere, or by the channel's list)?"""
+        """Is the bot in shadow mode in ``channel`` (everywhere, by the channel's list, or
+        by its policy)?"""
         if self.config.shadow:
+            return True
+        if self.listen_only is not None and self.listen_only(channel):
             return True
         return bool(self.config.shadow_channels) and bool(
             set(channel.names) & set(self.config.shadow_channels))

@@ -88,6 +88,14 @@ class ChannelStats:
     channels: int = 1  # how many channels this sums
     latencies_ms: list[float] = field(default_factory=list, repr=False)
     waited_ms: list[float] = field(default_factory=list, repr=False)
+    # Listen-only (shadow) decisions: what the bot would have done, nothing sent.
+    would_replies: int = 0
+    would_acks: int = 0
+    would_reactions: int = 0
+
+    @property
+    def would(self) -> int:
+        return self.would_replies + self.would_acks + self.would_reactions
 
     @property
     def bot_messages(self) -> int:
@@ -115,7 +123,8 @@ class ChannelStats:
     def add(self, other: ChannelStats) -> None:
         for name in ("messages", "replies", "acks", "reactions", "unasked", "llm_calls",
                      "tokens", "guard_rejections", "fallbacks", "silent_budget",
-                     "silent_quiet", "channels"):
+                     "silent_quiet", "channels", "would_replies", "would_acks",
+                     "would_reactions"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for kind, n in other.asked.items():
             self.asked[kind] = self.asked.get(kind, 0) + n
@@ -221,7 +230,14 @@ def price_of(prices: Mapping[str, float], model: str) -> float | None:
     return prices.get(model, prices.get("*"))
 
 
+def shadowed(d: DecisionFacts) -> bool:
+    """Decided while listening only: what the bot would have done, nothing was sent."""
+    return bool(((d.trace or {}).get("features") or {}).get("shadow"))
+
+
 def delivered(d: DecisionFacts) -> bool:
+    if shadowed(d):
+        return False
     errors = (d.trace or {}).get("errors") or ()
     return d.action in ACTIONS and not any(str(e).startswith("send failed") for e in errors)
 
@@ -274,6 +290,10 @@ class Folder:
             trace = d.trace or {}
             if delivered(d):
                 self._action(stats, d, trace)
+            elif d.action in ACTIONS and shadowed(d):
+                name = {"reply": "would_replies", "ack": "would_acks"}.get(d.action,
+                                                                           "would_reactions")
+                setattr(stats, name, getattr(stats, name) + 1)
             if d.action == "none" and ("budget" in d.reason or "quiet" in d.reason):
                 if "budget" in d.reason:
                     stats.silent_budget += 1

@@ -82,6 +82,8 @@ def channel_json(s: ChannelStats) -> dict[str, Any]:
         "guard_rejections": s.guard_rejections,
         "fallbacks": s.fallbacks,
         "silences": {"budget": s.silent_budget, "quiet": s.silent_quiet},
+        "would_have": {"replies": s.would_replies, "acks": s.would_acks,
+                       "reactions": s.would_reactions},
     }
 
 
@@ -165,6 +167,13 @@ def stats_text(stats: Stats, span: str) -> str:
         [(_label(s), _secs(s.latency.p50_ms), _secs(s.latency.p95_ms), s.guard_rejections,
           s.fallbacks, s.silent_budget, s.silent_quiet) for s in rows],
     )]
+    if stats.total.would:
+        lines += ["", *table(
+            ("listening only", "did: replies", "acks", "reactions", "would have: replies",
+             "acks", "reactions"),
+            [(_label(s), s.replies, s.acks, s.reactions, s.would_replies, s.would_acks,
+              s.would_reactions) for s in rows],
+        )]
     lines += ["", "latency: from a message that addressed the bot to its answer"]
     waited = stats.total.waited
     if waited.count:

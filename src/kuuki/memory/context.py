@@ -67,6 +67,8 @@ class PromptContext:
     # The language the prompt is written in (the conversation's); memory rendered into
     # it (a profile, the channel's situation) follows it. None: the persona's default.
     language: str | None = None
+    # The channel's own system prompt (its policy's), or None for the persona's.
+    persona_prompt: str | None = None
 
 
 def estimate_tokens(text: str) -> int:
@@ -133,7 +135,7 @@ class ContextBuilder:
         return self.prompts.render(
             task,
             language=lang,
-            persona_prompt=self.persona.prompt_for(lang),
+            persona_prompt=ctx.persona_prompt or self.persona.prompt_for(lang),
             persona_name=self.persona.name,
             channel=ctx.channel,
             now=ctx.now,

@@ -3,15 +3,17 @@ call `run_command`, and show the reply (ephemeral where the platform allows)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from kuuki.domain import Channel, User
+from kuuki.errors import ConfigError
 from kuuki.explain.models import model_lines
 from kuuki.ports import EngineCommands
+from kuuki.settings.policy import MODES, ChannelPolicy
 
-COMMANDS = ("status", "why", "quiet", "memory", "forget-me", "remember-me")
+COMMANDS = ("status", "why", "quiet", "mode", "memory", "forget-me", "remember-me")
 MAX_QUIET_MINUTES = 7 * 24 * 60
 
 
@@ -23,6 +25,18 @@ class MemoryAdmin(Protocol):
     async def forget_user(self, user_id: str) -> int: ...
 
     async def unforget_user(self, user_id: str) -> bool: ...
+
+
+class PolicyAdmin(Protocol):
+    """Each channel's policy (kuuki.app.policies.ChannelPolicies): read it, change it."""
+
+    def of(self, channel: Channel) -> ChannelPolicy: ...
+
+    async def change(
+        self, channel: Channel, values: Mapping[str, Any], by: User
+    ) -> ChannelPolicy: ...
+
+    async def reset(self, channel: Channel, by: User) -> ChannelPolicy: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +55,11 @@ async def run_command(
     *,
     can_manage_channel: bool = False,
     memory: MemoryAdmin | None = None,
+    policies: PolicyAdmin | None = None,
 ) -> CommandReply:
     name = name.strip().lower()
+    if name == "mode":
+        return await _mode(policies, channel, user, args, can_manage_channel)
     if name == "status":
         return _status(engine, channel)
     if name == "why":
@@ -117,3 +134,53 @@ async def _quiet(
         f"OK, I will stay quiet here for {minutes:g} minutes unless someone addresses me.",
         ephemeral=False,
     )
+
+
+MODE_USAGE = (
+    "Usage: /kuuki mode (shows this channel's policy) | /kuuki mode listen|asked|member | "
+    "/kuuki mode key=value … (mode, readiness, keywords, language, proactive, quiet_hours, "
+    "timezone, system_prompt) | /kuuki mode reset (back to kuuki.toml)"
+)
+
+
+async def _mode(
+    policies: PolicyAdmin | None, channel: Channel, user: User, args: Sequence[str],
+    can_manage: bool,
+) -> CommandReply:
+    """Show the channel's policy to anyone; change it for those who manage the channel."""
+    if policies is None:
+        return CommandReply("Channel policies are not available here.", ok=False)
+    if not args:
+        return CommandReply(f"My manners here:\n{policies.of(channel).describe()}")
+    if not can_manage:
+        return CommandReply(
+            "Only members who can manage this channel can change my manners here.", ok=False
+        )
+    try:
+        if [a.lower() for a in args] == ["reset"]:
+            policy = await policies.reset(channel, user)
+        else:
+            policy = await policies.change(channel, mode_values(args), user)
+    except ConfigError as exc:
+        return CommandReply(f"Not changed: {exc.key.removeprefix('/kuuki mode.')}: "
+                            f"{exc.problem}\n{MODE_USAGE}", ok=False)
+    return CommandReply(f"OK, my manners here are now:\n{policy.describe()}", ephemeral=False)
+
+
+def mode_values(args: Sequence[str]) -> dict[str, str]:
+    """``asked`` or ``key=value …``; a value runs to the next ``key=`` (a system prompt
+    has spaces)."""
+    if len(args) == 1 and args[0].lower() in MODES:
+        return {"mode": args[0].lower()}
+    values: dict[str, str] = {}
+    key = ""
+    for word in args:
+        head, eq, rest = word.partition("=")
+        if eq and head.isidentifier():
+            key = head.lower()
+            values[key] = rest
+        elif key:
+            values[key] = f"{values[key]} {word}"
+        else:
+            raise ConfigError("/kuuki mode", f"expected key=value, got {word!r}")
+    return values

@@ -26,7 +26,7 @@ says so and the reply is written without them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kuuki.clock import Clock
@@ -50,6 +50,7 @@ from kuuki.respond.tools.base import ToolContext
 from kuuki.respond.tools.loop import answer_with_tools
 from kuuki.respond.tools.toolbox import Toolbox
 from kuuki.settings import Persona
+from kuuki.settings.policy import ChannelPolicy
 from kuuki.text.language import conversation_language
 from kuuki.text.secrets import redact
 
@@ -107,6 +108,15 @@ class ModelResponder:
     # model is not offered them although some are configured (said in the trace).
     toolbox: Toolbox | None = None
     tools_off: str | None = None
+    # Each channel's policy (kuuki.settings.policy): its own system prompt and default
+    # language; None: the persona's everywhere.
+    policy_of: Callable[[Channel], ChannelPolicy] | None = None
+
+    def persona_in(self, channel: Channel) -> Persona:
+        """The persona as ``channel``'s policy wants it (prompt, keywords, language)."""
+        if self.policy_of is None:
+            return self.persona
+        return self.policy_of(channel).persona(self.persona)
 
     async def act(self, verdict: Verdict, scene: Scene, trace: DecisionTrace) -> Response:
         """Carry out ``verdict`` about ``scene.trigger``: the action, with text written by
@@ -125,13 +135,16 @@ class ModelResponder:
         own = set(self.persona.names)
         human = [m.text for m in scene.conversation
                  if m.user.name not in own and not m.user.is_bot]
-        lang = conversation_language(trigger.text, human, self.persona.default_language)
+        persona = self.persona_in(channel)
+        lang = conversation_language(trigger.text, human, persona.default_language)
         trace.features["language"] = lang
         name = verdict.task or ("ack" if kind is ActionKind.ACK else "reply")
         if lang not in self.languages:
             why = f"not written: {self.llm.name} does not write {_LANGUAGE_NAMES[lang]}"
             return self._fallback(verdict, scene, trace, why, name=name)
         ctx = await self._context(scene, lang, trace)
+        if persona.system_prompt != self.persona.system_prompt:
+            ctx.persona_prompt = persona.prompt_for(lang)
         speakers = sorted({m.user.name for m in (*scene.conversation, *scene.other)} - own)
         extra = {"topic": verdict.topic} if verdict.topic else {}
         job = _Job(

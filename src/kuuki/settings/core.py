@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kuuki.errors import ConfigError
+from kuuki.settings.policy import ChannelPolicy, policies
 from kuuki.settings.schema import (
     JUDGE_MODES,
     LANGUAGES,
@@ -50,6 +51,10 @@ class Settings:
     channel_allow: tuple[str, ...] = ()
     channel_deny: tuple[str, ...] = ()
     dms_enabled: bool = True
+    # Each channel its own manners (kuuki.settings.policy): channel name or id → policy.
+    channel_policy: Mapping[str, ChannelPolicy] = field(default_factory=dict)
+    # Listen everywhere: decide and record, post nothing (`kuuki run --shadow`).
+    shadow: bool = False
     # After a restart or an outage, addressed messages the bot missed are answered when at
     # most this old, otherwise recorded as missed (kuuki.engine.core, catching up).
     catch_up_minutes: float = 10.0
@@ -196,6 +201,8 @@ SPECS: tuple[Spec, ...] = (
     Spec("KUUKI_CHANNEL_ALLOW", "channels.allow", "channel_allow", _list),
     Spec("KUUKI_CHANNEL_DENY", "channels.deny", "channel_deny", _list),
     Spec("KUUKI_DMS", "channels.dms", "dms_enabled", _bool),
+    Spec("KUUKI_CHANNEL_POLICY", "channels.policy", "channel_policy", policies),
+    Spec("KUUKI_SHADOW", "channels.shadow", "shadow", _bool),
     Spec(
         "KUUKI_CATCH_UP_MINUTES", "channels.catch_up_minutes", "catch_up_minutes",
         _float_range(0, 7 * 24 * 60),

@@ -126,7 +126,10 @@ def apply_values(settings: Settings, raws: Iterable[Raw]) -> Settings:
         try:
             value = raw.spec.parse(raw.spec.env, raw.value)
         except ConfigError as exc:
-            raise ConfigError(raw.key, exc.problem, source=raw.source) from None
+            # A table's parser names the key inside it (``….support.mode``): kept, under
+            # the name the user wrote the table with.
+            inner = exc.key[len(raw.spec.env):] if exc.key.startswith(raw.spec.env) else ""
+            raise ConfigError(raw.key + inner, exc.problem, source=raw.source) from None
         settings = _apply(settings, raw.spec.attr, value)
         sources[raw.spec.attr] = (raw.key, raw.source)
     return validate(replace(settings, sources=sources))
@@ -302,6 +305,8 @@ def describe(s: Settings) -> dict[str, Any]:
             value = MASK if value else ""
         elif f.name in ("broker_url", "store_url") and value:
             value = mask_raw(value)
+        elif f.name == "channel_policy":
+            value = {name: p.values() for name, p in value.items()}
         elif isinstance(value, Persona):
             value = {
                 "name": value.name,

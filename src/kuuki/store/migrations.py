@@ -148,13 +148,12 @@ def _ensure_migrations_table(conn: Connection) -> None:
 def m001_initial(conn: Connection) -> None:
     md = MetaData()
     _m001_chat(md)
+    _m001_decisions(md)
     _m001_memory(md)
     md.create_all(conn)
 
 
 def _m001_chat(md: MetaData) -> None:
-    """What was said and decided: channels, users, messages, reactions, decisions, and the
-    events taken in."""
     Table(
         "channels",
         md,
@@ -199,6 +198,9 @@ def _m001_chat(md: MetaData) -> None:
         Column("ts", UTCDateTime, nullable=False),
         UniqueConstraint("message_id", "user_id", "emoji", name="uq_reactions"),
     )
+
+
+def _m001_decisions(md: MetaData) -> None:
     Table(
         "decisions",
         md,
@@ -379,5 +381,20 @@ def m006_forgotten_users(conn: Connection) -> None:
         md,
         Column("user_id", SafeString, primary_key=True),
         Column("forgotten_at", UTCDateTime, nullable=False),
+    )
+    md.create_all(conn)
+
+
+@migration
+def m007_channel_policies(conn: Connection) -> None:
+    # `/kuuki mode`'s changes to a channel's policy must outlive the process.
+    md = MetaData()
+    Table(
+        "channel_policies",
+        md,
+        Column("channel_id", SafeString, primary_key=True),
+        Column("policy_values", SafeJSON, nullable=False),
+        Column("changed_by", SafeString, nullable=False),
+        Column("changed_at", UTCDateTime, nullable=False),
     )
     md.create_all(conn)

@@ -231,3 +231,15 @@ class ForgottenUserRow(Base):
 
     user_id: Mapped[str] = mapped_column(SafeString, primary_key=True)
     forgotten_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ChannelPolicyRow(Base):
+    """A channel's policy as `/kuuki mode` changed it (kuuki.store.policies): the values
+    changed, laid over kuuki.toml's `[channels.policy.<channel>]` at start-up."""
+
+    __tablename__ = "channel_policies"
+
+    channel_id: Mapped[str] = mapped_column(SafeString, primary_key=True)
+    policy_values: Mapped[dict[str, Any]] = mapped_column(SafeJSON)
+    changed_by: Mapped[str] = mapped_column(SafeString)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)

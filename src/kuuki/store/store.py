@@ -13,6 +13,7 @@ declares:
 - ``forgetting`` (``forgetting.py``): forgetting a person, and the tombstones every write
   path consults;
 - ``history`` (``history.py``): what catching up after a restart asks;
+- ``policies`` (``policies.py``): each channel's policy as `/kuuki mode` changed it;
 - ``browse`` (``browse.py``): the decisions as people read them (`kuuki why`, the
   dashboard).
 
@@ -42,6 +43,7 @@ from kuuki.store.hot import HotConnection
 from kuuki.store.inbox import EventInbox
 from kuuki.store.memories import Memories
 from kuuki.store.messages import Messages
+from kuuki.store.policies import Policies
 from kuuki.store.reading import open_read_only
 from kuuki.store.roster import Roster
 from kuuki.store.writer import BatchedWriter
@@ -80,6 +82,7 @@ class Store:
         self.facts = Facts(db, self.forgetting)
         self.history = self._history(db, queued, self.roster, self.inbox)
         self.browse = Browse(db, queued)
+        self.policies = Policies(db)
         self._writer = None if read_only else self._batched_writer(
             self.messages, self.inbox, max_items=batch_size, max_delay=batch_delay, clock=clock)
         queued.writer = self._writer

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kuuki.clock import RealClock
+from kuuki.clock import Clock, RealClock
 from kuuki.testing.faults import FaultyStore
 
 if TYPE_CHECKING:
@@ -44,11 +44,13 @@ if TYPE_CHECKING:
 
 
 async def driver_app(
-    settings: Settings, store_url: str, outbox: Outbox, llm: ScriptedLLM, *, faulty: bool
+    settings: Settings, store_url: str, outbox: Outbox, llm: ScriptedLLM, *, faulty: bool,
+    clock: Clock | None = None,
 ) -> tuple[App, FaultyStore | None]:
     """The app a driver runs its bot with: real time, ``llm`` for replies and judging, no
     embedder; with ``faulty`` its store is a `FaultyStore` (returned too, to fail on
-    command), else one opened at ``store_url``."""
+    command), else one opened at ``store_url``. ``clock``: a test's (a `VirtualClock` for
+    the hour of day), else real time."""
     from kuuki.app import FROM_SETTINGS, FromSettings, build_app
     from kuuki.store import Store
 
@@ -56,8 +58,8 @@ async def driver_app(
     store: Store | str | FromSettings = (
         faults if faults is not None else store_url if store_url is not None else FROM_SETTINGS
     )
-    app = await build_app(settings, clock=RealClock(), outbox=outbox, llm=llm, judge_llm=llm,
-                          store=store, embedder=None)
+    app = await build_app(settings, clock=clock or RealClock(), outbox=outbox, llm=llm,
+                          judge_llm=llm, store=store, embedder=None)
     return app, faults
 
 

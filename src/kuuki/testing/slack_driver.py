@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kuuki.app import App
+from kuuki.clock import Clock
 from kuuki.platforms.slack import SlackOutbox, run_slack
 from kuuki.platforms.slack.emoji import from_slack_name, to_slack_name
 from kuuki.platforms.slack.mapping import message_id, ts_of
@@ -36,8 +37,12 @@ class SlackDriver:
     name = "slack"
     text_limit = PART_LIMIT  # what kuuki keeps a Slack message to (Slack itself takes 40,000)
 
-    def __init__(self, *, backfill_limit: int = 50, faulty_store: bool = False) -> None:
+    def __init__(
+        self, *, backfill_limit: int = 50, faulty_store: bool = False,
+        clock: Clock | None = None,
+    ) -> None:
         self.backfill_limit = backfill_limit
+        self.clock = clock  # the bot's (None: real time)
         # With ``faulty_store`` the bot's store is a `FaultyStore` (`faults`), opened anew at
         # each start: a test stops the database and starts it again.
         self.faulty_store = faulty_store
@@ -91,7 +96,8 @@ class SlackDriver:
         assert self._settings is not None
         self.outbox = SlackOutbox()
         self._app, self.faults = await driver_app(
-            self._settings, self._store_url, self.outbox, self.llm, faulty=self.faulty_store
+            self._settings, self._store_url, self.outbox, self.llm, faulty=self.faulty_store,
+            clock=self.clock,
         )
         opened = self.server.connections_opened
         self._task = asyncio.create_task(

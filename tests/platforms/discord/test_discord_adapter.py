@@ -42,7 +42,7 @@ async def test_start_up_talks_to_the_local_server_only_through_the_seams(
     [group] = put.body
     assert group["name"] == "kuuki"
     subs = {o["name"]: o for o in group["options"]}
-    assert set(subs) == {"status", "why", "quiet", "memory", "forget-me", "remember-me"}
+    assert set(subs) == {"status", "why", "quiet", "mode", "memory", "forget-me", "remember-me"}
     assert subs["quiet"]["options"][0] | {"min_value": 0} == subs["quiet"]["options"][0]
 
     [query] = server.gateway_queries

@@ -1,10 +1,11 @@
 """`kuuki doctor`: what is wrong with a set-up, checked in the order `kuuki run` meets it.
 
 The settings (loaded as `kuuki run` loads them), the tokens' shapes, a live login per
-configured platform, the store, the broker when set, and the model; each a line, each
-problem with its fix. Exit 0 only when every check passed, 1 otherwise (2: usage errors,
-from argparse). Checks run one after another: a later one often needs an earlier one
-(no platform login without a token of the right shape).
+configured platform, the store, the channel policies (their channels seen?), the broker
+when set, and the model; each a line, each problem with its fix. Exit 0 only when every
+check passed, 1 otherwise (2: usage errors, from argparse). Checks run one after another:
+a later one often needs an earlier one (no platform login without a token of the right
+shape).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TextIO
 
 from kuuki.cli.common import settings_for
 from kuuki.cli.doctor.platforms import check_discord, check_platforms, check_slack
+from kuuki.cli.doctor.policies import check_policies
 from kuuki.cli.doctor.report import (
     Endpoints,
     Result,
@@ -69,6 +71,9 @@ async def diagnose(settings: Settings | ConfigError, ep: Endpoints) -> list[Resu
     if "slack" in names:
         results += await check_slack(settings, ep)
     results.append(await check_store(settings))
+    policies = await check_policies(settings)
+    if policies is not None:
+        results.append(policies)
     broker = await check_broker(settings)
     if broker is not None:
         results.append(broker)

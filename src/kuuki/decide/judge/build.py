@@ -10,6 +10,7 @@ from __future__ import annotations
 from kuuki.clock import Clock
 from kuuki.decide.judge.llm_stage import LLMStage
 from kuuki.decide.pipeline import Pipeline, build_pipeline
+from kuuki.decide.stages.channel_policy import PolicyOf
 from kuuki.embed import Embedder
 from kuuki.guard.scaffold import Scaffold
 from kuuki.llm.base import LLM
@@ -29,6 +30,7 @@ def build_judge(
     dump: PromptDump | None = None,
     builder: ContextBuilder | None = None,
     scaffold: Scaffold | None = None,
+    policy_of: PolicyOf | None = None,
 ) -> Pipeline:
     """The pipeline for ``settings.judge_mode``, asking ``llm`` in its LLM stage."""
     stage: LLMStage | None = None
@@ -38,4 +40,4 @@ def build_judge(
         stage = LLMStage(
             llm, clock, builder.prompts, builder, memory=memory, dump=dump, scaffold=scaffold
         )
-    return build_pipeline(settings, llm_stage=stage, embedder=embedder)
+    return build_pipeline(settings, llm_stage=stage, embedder=embedder, policy_of=policy_of)

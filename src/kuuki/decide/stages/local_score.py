@@ -49,7 +49,8 @@ class LocalScore:
         state = self.classifier.classify(view.conversation())
         earlier = case.reading is not None  # read in the addressee stage, timed there
         reading = reading_of(case, self.reader)
-        r = self.scorer.score(case.situation, view, trace, state, reading, unanswered=unanswered)
+        r = self.scorer.score(case.situation, view, trace, state, reading, unanswered=unanswered,
+                              keywords=case.keywords, readiness=case.readiness)
         case.local = r
         # The models' reading is part of the local stage (it ran in the addressee stage,
         # before the gates that need it). CPU time too: on a busy machine wall time also

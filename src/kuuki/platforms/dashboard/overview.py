@@ -120,6 +120,8 @@ def _totals(stats: Stats) -> dict[str, Any]:
         "latency_count": latency.count,
         "latency_p50_ms": _ms(latency.p50_ms), "latency_p95_ms": _ms(latency.p95_ms),
         "waited_count": waited.count, "waited_p50_ms": _ms(waited.p50_ms),
+        "would_replies": t.would_replies, "would_acks": t.would_acks,
+        "would_reactions": t.would_reactions,
     }
 
 
@@ -141,5 +143,7 @@ def _rows(stats: Stats, *, show_private: bool) -> list[dict[str, Any]]:
 def _row(name: str, c: ChannelStats, *, selectable: bool) -> dict[str, Any]:
     return {"name": name, "visibility": c.visibility, "selectable": selectable,
             "messages": c.messages, "replies": c.replies, "acks": c.acks,
-            "reactions": c.reactions, "share": c.share, "llm_calls": c.llm_calls}
+            "reactions": c.reactions, "share": c.share, "llm_calls": c.llm_calls,
+            "would": c.would, "would_replies": c.would_replies, "would_acks": c.would_acks,
+            "would_reactions": c.would_reactions}
 

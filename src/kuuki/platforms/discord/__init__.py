@@ -56,7 +56,7 @@ async def run_discord(
         raise ConfigError("DISCORD_TOKEN", "a Discord bot token is needed to connect")
     history = None if app.store is None else app.store.history
     client = KuukiClient(app.engine, outbox, store=history, memory=app.memory,
-                         **client_options)
+                         policies=app.policies, **client_options)
     with start_problems():
         async with client:
             await client.start(token)

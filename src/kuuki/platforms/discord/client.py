@@ -33,7 +33,7 @@ from discord import app_commands
 from kuuki.domain import Channel, ChatEvent, User
 from kuuki.engine.core import Engine
 from kuuki.errors import IntakeUnavailable
-from kuuki.platforms.commands import MemoryAdmin
+from kuuki.platforms.commands import MemoryAdmin, PolicyAdmin
 from kuuki.platforms.discord import mapping, seam
 from kuuki.platforms.discord.catchup import catch_up, last_messages
 from kuuki.platforms.discord.commands import kuuki_group
@@ -57,7 +57,8 @@ def intents() -> discord.Intents:
 class KuukiClient(discord.AutoShardedClient):
     def __init__(
         self, engine: Engine, outbox: DiscordOutbox, *, store: History | None = None,
-        memory: MemoryAdmin | None = None, **options: Any,
+        memory: MemoryAdmin | None = None, policies: PolicyAdmin | None = None,
+        **options: Any,
     ) -> None:
         options.setdefault("intents", intents())
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
@@ -66,7 +67,7 @@ class KuukiClient(discord.AutoShardedClient):
         self.engine = engine
         self.outbox = outbox
         self.tree = app_commands.CommandTree(self)
-        self.tree.add_command(kuuki_group(engine, memory=memory))
+        self.tree.add_command(kuuki_group(engine, memory=memory, policies=policies))
         self._inflight = 0
         self._in_order = asyncio.Lock()
         self._idle = asyncio.Event()

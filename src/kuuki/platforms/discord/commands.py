@@ -13,7 +13,7 @@ from discord import app_commands
 
 from kuuki.domain import Channel
 from kuuki.engine.core import Engine
-from kuuki.platforms.commands import CommandReply, MemoryAdmin, run_command
+from kuuki.platforms.commands import CommandReply, MemoryAdmin, PolicyAdmin, run_command
 from kuuki.platforms.discord.mapping import (
     TEXT_LIMIT,
     allowed_mentions,
@@ -40,12 +40,13 @@ def kuuki_group(
     *,
     memory: MemoryAdmin | None = None,
     resolve: ChannelResolver = interaction_channel,
+    policies: PolicyAdmin | None = None,
 ) -> app_commands.Group:
-    """The `/kuuki` command group: status, why, quiet <minutes>, memory, forget-me,
-    remember-me."""
+    """The `/kuuki` command group: status, why, quiet <minutes>, mode [setting], memory,
+    forget-me, remember-me."""
     group = app_commands.Group(name="kuuki", description="Ask kuuki about itself in this channel")
 
-    answer = _Answer(engine, memory, resolve)
+    answer = _Answer(engine, memory, resolve, policies)
 
     @group.command(name="status", description="Am I listening here, and how much have I used?")
     async def status(interaction: discord.Interaction[Any]) -> None:
@@ -62,6 +63,11 @@ def kuuki_group(
         minutes: app_commands.Range[int, 0, 10080],
     ) -> None:
         await answer(interaction, "quiet", [str(minutes)])
+
+    @group.command(name="mode", description="My manners here; change them (manage channel)")
+    @app_commands.describe(setting="listen, asked, member, key=value …, or reset")
+    async def mode(interaction: discord.Interaction[Any], setting: str | None = None) -> None:
+        await answer(interaction, "mode", setting.split() if setting else [])
 
     @group.command(name="memory", description="What I remember about you (only you see it)")
     async def memory_cmd(interaction: discord.Interaction[Any]) -> None:
@@ -83,9 +89,11 @@ class _Answer:
     logged and answered with an apology."""
 
     def __init__(
-        self, engine: Engine, memory: MemoryAdmin | None, resolve: ChannelResolver
+        self, engine: Engine, memory: MemoryAdmin | None, resolve: ChannelResolver,
+        policies: PolicyAdmin | None = None,
     ) -> None:
         self.engine = engine
+        self.policies = policies
         self.memory = memory
         self.resolve = resolve
 
@@ -103,6 +111,7 @@ class _Answer:
                 args,
                 can_manage_channel=perms.manage_channels,
                 memory=self.memory,
+                policies=self.policies,
             )
         except Exception:
             log.exception("/kuuki %s failed", name)

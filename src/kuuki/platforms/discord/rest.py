@@ -33,7 +33,8 @@ class DiscordRest:
         self.token = token
         self.outbox = outbox
         history = None if app.store is None else app.store.history
-        self.client = KuukiClient(app.engine, outbox, store=history, memory=app.memory)
+        self.client = KuukiClient(app.engine, outbox, store=history, memory=app.memory,
+                                  policies=app.policies)
 
     async def start(self) -> None:
         with start_problems():

@@ -329,7 +329,8 @@ class SlackAdapter:
         await ack()
         try:
             reply = await run_slash(
-                self.app.engine, self.mapper.directory, body, memory=self.app.memory
+                self.app.engine, self.mapper.directory, body, memory=self.app.memory,
+                policies=self.app.policies,
             )
         except MalformedPayload as exc:
             self._skip(BoltResponse(status=200), exc.kind, exc.reason)

@@ -3,7 +3,7 @@ command, and say how the reply should be shown.
 
 Who "can manage the channel": Slack gives bots no per-channel manager role outside
 Enterprise Grid, so workspace admins and owners (``users.info`` ``is_admin`` / ``is_owner``)
-are the ones who may make the bot quiet.
+are the ones who may make the bot quiet or change its manners in a channel.
 """
 
 from __future__ import annotations
@@ -12,15 +12,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuuki.engine.core import Engine
-from kuuki.platforms.commands import COMMANDS, CommandReply, MemoryAdmin, run_command
+from kuuki.platforms.commands import (
+    COMMANDS,
+    CommandReply,
+    MemoryAdmin,
+    PolicyAdmin,
+    run_command,
+)
 from kuuki.platforms.slack.mapping import MalformedPayload
 from kuuki.platforms.slack.names import Directory, escape
 from kuuki.text.safety import defuse_mentions
 
 COMMAND = "/kuuki"
 USAGE = (
-    "Usage: /kuuki status | why | quiet <minutes> (0 ends it) | memory | forget-me | "
-    "remember-me\n"
+    "Usage: /kuuki status | why | quiet <minutes> (0 ends it) | mode [listen|asked|member "
+    "| key=value … | reset] | memory | forget-me | remember-me\n"
     f"Commands: {', '.join(COMMANDS)}"
 )
 
@@ -38,6 +44,7 @@ async def run_slash(
     body: Mapping[str, Any],
     *,
     memory: MemoryAdmin | None = None,
+    policies: PolicyAdmin | None = None,
 ) -> CommandReply:
     """Run one ``/kuuki`` payload; raises MalformedPayload when it names no user or channel."""
     channel_id, user_id = body.get("channel_id"), body.get("user_id")
@@ -57,6 +64,7 @@ async def run_slash(
         args,
         can_manage_channel=info.is_admin,
         memory=memory,
+        policies=policies,
     )
 
 

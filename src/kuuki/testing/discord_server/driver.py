@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kuuki.app import App
+from kuuki.clock import Clock
 from kuuki.platforms.discord import DiscordOutbox, KuukiClient, run_discord
 from kuuki.settings import Settings
 from kuuki.testing.conformance import SentMessage, driver_app
@@ -27,8 +28,12 @@ class DiscordDriver:
     name = "discord"
     text_limit = 2000
 
-    def __init__(self, server: DiscordServer | None = None, *, faulty_store: bool = False) -> None:
+    def __init__(
+        self, server: DiscordServer | None = None, *, faulty_store: bool = False,
+        clock: Clock | None = None,
+    ) -> None:
         self._given = server
+        self.clock = clock  # the bot's (None: real time)
         # With ``faulty_store`` the bot's store is a `FaultyStore` (`faults`), opened anew at
         # each start: a test stops the database and starts it again.
         self.faulty_store = faulty_store
@@ -78,7 +83,8 @@ class DiscordDriver:
         assert self._settings is not None
         self._outbox = DiscordOutbox()
         self._app, self.faults = await driver_app(
-            self._settings, self._store_url, self._outbox, self.llm, faulty=self.faulty_store
+            self._settings, self._store_url, self._outbox, self.llm, faulty=self.faulty_store,
+            clock=self.clock,
         )
         before = self.server.identifies
         # guild_ready_timeout: discord.py waits that long for more guilds before on_ready
@@ -230,6 +236,8 @@ class DiscordDriver:
         group = next(c for c in self.server.commands if c["name"] == "kuuki")
         sub = next(o for o in group["options"] if o["name"] == command)
         values = args.split()
+        if [o["type"] for o in sub.get("options", [])] == [3]:  # one text: the whole line
+            values = [args] if args else []
         typed = {3: str, 4: int, 10: float}
         options = [
             {"name": o["name"], "type": o["type"], "value": typed.get(o["type"], str)(v)}

@@ -41,16 +41,22 @@ function renderTotals(t) {
     ["guard rejections", fmt(t.guard_rejections)], ["fallbacks", fmt(t.fallbacks)],
     ["answer when addressed, p50 / p95", t.latency_count ? `${ms(t.latency_p50_ms)} / ${ms(t.latency_p95_ms)}` : "no answer yet"],
   ];
+  const would = (t.would_replies || 0) + (t.would_acks || 0) + (t.would_reactions || 0);
+  if (would) {
+    // Listen-only decisions: what the bot would have done beside what it did.
+    items.splice(3, 0, ["would have (listening only)", `${fmt(t.would_replies)} replies · ${fmt(t.would_acks)} acks · ${fmt(t.would_reactions)} reactions`]);
+  }
   $("#totals").replaceChildren(...items.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
 }
 
 function renderChannels(rows) {
   const max = Math.max(0.01, ...rows.map((r) => r.share || 0));
   $("#channels").replaceChildren(rows.length ? h("table", { class: "per-channel" },
-    h("thead", {}, h("tr", {}, ["channel", "messages", "replies", "acks", "reactions", "bot's share", "LLM calls"].map((x) => h("th", {}, x)))),
+    h("thead", {}, h("tr", {}, ["channel", "messages", "replies", "acks", "reactions", "would have", "bot's share", "LLM calls"].map((x) => h("th", {}, x)))),
     h("tbody", {}, rows.map((r) => h("tr", { "data-testid": "channel-row" },
       h("td", {}, r.selectable ? `#${r.name}` : r.name), h("td", {}, fmt(r.messages)), h("td", {}, fmt(r.replies)), h("td", {}, fmt(r.acks)),
       h("td", {}, fmt(r.reactions)),
+      h("td", { title: "listening only: what the bot would have done (replies / acks / reactions); nothing was sent" }, r.would ? `${fmt(r.would_replies)} / ${fmt(r.would_acks)} / ${fmt(r.would_reactions)}` : "—"),
       h("td", {}, pct(r.share), h("span", { class: "share-bar", style: `width:${((r.share || 0) / max) * 60}px` })),
       h("td", {}, fmt(r.llm_calls)))))) : h("p", { class: "empty" }, "no channel had messages in this window"));
   const sel = $("#channel");
