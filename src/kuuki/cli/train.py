@@ -96,6 +96,6 @@ def _dir(raw: str) -> Path | None:
 
 
 def _packaged(name: str) -> Path:
-    from kuuki import decide
+    from kuuki.decide.models.features import shipped_path
 
-    return Path(decide.__file__).with_name(name)
+    return shipped_path(name)

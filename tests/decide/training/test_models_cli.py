@@ -118,3 +118,15 @@ def test_speed_measures_every_message_of_a_sliding_buffer(small_data: Path) -> N
     s = measure_speed(chat, messages=60, buffer=50)
     assert s.messages == 60
     assert 0 < s.median_us <= s.p99_us and s.loop_20m_s > 0
+
+
+def test_kuuki_train_writes_where_the_shipped_models_are_read() -> None:
+    """Without --out, `kuuki train addressee|seat` replaces the package's own weights: the
+    files the running bot loads, not a path beside them."""
+    from kuuki.cli.train import _packaged
+    from kuuki.decide.models import addressee, seat
+    from kuuki.decide.models.features import shipped_path
+
+    for name in (addressee.WEIGHTS_FILE, seat.WEIGHTS_FILE):
+        assert _packaged(name) == shipped_path(name)
+        assert _packaged(name).is_file()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ from kuuki.decide.models.features import (
     context,
     load_weights,
     save_weights,
+    shipped_path,
 )
 from kuuki.decide.models.turns import ROOM, Turn
 from kuuki.errors import ConfigError
@@ -98,9 +98,7 @@ class AddresseeModel:
     def shipped(cls, cache: CueCache | None = None) -> AddresseeModel:
         """The weights that ship in the package, loaded anew (a few ms: callers keep the
         model). ``cache``: the turn cues' cache to share with the other model."""
-        ref = resources.files("kuuki.decide.models").joinpath(WEIGHTS_FILE)
-        with resources.as_file(ref) as p:
-            model = cls.load(Path(p))
+        model = cls.load(shipped_path(WEIGHTS_FILE))
         if cache is not None:
             model.cache = cache
         return model

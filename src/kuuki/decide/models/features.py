@@ -341,6 +341,12 @@ def is_call(bits: int) -> bool:
     return bool(bits & (LEAD | END | MID)) or (bool(bits & HONORIFIC) and not bits & PARTICLE)
 
 
+def shipped_path(name: str) -> Path:
+    """Where a shipped weights file lies: beside this module, as package data. `kuuki train`
+    writes there by default and the models' ``shipped()`` read it."""
+    return Path(__file__).with_name(name)
+
+
 def load_weights(path: Path, setting: str, names: Sequence[str]) -> dict[str, FloatArray]:
     """A model's arrays from ``path``; a clear error naming ``setting`` when the file is
     unreadable or was trained on other features than ``names``."""
