@@ -81,6 +81,8 @@ CONTENT = frozenset((
 CONTENT_COLUMNS = tuple(k for k, n in enumerate(ADDRESSEE_FEATURES)
                         if n.removeprefix("crowded_") in CONTENT)
 _PAT0 = _A[PATTERNS[0]]
+_NP = len(PERSON)
+_LAST_OTHER = _A["you_last_other"]
 
 
 class Context:
@@ -203,65 +205,122 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
                    texts: ContentCache | None = None) -> FloatArray:
     """One feature row per candidate (``candidates`` then :data:`ROOM`, last); what was
     said (kuuki.decide.models.content) when ``texts`` is given."""
-    x = np.zeros((len(candidates) + 1, len(ADDRESSEE_FEATURES)))
+    n = len(candidates)
+    x = np.zeros((n + 1, len(ADDRESSEE_FEATURES)))
     if texts is not None and candidates:
         x[:-1, _C0:_C0 + len(CONTENT_FEATURES)] = content_rows(ctx, candidates, texts)
     turn = ctx.turns[ctx.i]
     me = ctx.cache.cues(turn)
     parent = turn.parent if turn.parent is not None and turn.parent < ctx.i else None
-    parent_speaker = ctx.turns[parent].speaker if parent is not None else None
-    n_window = max(1, ctx.i - ctx.start)
-    author_prior = prior(ctx.author_last) if prior and ctx.author_last is not None else {}
-    mine = [prior(j) for j in ctx.said.get(ctx.author, ())] if prior is not None else []
-    registers = [_register(me, ctx.cache.cues(ctx.turns[j]))
-                 for j in ctx.said.get(ctx.author, ())] if mine else []
     adjacent = ctx.author_last == ctx.i - 1
-    any_name = False
-    for r, c in enumerate(candidates):
-        row = x[r]
-        if mine:
-            _author_to(row, c, mine, registers)
-        bits = ctx.named(c)
-        if bits:
-            any_name = True
-            row[0:5] = _name_features(bits)
-        row[_A["mentioned"]] = c in turn.mentions
-        if parent_speaker is not None:
-            row[_A["parent_is" if parent_speaker == c else "parent_other"]] = 1
-        row[_A["prev_is"]] = ctx.i > 0 and ctx.turns[ctx.i - 1].speaker == c
-        last_other = ctx.last_other == c
-        row[_A["last_other_is"]] = last_other
-        since, never = ctx.since(c)
-        row[_A["since"]], row[_A["never"]] = since, never
-        row[_A["share"]] = ctx.count.get(c, 0) / n_window
-        asked = ctx.asked(c)
-        row[_A["asked"]], row[_A["asked_answer"]] = asked, asked and me.answer
-        j = ctx.last.get(c)
-        if j is not None:
-            _their_last(row, ctx, c, j, me.grams, prior)
-        if ctx.author_last is not None:
-            row[_A["author_named_it"]] = ctx.cache.named(
-                ctx.turns[ctx.author_last], c, ctx.names) > 0
-        p = author_prior.get(c, 0.0)
-        row[_A["author_prev_to"]], row[_A["author_prev_to_adjacent"]] = p, p * adjacent
-        if last_other:
-            row[_A["you_last_other"]], row[_A["thanks_last_other"]] = me.you, me.thanks
-            row[_A["greeting_last_other"]] = me.greeting
-            row[_A["question_last_other"]], row[_A["answer_last_other"]] = (
-                me.question, me.answer)
-        row[_A["exchanges"]] = math.log1p(ctx.exchanges.get(c, 0))
-        g = ctx.gap(j)
-        if g is not None:
-            row[_A["gap"]], row[_A["gap_known"]] = g, 1
-        row[_PAT0 + ctx.pattern(c)] = 1
-    _room_row(x[-1], ctx, me, any_name=any_name, n=len(candidates), adjacent=adjacent,
-              parent=parent)
+    if candidates:
+        read = _Read(ctx, me, prior, parent)
+        x[:-1, :_NP] = [read.row(c, adjacent) for c in candidates]
+        x[range(n), [_PAT0 + ctx.pattern(c) for c in candidates]] = 1
+    _room_row(x[-1], ctx, me, any_name=any(ctx.named(c) for c in candidates), n=n,
+              adjacent=adjacent, parent=parent)
     if len(ctx.last) > SMALL:
         x[:, _NB:] = x[:, _CROWDED]
     return x
 
 
-def _author_to(row: FloatArray, c: str, mine: Sequence[Mapping[str, float]],
+class _Read:
+    """What every candidate's row of one message reads, taken once: the window's cues,
+    this message's overlap with each earlier turn, the author's first-round addressees.
+
+    ``prior`` is called in the order the rows read it (the author's last turn, the
+    author's turns, then each candidate's last and last three): a first-round prediction
+    is made the first time it is asked for and kept by the model, so the order is part
+    of what the model remembers."""
+
+    __slots__ = ("author_prior", "ctx", "cw", "me", "mine", "ov", "parent_speaker", "prior",
+                 "reg", "registers")
+
+    def __init__(self, ctx: Context, me: TurnCues, prior: PriorFn | None,
+                 parent: int | None) -> None:
+        self.ctx, self.me, self.prior = ctx, me, prior
+        self.parent_speaker = ctx.turns[parent].speaker if parent is not None else None
+        cache, turns, start = ctx.cache, ctx.turns, ctx.start
+        self.cw = [cache.cues(turns[j]) for j in range(start, ctx.i)]
+        self.author_prior = (prior(ctx.author_last)
+                             if prior is not None and ctx.author_last is not None else {})
+        said = ctx.said.get(ctx.author, ())
+        self.mine = [prior(j) for j in said] if prior is not None else []
+        self.registers = [_register(me, self.cw[j - start]) for j in said] if self.mine else []
+        grams, author = me.grams, ctx.author
+        self.ov = [0.0 if turns[j].speaker == author else overlap(grams, self.cw[j - start].grams)
+                   for j in range(start, ctx.i)]
+        self.reg = ([_register(me, q) for q in self.cw] if me.polite or me.casual else [])
+
+    def row(self, c: str, adjacent: bool) -> list[float]:
+        """Candidate ``c``'s PERSON features."""
+        ctx, me = self.ctx, self.me
+        row = [0.0] * _NP
+        if self.mine:
+            _author_to(row, c, self.mine, self.registers)
+        bits = ctx.named(c)
+        if bits:
+            row[0:5] = _name_features(bits)
+        row[_A["mentioned"]] = c in ctx.turn.mentions
+        if self.parent_speaker is not None:
+            row[_A["parent_is" if self.parent_speaker == c else "parent_other"]] = 1
+        row[_A["prev_is"]] = ctx.i > 0 and ctx.turns[ctx.i - 1].speaker == c
+        last_other = ctx.last_other == c
+        row[_A["last_other_is"]] = last_other
+        row[_A["since"]], row[_A["never"]] = ctx.since(c)
+        row[_A["share"]] = ctx.count.get(c, 0) / max(1, ctx.i - ctx.start)
+        j = ctx.last.get(c)
+        asked = (j is not None and (ctx.author_last is None or ctx.author_last <= j)
+                 and self.cw[j - ctx.start].question)
+        row[_A["asked"]], row[_A["asked_answer"]] = asked, asked and me.answer
+        if j is not None:
+            self._their_last(row, c, j)
+        if ctx.author_last is not None:
+            row[_A["author_named_it"]] = ctx.cache.named(
+                ctx.turns[ctx.author_last], c, ctx.names) > 0
+        p = self.author_prior.get(c, 0.0)
+        row[_A["author_prev_to"]], row[_A["author_prev_to_adjacent"]] = p, p * adjacent
+        if last_other:
+            row[_LAST_OTHER:_LAST_OTHER + 5] = (me.you, me.thanks, me.greeting, me.question,
+                                                me.answer)
+        row[_A["exchanges"]] = math.log1p(ctx.exchanges.get(c, 0))
+        g = ctx.gap(j)
+        if g is not None:
+            row[_A["gap"]], row[_A["gap_known"]] = g, 1
+        return row
+
+    def _their_last(self, row: list[float], c: str, j: int) -> None:
+        """What candidate ``c`` last said (its turn ``j``, and its two before; and all it
+        said in the window): did it name the author, whom did it (by the first round)
+        address, does this message take it up, did it ask something in the last five
+        turns, did its last message take up what the author said before it."""
+        ctx, prior, cw, ov, s0 = self.ctx, self.prior, self.cw, self.ov, self.ctx.start
+        row[_A["named_author"]] = ctx.cache.named(ctx.turns[j], ctx.author, ctx.names) > 0
+        said = ctx.said[c]
+        recent = said[-3:]
+        if prior is not None:
+            theirs = prior(j)
+            row[_A["its_prev_to_author"]] = mine = theirs.get(ctx.author, 0.0)
+            row[_A["its_prev_to_third"]] = 1.0 - mine - theirs.get(ROOM, 0.0)
+            row[_A["its_recent_to_author"]] = sum(
+                prior(k).get(ctx.author, 0.0) for k in recent) / len(recent)
+        row[_A["overlap_last"]] = ov[j - s0]
+        row[_A["overlap_recent"]] = max(ov[k - s0] for k in recent)
+        row[_A["asked_any"]] = cw[j - s0].question
+        row[_A["overlap_any"]] = max(ov[k - s0] for k in said)
+        if self.reg:  # the same register as theirs: how people who know each other, or
+            # not, talk
+            row[_A["register_theirs"]] = sum(self.reg[k - s0] for k in said) / len(said)
+            if self.me.casual:
+                row[_A["casual_theirs"]] = sum(
+                    float(cw[k - s0].casual) for k in said) / len(said)
+        row[_A["asked_recent"]] = any(cw[k - s0].question for k in said if k >= ctx.i - 5)
+        if ctx.author_last is not None and ctx.author_last < j:
+            authors = cw[ctx.author_last - s0].grams
+            row[_A["took_up_author"]] = overlap(authors, cw[j - s0].grams)
+
+
+def _author_to(row: list[float], c: str, mine: Sequence[Mapping[str, float]],
                registers: Sequence[float]) -> None:
     """Whom the author spoke to (by the first round) in their last three turns and all of
     theirs in the window: a speaker keeps talking to someone across a topic."""
@@ -282,40 +341,6 @@ def _room_row(room: FloatArray, ctx: Context, me: TurnCues, *, any_name: bool, n
         ctx.turns[ctx.i].ts is not None, gap or 0.0, adjacent, parent is not None,
         ctx.author_last is None, me.length, me.you, me.thanks, me.answer, ctx.i == ctx.start,
     )
-
-
-def _their_last(row: FloatArray, ctx: Context, c: str, j: int, grams: frozenset[str],
-                prior: PriorFn | None) -> None:
-    """What candidate ``c`` last said (its turn ``j``, and its two before; and all it said
-    in the window): did it name the author, whom did it (by the first round) address, does
-    this message take it up, did it ask something in the last five turns, did its last
-    message take up what the author said before it."""
-    row[_A["named_author"]] = ctx.cache.named(ctx.turns[j], ctx.author, ctx.names) > 0
-    if prior is not None:
-        theirs = prior(j)
-        row[_A["its_prev_to_author"]] = mine = theirs.get(ctx.author, 0.0)
-        row[_A["its_prev_to_third"]] = 1.0 - mine - theirs.get(ROOM, 0.0)
-        recent = ctx.said[c][-3:]
-        row[_A["its_recent_to_author"]] = sum(
-            prior(k).get(ctx.author, 0.0) for k in recent) / len(recent)
-    cues = [ctx.cache.cues(ctx.turns[k]) for k in ctx.said[c][-3:]]
-    row[_A["overlap_last"]] = overlap(grams, cues[-1].grams)
-    row[_A["overlap_recent"]] = max(overlap(grams, q.grams) for q in cues)
-    row[_A["asked_any"]] = cues[-1].question
-    said = ctx.said[c]
-    row[_A["overlap_any"]] = max(overlap(grams, ctx.cache.cues(ctx.turns[k]).grams)
-                                 for k in said)
-    me = ctx.cache.cues(ctx.turns[ctx.i])
-    if me.polite or me.casual:  # the same register as theirs: how people who know each
-        lines = [ctx.cache.cues(ctx.turns[k]) for k in said]  # other, or not, talk
-        row[_A["register_theirs"]] = sum(_register(me, q) for q in lines) / len(lines)
-        if me.casual:
-            row[_A["casual_theirs"]] = sum(float(q.casual) for q in lines) / len(lines)
-    row[_A["asked_recent"]] = any(
-        ctx.cache.cues(ctx.turns[k]).question for k in said if k >= ctx.i - 5)
-    if ctx.author_last is not None and ctx.author_last < j:
-        authors = ctx.cache.cues(ctx.turns[ctx.author_last]).grams
-        row[_A["took_up_author"]] = overlap(authors, cues[-1].grams)
 
 
 def _register(me: TurnCues, other: TurnCues) -> float:
