@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from kuuki.decide.addressing.reading import ANSWER_SPAN, Reading, RoomReader
+from kuuki.decide.addressing.reading import ANSWER_SPAN, Reading, RoomReader, last_before
 from kuuki.decide.phrases import asks
 from kuuki.decide.types import Case
 
@@ -17,8 +17,7 @@ def answers_the_bot(case: Case) -> bool:
     """The bot's last line, among the few before this message, asked a question."""
     s = case.situation
     bot_ids = s.bot.user_ids if s.bot else frozenset()
-    before = [m for m in s.recent if m.ts <= s.message.ts and m.id != s.message.id]
-    mine = [m for m in before[-ANSWER_SPAN:] if m.user.id in bot_ids]
+    mine = [m for m in last_before(s, ANSWER_SPAN) if m.user.id in bot_ids]
     return bool(mine) and asks(mine[-1].text)
 
 

@@ -102,15 +102,20 @@ class RoomReader:
         """The buffer up to the message as turns; the message is the last one."""
         msg = s.message
         bot_ids = s.bot.user_ids if s.bot else frozenset()
+        # the last WINDOW readable messages before this one (the buffer is hundreds long:
+        # read from its end)
+        recent = s.recent
+        stop = next((k for k, m in enumerate(recent) if m.id == msg.id), len(recent))
         seen: list[Message] = []
-        for m in s.recent:
-            if m.id == msg.id:
+        for k in range(stop - 1, -1, -1):
+            if len(seen) == WINDOW:
                 break
+            m = recent[k]
             # A person's message with no text is nothing to read; the bot's own always
             # counts (a replay without a model leaves its replies empty).
             if m.ts <= msg.ts and not m.deleted and (m.text.strip() or m.user.id in bot_ids):
                 seen.append(m)
-        seen = seen[-WINDOW:]
+        seen.reverse()
         seen.append(msg)
         index = {m.id: n for n, m in enumerate(seen)}
         names: dict[str, list[str]] = {SEAT: list(self.persona_names)}
@@ -154,9 +159,22 @@ UNREAD_SEAT = SeatResult(0.0, 0.0, ())
 
 def _bot_spoke(s: Situation) -> bool:
     bot_ids = s.bot.user_ids if s.bot else frozenset()
-    msg = s.message
-    window = [m for m in s.recent if m.ts <= msg.ts and m.id != msg.id][-WINDOW:]
-    return any(m.user.id in bot_ids for m in window)
+    return any(m.user.id in bot_ids for m in last_before(s, WINDOW))
+
+
+def last_before(s: Situation, n: int) -> list[Message]:
+    """The last ``n`` messages of the buffer at or before the message's time, the message
+    itself left out, oldest first (read from the buffer's end: it is hundreds long)."""
+    msg, recent = s.message, s.recent
+    out: list[Message] = []
+    for k in range(len(recent) - 1, -1, -1):
+        if len(out) == n:
+            break
+        m = recent[k]
+        if m.ts <= msg.ts and m.id != msg.id:
+            out.append(m)
+    out.reverse()
+    return out
 
 
 def _may_matter(text: str) -> bool:

@@ -98,25 +98,28 @@ def rarity_table(texts: Iterable[str]) -> npt.NDArray[np.float32]:
 class TurnText:
     """One turn's n-grams with their rarity weights (and its cues for this module)."""
 
-    __slots__ = ("greeting", "norm", "question", "request", "weights")
+    __slots__ = ("greeting", "norm", "question", "request", "squares")
 
     def __init__(self, text: str, rarity: npt.NDArray[np.float32] | None) -> None:
         grams = ngrams(text)
         if rarity is None:
-            self.weights = dict.fromkeys(grams, 1.0)
+            weights = dict.fromkeys(grams, 1.0)
         else:
-            self.weights = {g: float(rarity[bucket(g)]) for g in grams}
-        self.norm = math.sqrt(sum(v * v for v in self.weights.values())) or 1.0
+            weights = {g: float(rarity[bucket(g)]) for g in grams}
+        # each n-gram's weight squared, once: what the cosine's dot product adds up
+        self.squares = {g: v * v for g, v in weights.items()}
+        self.norm = math.sqrt(sum(self.squares.values())) or 1.0
         self.question = is_question(text)
         self.request = _REQUEST_RE.search(text) is not None
         self.greeting = is_greeting(text)
 
     def similarity(self, other: TurnText) -> float:
         """Cosine of the two weighted bags of n-grams, 0 to 1."""
-        a, b = self.weights, other.weights
+        a, b = self.squares, other.squares
         if len(a) > len(b):
             a, b = b, a
-        shared = sum(v * v for g, v in a.items() if g in b)
+        # the shared n-grams' squares added in the smaller bag's order (at C speed)
+        shared = sum(map(a.__getitem__, filter(b.__contains__, a)))
         return shared / (self.norm * other.norm)
 
 
@@ -139,31 +142,49 @@ class ContentCache:
         self._texts[id(turn)] = (turn, t)
         return t
 
+    def window(self, turns: Sequence[Turn], start: int, stop: int) -> list[TurnText]:
+        """``text`` of ``turns[start:stop]``, in order (the lookups inline: a window is
+        read on every message)."""
+        texts, out = self._texts, []
+        for j in range(start, stop):  # (an augmented chat cannot be sliced)
+            turn = turns[j]
+            hit = texts.get(id(turn))
+            out.append(hit[1] if hit is not None and hit[0] is turn else self.text(turn))
+        return out
+
 
 def content_rows(ctx: Window, candidates: Sequence[str], texts: ContentCache) -> FloatArray:
     """One row of `CONTENT_FEATURES` per candidate, from ``turns[:i+1]`` only."""
-    out = np.zeros((len(candidates), len(CONTENT_FEATURES)))
-    turns, i = ctx.turns, ctx.i
+    turns, i, s0, author = ctx.turns, ctx.i, ctx.start, ctx.author
     me = texts.text(turns[i])
-    window = {j: texts.text(turns[j]) for j in range(ctx.start, i)}
-    sims = {j: me.similarity(t) for j, t in window.items()}
-    mine = ctx.said.get(ctx.author, [])
-    asked = next((j for j in reversed(mine) if window[j].question), None)
+    window = texts.window(turns, s0, i)
+    # the author's own turns are no candidate's: their similarity is never read
+    sims = [0.0 if turns[j].speaker == author else me.similarity(window[j - s0])
+            for j in range(s0, i)]
+    mine = ctx.said.get(author, [])
+    asked = next((j for j in reversed(mine) if window[j - s0].question), None)
     thanks = _THANKS_RE.search(turns[i].text) is not None
-    best = max((v for j, v in sims.items() if turns[j].speaker != ctx.author), default=0.0)
-    for r, c in enumerate(candidates):
+    best = max((v for j, v in enumerate(sims, s0) if turns[j].speaker != author),
+               default=0.0)
+    rows = []
+    for c in candidates:
         said = ctx.said.get(c)
         if not said:
+            rows.append(_NOTHING)
             continue
-        row = out[r]
-        last = window[said[-1]]
-        row[0] = sims[said[-1]]
-        row[1] = max(sims[j] for j in said[-3:])
-        row[2] = best > 0 and max(sims[j] for j in said) == best
-        row[3] = max((sims[j] for j in said if window[j].question), default=0.0)
+        last = window[said[-1] - s0]
         spoke_after = asked is not None and said[-1] > asked
-        row[4] = spoke_after
-        row[5] = last.request and not me.question
-        row[6] = thanks and spoke_after
-        row[7] = me.greeting and last.greeting
-    return out
+        rows.append((
+            sims[said[-1] - s0],
+            max(sims[j - s0] for j in said[-3:]),
+            best > 0 and max(sims[j - s0] for j in said) == best,
+            max((sims[j - s0] for j in said if window[j - s0].question), default=0.0),
+            spoke_after,
+            last.request and not me.question,
+            thanks and spoke_after,
+            me.greeting and last.greeting,
+        ))
+    return np.array(rows, dtype=np.float64).reshape(len(candidates), len(CONTENT_FEATURES))
+
+
+_NOTHING = (0.0,) * len(CONTENT_FEATURES)

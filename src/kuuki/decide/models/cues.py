@@ -149,6 +149,16 @@ class CueCache:
         self._cues[id(turn)] = (turn, c)
         return c
 
+    def window(self, turns: Sequence[Turn], start: int, stop: int) -> list[TurnCues]:
+        """``cues`` of ``turns[start:stop]``, in order (the lookups inline: a window is
+        read on every message)."""
+        kept, out = self._cues, []
+        for j in range(start, stop):  # (an augmented chat cannot be sliced)
+            turn = turns[j]
+            hit = kept.get(id(turn))
+            out.append(hit[1] if hit is not None and hit[0] is turn else self.cues(turn))
+        return out
+
     def variants(self, names: Sequence[str]) -> tuple[str, ...]:
         key = tuple(names)
         hit = self._variants.get(key)
@@ -195,7 +205,9 @@ class CueCache:
 
     def named(self, turn: Turn, key: str, names: Mapping[str, Sequence[str]]) -> int:
         """Where ``key``'s names occur in ``turn`` (bits: ANY, START, END, …; 0: nowhere)."""
-        c = self.cues(turn)  # first: a full cache is cleared here, not after the lookup
+        # the cues first: a full cache is cleared there, not after the lookup
+        seen = self._cues.get(id(turn))
+        c = seen[1] if seen is not None and seen[0] is turn else self.cues(turn)
         k = (id(turn), key)
         hit = self._names.get(k)
         if hit is None:

@@ -241,7 +241,7 @@ class _Read:
         self.ctx, self.me, self.prior = ctx, me, prior
         self.parent_speaker = ctx.turns[parent].speaker if parent is not None else None
         cache, turns, start = ctx.cache, ctx.turns, ctx.start
-        self.cw = [cache.cues(turns[j]) for j in range(start, ctx.i)]
+        self.cw = cache.window(turns, start, ctx.i)
         self.author_prior = (prior(ctx.author_last)
                              if prior is not None and ctx.author_last is not None else {})
         said = ctx.said.get(ctx.author, ())
