@@ -105,12 +105,12 @@ class RoomReader:
         # the last WINDOW readable messages before this one (the buffer is hundreds long:
         # read from its end)
         recent = s.recent
-        stop = next((k for k, m in enumerate(recent) if m.id == msg.id), len(recent))
+        stop = next((at for at, m in enumerate(recent) if m.id == msg.id), len(recent))
         seen: list[Message] = []
-        for k in range(stop - 1, -1, -1):
+        for at in range(stop - 1, -1, -1):
             if len(seen) == WINDOW:
                 break
-            m = recent[k]
+            m = recent[at]
             # A person's message with no text is nothing to read; the bot's own always
             # counts (a replay without a model leaves its replies empty).
             if m.ts <= msg.ts and not m.deleted and (m.text.strip() or m.user.id in bot_ids):
