@@ -77,10 +77,12 @@ _VOCATIVE_AFTER = r"(?:\s*[,、，:：!！?？。.…~〜ー]|\s*$|\s+(?=[^\W\d_
 _KATA_START, _KATA_END = 0x30A1, 0x30F6
 
 
+# katakana ァ..ヶ to the hiragana 0x60 below them, as one table for str.translate
+_TO_HIRAGANA = {c: c - 0x60 for c in range(_KATA_START, _KATA_END + 1)}
+
+
 def to_hiragana(text: str) -> str:
-    return "".join(
-        chr(ord(ch) - 0x60) if _KATA_START <= ord(ch) <= _KATA_END else ch for ch in text
-    )
+    return text.translate(_TO_HIRAGANA)
 
 
 def to_katakana(text: str) -> str:

@@ -58,6 +58,9 @@ _REQUEST_RE = re.compile(
     r"\bhow about\b|\byou should\b|\btry\b)",
     re.IGNORECASE,
 )
+# a run of letters in a script without spaces: not ASCII, and what str.isalnum calls a
+# letter or digit (a word character of re, the underscore aside)
+RUN_RE = re.compile(r"[^\W_\x00-\x7f]+")
 _THANKS_RE = re.compile(r"(ありがと|感謝|助かり|助かる|thank|thx|\bty\b|cheers)", re.IGNORECASE)
 
 
@@ -66,16 +69,9 @@ def ngrams(text: str) -> frozenset[str]:
     letters in a script without spaces (kana as hiragana)."""
     t = to_hiragana(normalise(text))
     out = {w for w in _WORD_RE.findall(t) if len(w) >= 3}
-    run: list[str] = []
-    for ch in (*t, " "):
-        if not ch.isascii() and ch.isalnum():
-            run.append(ch)
-            continue
-        if run:
-            s = "".join(run)
-            out.update(s[a:a + 2] for a in range(len(s) - 1))
-            out.update(s[a:a + 3] for a in range(len(s) - 2))
-            run.clear()
+    for s in RUN_RE.findall(t):
+        out.update([s[a:a + 2] for a in range(len(s) - 1)])
+        out.update([s[a:a + 3] for a in range(len(s) - 2)])
     return frozenset(out)
 
 
@@ -159,12 +155,12 @@ def content_rows(ctx: Window, candidates: Sequence[str], texts: ContentCache) ->
     me = texts.text(turns[i])
     window = texts.window(turns, s0, i)
     # the author's own turns are no candidate's: their similarity is never read
-    sims = [0.0 if turns[j].speaker == author else me.similarity(window[j - s0])
-            for j in range(s0, i)]
+    sims = [0.0 if turns[j].speaker == author else me.similarity(t)
+            for j, t in enumerate(window, s0)]
     mine = ctx.said.get(author, [])
     asked = next((j for j in reversed(mine) if window[j - s0].question), None)
     thanks = _THANKS_RE.search(turns[i].text) is not None
-    best = max((v for j, v in enumerate(sims, s0) if turns[j].speaker != author),
+    best = max([v for j, v in enumerate(sims, s0) if turns[j].speaker != author],
                default=0.0)
     rows = []
     for c in candidates:
@@ -176,9 +172,9 @@ def content_rows(ctx: Window, candidates: Sequence[str], texts: ContentCache) ->
         spoke_after = asked is not None and said[-1] > asked
         rows.append((
             sims[said[-1] - s0],
-            max(sims[j - s0] for j in said[-3:]),
-            best > 0 and max(sims[j - s0] for j in said) == best,
-            max((sims[j - s0] for j in said if window[j - s0].question), default=0.0),
+            max([sims[j - s0] for j in said[-3:]]),
+            best > 0 and max([sims[j - s0] for j in said]) == best,
+            max([sims[j - s0] for j in said if window[j - s0].question], default=0.0),
             spoke_after,
             last.request and not me.question,
             thanks and spoke_after,

@@ -7,7 +7,6 @@ the same turns on every message), and so is where each participant's name occurs
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -51,7 +50,10 @@ _POLITE_RE = re.compile(r"(です|ます|でした|ません|ください|でし
 _CASUAL_END_RE = re.compile(
     r"(よね|よな|じゃん|だよ|だね|かな|っけ|でしょ|だろ|よ|ね|の|わ|ぞ|さ|な|だ|る|た|ない|って|けど|し|か)"
     r"[\s!！?？。、…~〜ー笑wｗ)）]*$")
-_HIRAGANA_START, _HIRAGANA_END = 0x3041, 0x309F
+# a run of letters in a script without spaces: not ASCII, and what str.isalnum calls a
+# letter or digit (a word character of re, the underscore aside); and one of hiragana
+_RUN_RE = re.compile(r"[^\W_\x00-\x7f]+")
+_HIRAGANA_RE = re.compile("[\u3041-\u309f]+")
 
 # name positions (a bit each)
 ANY, START, END, HONORIFIC, MID, PARTICLE, LEAD = 1, 2, 4, 8, 16, 32, 64
@@ -103,17 +105,16 @@ def content_grams(text: str) -> frozenset[str]:
     (``英語``, ``観葉``): a bag for "this message takes up what that one said"."""
     t = normalise(text)
     out = {w for w in _WORD_RE.findall(t) if len(w) > 3 and w.isascii()}
-    for a, b in itertools.pairwise(t):
-        if a.isascii() or b.isascii() or not (a.isalnum() and b.isalnum()):
-            continue
-        if _hiragana(a) and _hiragana(b):
-            continue
-        out.add(a + b)
+    for run in _RUN_RE.findall(t):  # the pairs of a run, less those of its hiragana
+        pairs = _pairs(run)
+        for kana in _HIRAGANA_RE.findall(run):
+            pairs -= _pairs(kana)
+        out |= pairs
     return frozenset(out)
 
 
-def _hiragana(ch: str) -> bool:
-    return _HIRAGANA_START <= ord(ch) <= _HIRAGANA_END
+def _pairs(s: str) -> set[str]:
+    return {s[k:k + 2] for k in range(len(s) - 1)}
 
 
 def overlap(a: frozenset[str], b: frozenset[str]) -> float:

@@ -213,11 +213,12 @@ def addressee_rows(ctx: Context, candidates: Sequence[str], prior: PriorFn | Non
     me = ctx.cache.cues(turn)
     parent = turn.parent if turn.parent is not None and turn.parent < ctx.i else None
     adjacent = ctx.author_last == ctx.i - 1
+    bits = [ctx.named(c) for c in candidates]
     if candidates:
         read = _Read(ctx, me, prior, parent)
-        x[:-1, :_NP] = [read.row(c, adjacent) for c in candidates]
+        x[:-1, :_NP] = [read.row(c, b, adjacent) for c, b in zip(candidates, bits, strict=True)]
         x[range(n), [_PAT0 + ctx.pattern(c) for c in candidates]] = 1
-    _room_row(x[-1], ctx, me, any_name=any(ctx.named(c) for c in candidates), n=n,
+    _room_row(x[-1], ctx, me, any_name=any(bits), n=n,
               adjacent=adjacent, parent=parent)
     if len(ctx.last) > SMALL:
         x[:, _NB:] = x[:, _CROWDED]
@@ -248,17 +249,18 @@ class _Read:
         self.mine = [prior(j) for j in said] if prior is not None else []
         self.registers = [_register(me, self.cw[j - start]) for j in said] if self.mine else []
         grams, author = me.grams, ctx.author
-        self.ov = [0.0 if turns[j].speaker == author else overlap(grams, self.cw[j - start].grams)
-                   for j in range(start, ctx.i)]
+        # overlap(grams, ...) of every earlier turn but the author's (no candidate's)
+        self.ov = [0.0 if not grams or not q.grams or turns[j].speaker == author
+                   else len(grams & q.grams) / math.sqrt(len(grams) * len(q.grams))
+                   for j, q in enumerate(self.cw, start)]
         self.reg = ([_register(me, q) for q in self.cw] if me.polite or me.casual else [])
 
-    def row(self, c: str, adjacent: bool) -> list[float]:
+    def row(self, c: str, bits: int, adjacent: bool) -> list[float]:
         """Candidate ``c``'s PERSON features."""
         ctx, me = self.ctx, self.me
         row = [0.0] * _NP
         if self.mine:
             _author_to(row, c, self.mine, self.registers)
-        bits = ctx.named(c)
         if bits:
             row[0:5] = _name_features(bits)
         row[_A["mentioned"]] = c in ctx.turn.mentions
@@ -305,16 +307,16 @@ class _Read:
             row[_A["its_recent_to_author"]] = sum(
                 prior(k).get(ctx.author, 0.0) for k in recent) / len(recent)
         row[_A["overlap_last"]] = ov[j - s0]
-        row[_A["overlap_recent"]] = max(ov[k - s0] for k in recent)
+        row[_A["overlap_recent"]] = max([ov[k - s0] for k in recent])
         row[_A["asked_any"]] = cw[j - s0].question
-        row[_A["overlap_any"]] = max(ov[k - s0] for k in said)
+        row[_A["overlap_any"]] = max([ov[k - s0] for k in said])
         if self.reg:  # the same register as theirs: how people who know each other, or
             # not, talk
-            row[_A["register_theirs"]] = sum(self.reg[k - s0] for k in said) / len(said)
+            row[_A["register_theirs"]] = sum([self.reg[k - s0] for k in said]) / len(said)
             if self.me.casual:
                 row[_A["casual_theirs"]] = sum(
-                    float(cw[k - s0].casual) for k in said) / len(said)
-        row[_A["asked_recent"]] = any(cw[k - s0].question for k in said if k >= ctx.i - 5)
+                    [float(cw[k - s0].casual) for k in said]) / len(said)
+        row[_A["asked_recent"]] = any([cw[k - s0].question for k in said if k >= ctx.i - 5])
         if ctx.author_last is not None and ctx.author_last < j:
             authors = cw[ctx.author_last - s0].grams
             row[_A["took_up_author"]] = overlap(authors, cw[j - s0].grams)
@@ -324,12 +326,13 @@ def _author_to(row: list[float], c: str, mine: Sequence[Mapping[str, float]],
                registers: Sequence[float]) -> None:
     """Whom the author spoke to (by the first round) in their last three turns and all of
     theirs in the window: a speaker keeps talking to someone across a topic."""
-    row[_A["author_recent_to"]] = sum(q.get(c, 0.0) for q in mine[-3:]) / len(mine[-3:])
-    row[_A["author_window_to"]] = sum(q.get(c, 0.0) for q in mine) / len(mine)
-    to_c = sum(q.get(c, 0.0) for q in mine)
+    to = [q.get(c, 0.0) for q in mine]
+    row[_A["author_recent_to"]] = sum(to[-3:]) / len(to[-3:])
+    row[_A["author_window_to"]] = sum(to) / len(to)
+    to_c = sum(to)
     if to_c > 0.3:  # the author's register with them, as this message's
         row[_A["register_author_to"]] = sum(
-            q.get(c, 0.0) * k for q, k in zip(mine, registers, strict=True)) / to_c
+            [v * k for v, k in zip(to, registers, strict=True)]) / to_c
 
 
 def _room_row(room: FloatArray, ctx: Context, me: TurnCues, *, any_name: bool, n: int,
