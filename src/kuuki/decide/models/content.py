@@ -94,7 +94,7 @@ def rarity_table(texts: Iterable[str]) -> npt.NDArray[np.float32]:
 class TurnText:
     """One turn's n-grams with their rarity weights (and its cues for this module)."""
 
-    __slots__ = ("greeting", "norm", "question", "request", "squares")
+    __slots__ = ("greeting", "n", "norm", "question", "request", "squares")
 
     def __init__(self, text: str, rarity: npt.NDArray[np.float32] | None) -> None:
         grams = ngrams(text)
@@ -104,6 +104,7 @@ class TurnText:
             weights = {g: float(rarity[bucket(g)]) for g in grams}
         # each n-gram's weight squared, once: what the cosine's dot product adds up
         self.squares = {g: v * v for g, v in weights.items()}
+        self.n = len(self.squares)
         self.norm = math.sqrt(sum(self.squares.values())) or 1.0
         self.question = is_question(text)
         self.request = _REQUEST_RE.search(text) is not None
@@ -112,7 +113,7 @@ class TurnText:
     def similarity(self, other: TurnText) -> float:
         """Cosine of the two weighted bags of n-grams, 0 to 1."""
         a, b = self.squares, other.squares
-        if len(a) > len(b):
+        if self.n > other.n:
             a, b = b, a
         # the shared n-grams' squares added in the smaller bag's order (at C speed)
         shared = sum(map(a.__getitem__, filter(b.__contains__, a)))

@@ -250,8 +250,9 @@ class _Read:
         self.registers = [_register(me, self.cw[j - start]) for j in said] if self.mine else []
         grams, author = me.grams, ctx.author
         # overlap(grams, ...) of every earlier turn but the author's (no candidate's)
-        self.ov = [0.0 if not grams or not q.grams or turns[j].speaker == author
-                   else len(grams & q.grams) / math.sqrt(len(grams) * len(q.grams))
+        n = len(grams)
+        self.ov = [0.0 if not n or not (m := len(q.grams)) or turns[j].speaker == author
+                   else len(grams & q.grams) / math.sqrt(n * m)
                    for j, q in enumerate(self.cw, start)]
         self.reg = ([_register(me, q) for q in self.cw] if me.polite or me.casual else [])
 
