@@ -41,7 +41,7 @@ def test_n_grams_need_no_spaces_and_read_kana_alike() -> None:
 def test_rare_n_grams_weigh_more_than_common_ones() -> None:
     rarity = rarity_table(["いいですね", "そうですね", "ですね！", "花粉がつらい", "いいですね"])
     a = TurnText("花粉ですね", rarity)
-    assert a.weights["花粉"] > a.weights["です"]
+    assert a.squares["花粉"] > a.squares["です"]  # weights squared: the order is theirs
 
 
 def test_an_answer_to_a_question_asked_turns_ago_points_to_who_asked() -> None:
