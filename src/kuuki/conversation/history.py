@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from kuuki.conversation import cues
 from kuuki.conversation.speakers import Speakers
+from kuuki.conversation.wordindex import WordIndex
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -93,6 +94,7 @@ class ChannelHistory:
         self._alloc()
         self._mentions: list[frozenset[int]] = []
         self._words: list[frozenset[str]] = []  # content words, one set per buffered row
+        self._word_index = WordIndex()  # the same words as ids, for counting shared ones
         self.speakers = Speakers()
         self._last_by_speaker: dict[int, int] = {}
         self._pair_hist: dict[int, dict[int, int]] = {}
@@ -195,7 +197,9 @@ class ChannelHistory:
         slot = self._join(i, r, parent, me, vec)
         self.cs_last[slot] = i
         self.cs_last_minute[slot] = turn.minute
-        self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
+        centroid = self.cs_vec[slot]
+        # what np.linalg.norm computes for a 1-d float32 vector, without its dispatch
+        self.cs_norm[slot] = np.sqrt(centroid.dot(centroid))
         who = self.cs_speakers[slot]
         who[me] = who.get(me, 0) + 1
         self.cs_nspk[slot] = len(who)
@@ -224,6 +228,7 @@ class ChannelHistory:
         self.emb[r] = vec
         self._mentions.append(named)
         self._words.append(words)
+        self._word_index.add(words)
         self.nset[r] = len(words)
 
     def _join(self, i: int, r: int, parent: int, me: int, vec: FloatArray) -> int:
@@ -299,6 +304,7 @@ class ChannelHistory:
             arr[:keep] = arr[cut : cut + keep].copy()
         self._mentions = self._mentions[cut:]
         self._words = self._words[cut:]
+        self._word_index.rebuild(self._words)
         self.offset += cut
         live = set(self.cslot[:keep].tolist())
         self._free = [s for s in range(self._cap) if s not in live]
