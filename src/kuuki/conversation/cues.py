@@ -159,8 +159,10 @@ def _asks_in_japanese(t: str) -> bool | None:
     # A bare trailing か is a question particle unless the word is one like "しか"/"ばか".
     if stripped.endswith("か") and not stripped.endswith(("しか", "ばか", "なか", "まさか")):
         return len(stripped) > 2
-    if any(q in t for q in _JA_QWORDS) and stripped.endswith(("の", "？", "?", "っけ", "か")):
-        return True
+    if stripped.endswith(("の", "？", "?", "っけ", "か")):
+        for q in _JA_QWORDS:  # a loop, not any(genexpr): this runs for every message
+            if q in t:
+                return True
     return None
 
 
@@ -184,7 +186,7 @@ def nick_tokens(text: str) -> set[str]:
 
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased words of 4+ letters: a crude bag for lexical overlap."""
-    return frozenset(w for w in _WORD_RE.findall(text.lower()) if len(w) > 3)
+    return frozenset([w for w in _WORD_RE.findall(text.lower()) if len(w) > 3])
 
 
 def leading_addressee(text: str) -> str | None:
@@ -294,8 +296,9 @@ def calls_name(text: str, names: Iterable[str]) -> bool:
                 return True
         if "@" + name in t:
             return True
-        if any(name + h in t for h in HONORIFICS):
-            return True
+        for h in HONORIFICS:  # a loop, not any(genexpr): this runs for every message
+            if name + h in t:
+                return True
     return False
 
 

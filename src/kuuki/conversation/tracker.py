@@ -115,11 +115,14 @@ class ConversationTracker:
         cand, probs = self._dis.score(turn)
         mass: dict[str, float] = {}
         by_index = self._by_index  # _conv_of_index, inlined: 50 a message
+        # operators rather than dict.get: the same sums, no method call per candidate
         for c, p in zip(cand[1:].tolist(), probs[1:].tolist(), strict=True):
-            t = by_index.get(c)
-            if t is not None:
-                cid = t.conversation_id
-                mass[cid] = mass.get(cid, 0.0) + p
+            if c in by_index:
+                cid = by_index[c].conversation_id
+                if cid in mass:
+                    mass[cid] += p
+                else:
+                    mass[cid] = p
         link = self._dis.decide(turn, cand, probs, forced_parent=turn.reply_to)
         parent = by_index.get(link.parent) if link.parent != link.index else None
         if parent is None:
