@@ -33,7 +33,10 @@ class WordIndex:
     def add(self, words: Iterable[str]) -> None:
         """Append the next row's words."""
         vocab = self._vocab
-        ids = [vocab.setdefault(w, len(vocab)) for w in words]
+        for w in words:
+            if w not in vocab:
+                vocab[w] = len(vocab)
+        ids = [vocab[w] for w in words]
         top = int(self._bound[self._rows])
         end = top + len(ids)
         if end > len(self._flat):
