@@ -7,6 +7,7 @@ work: no model, no I/O, safe to call on every message.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -120,6 +121,13 @@ ROOM = Folded(re.compile(
 ))
 
 
+_JA_QENDINGS_WHOLE = tuple(e for e in _JA_QENDINGS if e.endswith(("。", "？", "?")))
+# a bare か is decided below (it has exceptions)
+_JA_QENDINGS_STRIPPED = tuple(
+    e for e in _JA_QENDINGS if not e.endswith(("。", "？", "?")) and e != "か"
+)
+
+
 def to_the_room(text: str) -> bool:
     return ROOM.found_in(text)
 
@@ -150,17 +158,16 @@ def is_question(text: str) -> bool:
 def _asks_in_japanese(t: str) -> bool | None:
     """is_question's Japanese cues: True or False when one decides, else None."""
     stripped = t.rstrip("。.！!…〜~ 　")
-    for ending in _JA_QENDINGS:
-        if ending.endswith(("。", "？", "?")):
-            if t.endswith(ending):
-                return True
-        elif stripped.endswith(ending) and ending != "か":
-            return True
+    # an ending with its punctuation must end the text; the others end it once stripped
+    if t.endswith(_JA_QENDINGS_WHOLE) or stripped.endswith(_JA_QENDINGS_STRIPPED):
+        return True
     # A bare trailing か is a question particle unless the word is one like "しか"/"ばか".
     if stripped.endswith("か") and not stripped.endswith(("しか", "ばか", "なか", "まさか")):
         return len(stripped) > 2
-    if any(q in t for q in _JA_QWORDS) and stripped.endswith(("の", "？", "?", "っけ", "か")):
-        return True
+    if stripped.endswith(("の", "？", "?", "っけ", "か")):
+        for q in _JA_QWORDS:  # a loop, not any(genexpr): this runs for every message
+            if q in t:
+                return True
     return None
 
 
@@ -184,7 +191,7 @@ def nick_tokens(text: str) -> set[str]:
 
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased words of 4+ letters: a crude bag for lexical overlap."""
-    return frozenset(w for w in _WORD_RE.findall(text.lower()) if len(w) > 3)
+    return frozenset([w for w in _WORD_RE.findall(text.lower()) if len(w) > 3])
 
 
 def leading_addressee(text: str) -> str | None:
@@ -273,13 +280,19 @@ def called_in_question(text: str) -> list[str]:
     return addressees(text)
 
 
+@functools.lru_cache(maxsize=64)
+def _folded(names: tuple[str, ...]) -> list[str]:
+    # a bot's names are the same few for every message; fold them once
+    return [n.casefold() for n in names if n]
+
+
 def calls_name(text: str, names: Iterable[str]) -> bool:
     """Does the message address one of ``names`` (a bot's aliases, say)?
 
     Counts a name at the very start (``Kuu, …``, ``くうさん、…``), after ``@``, or anywhere
     with a honorific; a bare name mid-sentence ("I told kuu") is talk *about*, not *to*.
     """
-    folded = [n.casefold() for n in names if n]
+    folded = _folded(tuple(names))
     if not folded:
         return False
     t = text.strip().casefold()
@@ -294,8 +307,9 @@ def calls_name(text: str, names: Iterable[str]) -> bool:
                 return True
         if "@" + name in t:
             return True
-        if any(name + h in t for h in HONORIFICS):
-            return True
+        for h in HONORIFICS:  # a loop, not any(genexpr): this runs for every message
+            if name + h in t:
+                return True
     return False
 
 

@@ -75,7 +75,7 @@ class Disentangler:
         addressed = x[0, _ADDRESSES] > 0 or x[0, _UNRESOLVED] > 0
         if self.new_weight != 1.0 and len(cand) > 1 and not (addressed or turn.system):
             probs[0] *= self.new_weight
-            probs /= probs.sum()
+            probs /= np.add.reduce(probs, axis=None)  # probs.sum(), unwrapped
         return cand, probs
 
     def step(self, turn: Post, *, forced_parent: int | None = None) -> Link:
@@ -105,7 +105,7 @@ class Disentangler:
             conf = float(probs[hit[0]]) if len(hit) else 1.0
         also: tuple[int, ...] = ()
         if forced_parent is None:
-            order = np.argsort(-probs)
+            order = (-probs).argsort()
             best = int(order[0])
             parent, conf = int(cand[best]), float(probs[best])
             if (

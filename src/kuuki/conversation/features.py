@@ -47,6 +47,11 @@ _MSG_ROWS = np.array(
         )
     ]
 )
+# The reductions ndarray.max()/.any() make through numpy's Python-level _methods, called
+# directly: the same ufunc reduction (bit for bit), one Python frame a call fewer on the
+# message path.
+_max = np.maximum.reduce
+_any = np.logical_or.reduce
 # up to this many partners, the pair history is spread with vector compares
 _FEW_PAIRS = 8
 # the columns of ChannelHistory.flags, and the features of ``ids == me``
@@ -190,13 +195,13 @@ class ChannelFeatures(ChannelHistory):
         lead_j = self.lead[view]
         to_me = x[_F["j_leads_i"]] > 0
         x[_F["j_leads_other"]] = (lead_j >= 0) & ~to_me
-        first_to_me = np.flatnonzero(to_me)
-        if len(first_to_me):
-            x[_F["latest_to_me"], first_to_me[0]] = 1.0
+        first_to_me = int(to_me.argmax())  # the first True (0 when there is none)
+        if to_me[first_to_me]:
+            x[_F["latest_to_me"], first_to_me] = 1.0
         rl = rows.tolist()
         ments = self._mentions
         # only rows that named someone (the "addresses" flag) can mention me
-        named_rows = np.flatnonzero(fl[:, 3]).tolist()
+        named_rows = fl[:, 3].nonzero()[0].tolist()
         if named_rows:
             x[_F["j_mentions_i"], named_rows] = [me in ments[rl[j]] for j in named_rows]
         latest = fl[:, 5]
@@ -229,26 +234,26 @@ class ChannelFeatures(ChannelHistory):
         cos, sim = both[:, 0], both[:, 1]
         x[_F["cos"]] = cos
         x[_F["sim"]] = sim
-        x[_F["sim_rel"]] = sim - float(sim.max())
-        mx = float(cos.max())
+        x[_F["sim_rel"]] = sim - float(_max(sim, axis=None))
+        mx = float(_max(cos, axis=None))
         x[_F["cos_rel"]] = cos - mx
         xt[_F["max_cos"]] = mx
         x[_F["log_children"]] = np.log1p(self.children[rows])
         x[_F["log_len_j"]] = np.log1p(self.nwords[rows])
-        nonsys = np.flatnonzero(~fl[:, 0])  # not system lines
-        if len(nonsys):
-            x[_F["prev_nonsystem"], nonsys[0]] = 1.0
+        first_real = int(fl[:, 0].argmin())  # the first non-system line (0 when none is)
+        if not fl[first_real, 0]:
+            x[_F["prev_nonsystem"], first_real] = 1.0
         if words:
-            rl = rows.tolist()
-            # exact word-set overlap (Jaccard) and the count of shared words
-            row_words = self._words
-            shared = np.array([len(words & row_words[r]) for r in rl], np.float32)
+            # exact word-set overlap (Jaccard) and the count of shared words (the
+            # candidates are a run of buffered rows, newest first)
+            newest = int(rows[0])
+            shared = self._word_index.shared(words, newest - k + 1, newest)
             sizes = self.nset[rows]
             x[_F["overlap"]] = shared / np.maximum(sizes + len(words) - shared, 1.0)
             x[_F["log_shared"]] = np.log1p(shared)
         par = self.parent_row[view]
         has_par = par >= self.offset
-        if has_par.any():
+        if _any(has_par, axis=None):
             x[_F["cos_parent_j"], has_par] = self.emb[par[has_par] - self.offset] @ vec
         hist = self._pair_hist.get(me)
         if hist:
@@ -282,14 +287,14 @@ class ChannelFeatures(ChannelHistory):
         # cheaper than a (k, k) same-conversation mask. A max is exact, so the grouping
         # changes no bit; without words the overlap row is all zeros and so is its maximum.
         k = len(sl)
-        order = np.argsort(sl, kind="stable")
+        order = sl.argsort(kind="stable")
         ssl = sl[order]
         starts = np.empty(k, bool)
         starts[0] = True
         np.not_equal(ssl[1:], ssl[:-1], out=starts[1:])
         group = np.empty(k, np.intp)
-        group[order] = np.cumsum(starts) - 1
-        best = np.maximum.reduceat(x[_CONV_MAX_IN[:, None], order], np.flatnonzero(starts), axis=1)
+        group[order] = starts.cumsum() - 1
+        best = np.maximum.reduceat(x[_CONV_MAX_IN[:, None], order], starts.nonzero()[0], axis=1)
         x[_CONV_MAX_OUT] = best[:, group]
         # Everything else is a value of the conversation: computed once per conversation
         # (``cv``, the distinct slots in ``group`` order) and spread to the candidates

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from kuuki.conversation import cues
 from kuuki.conversation.speakers import Speakers
+from kuuki.conversation.wordindex import WordIndex
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -93,6 +94,7 @@ class ChannelHistory:
         self._alloc()
         self._mentions: list[frozenset[int]] = []
         self._words: list[frozenset[str]] = []  # content words, one set per buffered row
+        self._word_index = WordIndex()  # the same words as ids, for counting shared ones
         self.speakers = Speakers()
         self._last_by_speaker: dict[int, int] = {}
         self._pair_hist: dict[int, dict[int, int]] = {}
@@ -195,7 +197,9 @@ class ChannelHistory:
         slot = self._join(i, r, parent, me, vec)
         self.cs_last[slot] = i
         self.cs_last_minute[slot] = turn.minute
-        self.cs_norm[slot] = np.linalg.norm(self.cs_vec[slot])
+        centroid = self.cs_vec[slot]
+        # what np.linalg.norm computes for a 1-d float32 vector, without its dispatch
+        self.cs_norm[slot] = np.sqrt(centroid.dot(centroid))
         who = self.cs_speakers[slot]
         who[me] = who.get(me, 0) + 1
         self.cs_nspk[slot] = len(who)
@@ -209,21 +213,17 @@ class ChannelHistory:
         """The new message's own row (rows are reused after compaction: what later
         messages update is reset here)."""
         me, lead, named, q_i, words = analysis
-        self.answered[r] = False
-        self.latest_spk[r] = self.latest_conv[r] = True
+        # one write a row of ``ids`` (speaker, lead, parent's speaker) and of ``flags``
+        # (FLAG_COLUMNS: not answered, still the speaker's and the conversation's latest)
+        self.ids[r] = (me, lead, -1)
+        self.flags[r] = (turn.system, q_i, cues.has_url(turn.text), bool(named), False, True, True)
         self.children[r] = 0.0
-        self.parent_spk[r] = -1
-        self.spk[r] = me
         self.minute[r] = turn.minute
-        self.system[r] = turn.system
-        self.q[r] = q_i
-        self.url[r] = cues.has_url(turn.text)
-        self.lead[r] = lead
-        self.addresses[r] = bool(named)
         self.nwords[r] = len(turn.text.split())
         self.emb[r] = vec
         self._mentions.append(named)
         self._words.append(words)
+        self._word_index.add(words)
         self.nset[r] = len(words)
 
     def _join(self, i: int, r: int, parent: int, me: int, vec: FloatArray) -> int:
@@ -299,6 +299,7 @@ class ChannelHistory:
             arr[:keep] = arr[cut : cut + keep].copy()
         self._mentions = self._mentions[cut:]
         self._words = self._words[cut:]
+        self._word_index.rebuild(self._words)
         self.offset += cut
         live = set(self.cslot[:keep].tolist())
         self._free = [s for s in range(self._cap) if s not in live]

@@ -69,9 +69,10 @@ class DisentanglerModel:
 
     def probabilities(self, x: FloatArray) -> FloatArray:
         s = self.scores(x)
-        s -= s.max()
+        # what s.max() and s.sum() reduce with, called without their Python-level wrapper
+        s -= np.maximum.reduce(s, axis=None)
         np.exp(s, out=s)
-        s /= s.sum()
+        s /= np.add.reduce(s, axis=None)
         return s
 
     @classmethod
