@@ -8,7 +8,8 @@ speak. English (and any text without kana or kanji) uses a word regex and a stop
 
 `topics` is what a person is shown as someone's or a channel's topics: nouns only. Janome's
 Japanese keywords are nouns already; an English word is kept when lemminflect's dictionary
-(the lemmatiser spaCy users add; its tables ship in its wheel) gives it a noun reading, or
+(the lemmatiser spaCy users add; its tables ship in its wheel, read compactly by
+kuuki.memory.nouns) gives it a noun reading, or
 when the dictionary does not know it (a name, a product, "kubernetes") and it is no
 function word — so "telling", "probably", "please" and "beside" are not topics.
 """
@@ -22,9 +23,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from lemminflect import getAllLemmas
-
 from kuuki.guard.japanese import janome
+from kuuki.memory.nouns import nouns
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _KANJI = re.compile(r"[\u3400-\u9fff]")
@@ -142,13 +142,12 @@ def _noun(word: str) -> str | None:
     does not know it (a name) —, or None: a function word, or no noun reading."""
     if word in _EN_NOT_TOPIC:
         return None
-    readings = getAllLemmas(word)
-    if not readings:
+    known, noun = nouns().noun_reading(word)
+    if not known:
         return word
-    nouns = readings.get("NOUN") or readings.get("PROPN")
-    if not nouns or nouns[0] in _EN_NOT_TOPIC:  # "looks" is a form of "look"
+    if noun is None or noun in _EN_NOT_TOPIC:  # "looks" is a form of "look"
         return None
-    return str(nouns[0])
+    return noun
 
 
 def is_topic(word: str) -> bool:
@@ -168,9 +167,10 @@ def _en_topics(text: str) -> list[str]:
 
 
 def warm_topics() -> None:
-    """Load lemminflect's tables now (about half a second, once per process), at start-up:
-    not in the middle of traffic, when the first profile flush would otherwise pay it."""
-    getAllLemmas("topic")
+    """Read the noun table now (kuuki.memory.nouns; a third of a second, once per
+    process), at start-up: not in the middle of traffic, when the first profile flush
+    would otherwise pay it."""
+    nouns()
 
 
 def topics(texts: Iterable[str], limit: int = 12) -> list[str]:
