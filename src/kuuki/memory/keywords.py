@@ -21,9 +21,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
-from kuuki.guard.japanese import janome
+from kuuki.guard.japanese import tokenize
 from kuuki.memory.nouns import nouns
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
@@ -69,10 +68,6 @@ _JA_STOP = frozenset(_JA_STOP_WORDS.split())
 EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _EN_NOT_TOPIC = EN_STOP | frozenset(_EN_FUNCTION_WORDS.split())
 
-def _janome() -> Any:
-    return janome()
-
-
 def is_japanese(text: str) -> bool:
     return _JA_CHARS.search(text) is not None
 
@@ -84,7 +79,7 @@ def normalise(word: str) -> str:
 
 def _ja_keywords(text: str) -> list[str]:
     out: list[str] = []
-    for token in _janome().tokenize(text):
+    for token in tokenize(text):
         pos = token.part_of_speech.split(",")
         if pos[0] != "名詞" or pos[1] in _JA_SKIP_POS:
             continue
