@@ -4,7 +4,7 @@ lemminflect's `getAllLemmas` loads its whole lookup table as a dict of dicts of 
 about 34 MB of Python objects, for the one question topics ask — "what noun does this
 lower-case word name, if any, and is it in the dictionary at all?". `NounTable` reads the
 same files with lemminflect's own codecs and keeps only that answer for each word, as two
-sorted strings searched by bisection: about 1.5 MB, and the same answers (`noun_reading`
+sorted strings searched by bisection: about 1.2 MB, and the same answers (`noun_reading`
 matches `getAllLemmas` on every word of the table; tests/memory/test_nouns.py).
 """
 
