@@ -228,6 +228,9 @@ async def test_the_bots_name_is_not_a_topic() -> None:
         async def set_memory(self, *a: object, **k: object) -> None:
             return None
 
+        async def set_memories(self, *a: object, **k: object) -> int:
+            return 0
+
     profiles = Profiles(
         NoStore(),  # type: ignore[arg-type]
         ChannelRegistry(),

@@ -45,6 +45,9 @@ def test_a_profile_learns_topics_from_the_forwarders_own_words_only() -> None:
         async def set_memory(self, *a: object, **k: object) -> None:
             return None
 
+        async def set_memories(self, *a: object, **k: object) -> int:
+            return 0
+
     profiles = Profiles(NoStore(), ChannelRegistry(),  # type: ignore[arg-type]
                         thresholds=(6, 31, 101), bot_names=("Kuu",))
     at = datetime(2026, 1, 5, tzinfo=UTC)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 _lock = threading.Lock()
+_use = threading.Lock()
 _tokenizer: Any = None
 
 _JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
@@ -41,6 +42,15 @@ def janome() -> Any:
 
             _tokenizer = Tokenizer()
         return _tokenizer
+
+
+def tokenize(text: str) -> list[Any]:
+    """janome's tokens of ``text``, one caller at a time: topics are read in a worker
+    thread (kuuki.memory.profiles), and janome's prefix cache is not safe to share — a
+    lookup can find an entry that another thread evicts before it is moved."""
+    tokenizer = janome()
+    with _use:
+        return list(tokenizer.tokenize(text))
 
 
 def _ungrammatical(tokens: list[Any]) -> str | None:
@@ -72,7 +82,7 @@ def unfluent(text: str, known: Iterable[str] = ()) -> str | None:
     if ja_total == 0:
         return None
     unknown: list[str] = []
-    tokens = list(janome().tokenize(text))
+    tokens = tokenize(text)
     for token in tokens:
         surface = token.surface
         if token.node_type != "UNKNOWN" or not _JA.search(surface) or surface in context:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from kuuki.domain import Channel, Visibility
 from kuuki.memory.privacy import ChannelRegistry, may_show
-from kuuki.store.records import MemoryRecord
+from kuuki.store.records import MemoryDocument, MemoryRecord
 
 Key = tuple[str, str, str]
 
@@ -41,6 +41,17 @@ class MemoryStorePort(Protocol):
         source_user_ids: Sequence[str] = (),
         at: datetime | None = None,
     ) -> bool | None: ...
+
+    async def set_memories(
+        self,
+        scope: str,
+        kind: str,
+        documents: Sequence[MemoryDocument],
+        *,
+        visibility: Visibility = Visibility.PRIVATE,
+        workspace: str = "default",
+        at: datetime | None = None,
+    ) -> int: ...
 
     async def memories(
         self, scope: str, scope_id: str | None = None, *, kind: str | None = None

@@ -8,7 +8,8 @@ speak. English (and any text without kana or kanji) uses a word regex and a stop
 
 `topics` is what a person is shown as someone's or a channel's topics: nouns only. Janome's
 Japanese keywords are nouns already; an English word is kept when lemminflect's dictionary
-(the lemmatiser spaCy users add; its tables ship in its wheel) gives it a noun reading, or
+(the lemmatiser spaCy users add; its tables ship in its wheel, read compactly by
+kuuki.memory.nouns) gives it a noun reading, or
 when the dictionary does not know it (a name, a product, "kubernetes") and it is no
 function word — so "telling", "probably", "please" and "beside" are not topics.
 """
@@ -20,11 +21,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
-from lemminflect import getAllLemmas
-
-from kuuki.guard.japanese import janome
+from kuuki.guard.japanese import tokenize
+from kuuki.memory.nouns import nouns
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _KANJI = re.compile(r"[\u3400-\u9fff]")
@@ -69,10 +68,6 @@ _JA_STOP = frozenset(_JA_STOP_WORDS.split())
 EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _EN_NOT_TOPIC = EN_STOP | frozenset(_EN_FUNCTION_WORDS.split())
 
-def _janome() -> Any:
-    return janome()
-
-
 def is_japanese(text: str) -> bool:
     return _JA_CHARS.search(text) is not None
 
@@ -84,7 +79,7 @@ def normalise(word: str) -> str:
 
 def _ja_keywords(text: str) -> list[str]:
     out: list[str] = []
-    for token in _janome().tokenize(text):
+    for token in tokenize(text):
         pos = token.part_of_speech.split(",")
         if pos[0] != "名詞" or pos[1] in _JA_SKIP_POS:
             continue
@@ -142,13 +137,12 @@ def _noun(word: str) -> str | None:
     does not know it (a name) —, or None: a function word, or no noun reading."""
     if word in _EN_NOT_TOPIC:
         return None
-    readings = getAllLemmas(word)
-    if not readings:
+    known, noun = nouns().noun_reading(word)
+    if not known:
         return word
-    nouns = readings.get("NOUN") or readings.get("PROPN")
-    if not nouns or nouns[0] in _EN_NOT_TOPIC:  # "looks" is a form of "look"
+    if noun is None or noun in _EN_NOT_TOPIC:  # "looks" is a form of "look"
         return None
-    return str(nouns[0])
+    return noun
 
 
 def is_topic(word: str) -> bool:
@@ -168,9 +162,10 @@ def _en_topics(text: str) -> list[str]:
 
 
 def warm_topics() -> None:
-    """Load lemminflect's tables now (about half a second, once per process), at start-up:
-    not in the middle of traffic, when the first profile flush would otherwise pay it."""
-    getAllLemmas("topic")
+    """Read the noun table now (kuuki.memory.nouns; a third of a second, once per
+    process), at start-up: not in the middle of traffic, when the first profile flush
+    would otherwise pay it."""
+    nouns()
 
 
 def topics(texts: Iterable[str], limit: int = 12) -> list[str]:

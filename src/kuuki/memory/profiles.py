@@ -13,6 +13,7 @@ DM or another private channel.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,7 @@ from kuuki.domain import Channel, Message, Visibility
 from kuuki.memory.book import MemoryStorePort
 from kuuki.memory.keywords import topics
 from kuuki.memory.privacy import ChannelRegistry, may_show_channel
+from kuuki.store.records import MemoryDocument
 from kuuki.text.quoted import own_words
 
 LEVELS = ("stranger", "acquaintance", "regular", "close")
@@ -188,34 +190,43 @@ class Profiles:
         self._dirty.add(user_id)
 
     async def flush(self, now: datetime) -> int:
-        """Extract pending topics and persist changed profiles; returns how many written."""
-        for (user_id, channel_id), texts in self._pending.items():
-            p = self._profiles.get(user_id)
-            # The bot's own name is how people call it, not what they talk about.
-            words = [
-                w for w in topics(texts, limit=MAX_TOPICS + len(self.bot_names))
-                if w.lower() not in self.bot_names
-            ][:MAX_TOPICS]
+        """Extract pending topics and persist changed profiles; returns how many written.
+
+        The topics are read in a worker thread (janome takes about a millisecond a
+        Japanese message: a flush of thousands of people would hold the event loop for
+        seconds), and every changed profile is written in one transaction."""
+        pending, self._pending = self._pending, {}
+        learned = await asyncio.to_thread(self._topics, pending) if pending else {}
+        for (user_id, channel_id), words in learned.items():
+            p = self._profiles.get(user_id)  # None: forgotten while the topics were read
             if p is not None and words:
                 p.last_topics[channel_id] = {"keywords": words, "at": now.isoformat()}
-        self._pending.clear()
         dirty, self._dirty = self._dirty, set()
-        for user_id in dirty:
-            p = self._profiles.get(user_id)
-            if p is None:
-                continue
-            await self.store.set_memory(
-                "user",
-                user_id,
-                "profile",
-                p.to_json(),
+        documents = [
+            MemoryDocument(user_id, p.to_json(), (user_id,))
+            for user_id in dirty if (p := self._profiles.get(user_id)) is not None
+        ]
+        try:
+            if documents:
                 # The document mixes channels; the renderer filters per entry, and the
                 # record itself is private so no generic reader can leak it.
-                visibility=Visibility.PRIVATE,
-                source_user_ids=[user_id],
-                at=now,
-            )
+                await self.store.set_memories(
+                    "user", "profile", documents, visibility=Visibility.PRIVATE, at=now)
+        except BaseException:
+            self._dirty |= dirty  # still to be written: the next flush tries again
+            raise
         return len(dirty)
+
+    def _topics(self, pending: dict[tuple[str, str], list[str]]) \
+            -> dict[tuple[str, str], list[str]]:
+        """Each (user, channel)'s topics from their pending texts (no shared state: runs
+        in a worker thread)."""
+        # The bot's own name is how people call it, not what they talk about.
+        return {
+            key: [w for w in topics(texts, limit=MAX_TOPICS + len(self.bot_names))
+                  if w.lower() not in self.bot_names][:MAX_TOPICS]
+            for key, texts in pending.items()
+        }
 
     def forget(self, user_id: str) -> bool:
         self._dirty.discard(user_id)

@@ -17,8 +17,8 @@ from sqlalchemy import delete, select
 from kuuki.domain import Visibility
 from kuuki.store.database import Database
 from kuuki.store.engine import insert_stmt
-from kuuki.store.forgetting import Erasure
-from kuuki.store.records import MemoryRecord, row_to_memory
+from kuuki.store.forgetting import Erasure, tombstones
+from kuuki.store.records import MemoryDocument, MemoryRecord, row_to_memory
 from kuuki.store.schema import MEMORY_SCOPES, MemoryRow
 from kuuki.store.types import to_utc
 
@@ -75,6 +75,44 @@ class Memories:
             )
             await conn.execute(stmt)
         return True
+
+    async def set_memories(
+        self,
+        scope: str,
+        kind: str,
+        documents: Sequence[MemoryDocument],
+        *,
+        visibility: Visibility = Visibility.PRIVATE,
+        workspace: str = "default",
+        at: datetime | None = None,
+    ) -> int:
+        """`set_memory` for many documents of one scope and kind in one transaction (a
+        flush of every changed profile is one commit, not one a person); a document about
+        or from a forgotten person is not written. Returns how many were written."""
+        _check_scope(scope)
+        updated_at = to_utc(at or datetime.now(UTC))
+        async with self._db.engine.begin() as conn:
+            gone = await tombstones(conn)
+            rows = [
+                {
+                    "scope": scope, "scope_id": d.scope_id, "kind": kind, "content": d.content,
+                    "visibility": str(visibility), "source_channel_id": None,
+                    "source_user_ids": list(d.source_user_ids), "workspace": workspace,
+                    "updated_at": updated_at,
+                }
+                for d in documents
+                if gone.isdisjoint([*([d.scope_id] if scope == "user" else []),
+                                    *d.source_user_ids])
+            ]
+            if rows:
+                stmt = insert_stmt(conn.dialect.name, MemoryRow)
+                keys = ("scope", "scope_id", "kind")
+                stmt = stmt.on_conflict_do_update(
+                    index_elements=list(keys),
+                    set_={k: stmt.excluded[k] for k in rows[0] if k not in keys},
+                )
+                await conn.execute(stmt, rows)
+        return len(rows)
 
     async def get_memory(self, scope: str, scope_id: str, kind: str) -> MemoryRecord | None:
         _check_scope(scope)

@@ -22,6 +22,16 @@ from kuuki.store.types import clean_text, to_utc
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryDocument:
+    """One document of a batch written by `Memories.set_memories` (the scope, kind and
+    visibility are the batch's)."""
+
+    scope_id: str
+    content: Any
+    source_user_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryRecord:
     """A stored memory document (``content`` is any JSON value)."""
 
