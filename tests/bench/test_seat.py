@@ -265,3 +265,16 @@ async def test_irc_logs_put_the_bot_in_the_helper_s_seat(irc_split: Path) -> Non
     # with the nicks gone no line names the helper: who it is for must be inferred
     assert "named" not in stripped["by_gap"][0]["replied_or_acked"]
     assert stripped["by_gap"][0]["labelled"] == {"to_seat": 3, "to_other": 2}
+
+
+def test_a_nick_another_participant_goes_by_does_not_name_the_seat() -> None:
+    """``ActionParsnip1`` in the seat while ``ActionParsnip`` also speaks (a dev log):
+    "ActionParsnip: …" names the other participant, as the gold links say; with nobody
+    else by that name the nick without its digits still names the seat."""
+    from kuuki.bench.seat_irc import seat_forms
+
+    both = {"ActionParsnip1": ("ActionParsnip1",), "ActionParsnip": ("ActionParsnip",),
+            "dnyy": ("dnyy",)}
+    assert seat_forms("ActionParsnip1", both) == ("actionparsnip1",)
+    alone = {"ActionParsnip1": ("ActionParsnip1",), "dnyy": ("dnyy",)}
+    assert seat_forms("ActionParsnip1", alone) == ("actionparsnip1", "actionparsnip")

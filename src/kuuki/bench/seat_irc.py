@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -125,10 +125,19 @@ async def bench_irc_seat(
     }
 
 
+def seat_forms(seat: str, names: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The spellings that name the seat: its nick and the nick without trailing digits
+    (``helper2``: ``helper``), but not a spelling that is another participant's own
+    nick — in a log where ``ActionParsnip1`` holds the seat while ``ActionParsnip`` also
+    speaks, "ActionParsnip: …" names the other one (the gold links agree)."""
+    others = {f for key, called in names.items() if key != seat for f in name_forms(called)}
+    return tuple(f for f in name_forms(names.get(seat, (seat,))) if f not in others)
+
+
 def _judged(chat: Labelled, seat: str, ids: dict[int, str], texts: Sequence[str],
             decisions: Sequence[Any], timeline: Any) -> list[Judged]:
     first = first_scores(decisions)
-    forms = name_forms([seat])
+    forms = seat_forms(seat, chat.names)
     out: list[Judged] = []
     for i, label in sorted(chat.labels.items()):
         if chat.turns[i].speaker == seat:
