@@ -213,12 +213,17 @@ class ChannelHistory:
         """The new message's own row (rows are reused after compaction: what later
         messages update is reset here)."""
         me, lead, named, q_i, words = analysis
-        # one write a row of ``ids`` (speaker, lead, parent's speaker) and of ``flags``
-        # (FLAG_COLUMNS: not answered, still the speaker's and the conversation's latest)
-        self.ids[r] = (me, lead, -1)
-        self.flags[r] = (turn.system, q_i, cues.has_url(turn.text), bool(named), False, True, True)
+        self.answered[r] = False
+        self.latest_spk[r] = self.latest_conv[r] = True
         self.children[r] = 0.0
+        self.parent_spk[r] = -1
+        self.spk[r] = me
         self.minute[r] = turn.minute
+        self.system[r] = turn.system
+        self.q[r] = q_i
+        self.url[r] = cues.has_url(turn.text)
+        self.lead[r] = lead
+        self.addresses[r] = bool(named)
         self.nwords[r] = len(turn.text.split())
         self.emb[r] = vec
         self._mentions.append(named)
