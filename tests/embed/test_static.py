@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import mmap
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -69,3 +72,22 @@ def test_build_table_reduces_quantizes_and_downweights_frequent_pieces() -> None
     assert not rows[0].any()
     weight = np.abs(rows.astype(np.float32) * scale[:, None]).sum(axis=1)
     assert weight[1] < 0.01 * np.median(weight[2:])
+
+
+def test_shipped_rows_are_mapped_and_embed_as_a_compressed_copy_does(tmp_path: Path) -> None:
+    # The shipped table is read through a file mapping (only the pieces looked up become
+    # resident); the same table compressed is read whole, and both embed alike.
+    shipped = StaticEmbedder()
+    assert not shipped._rows.flags.writeable  # a read-only view of the mapped file
+    base = shipped._rows
+    while isinstance(base, np.ndarray):
+        base = base.base
+    assert isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+    copy = tmp_path / "table.npz"
+    np.savez_compressed(copy, rows=np.array(shipped._rows), scale=shipped._scale)
+    whole = StaticEmbedder(copy)
+    assert whole._rows.flags.writeable
+    texts = ["does anyone know how to fix grub?", "雨が降っている", "", "ok?"]
+    assert shipped.compute(texts).tobytes() == whole.compute(texts).tobytes()
+    assert shipped.fingerprint == whole.fingerprint
+

@@ -111,7 +111,8 @@ def distill(out_path: Path, *, dim: int = DIM, out: TextIO = sys.stderr) -> Path
     vectors = use_vectors(texts, log)
     q, scale = build_table(vectors, prob, dim)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out_path, rows=q, scale=scale)
+    # uncompressed: the embedder maps the rows rather than reading them (static.py)
+    np.savez(out_path, rows=q, scale=scale)
     log(f"wrote {out_path} ({q.shape[0]} x {q.shape[1]} int8)")
     return out_path
 

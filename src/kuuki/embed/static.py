@@ -10,8 +10,12 @@ context, which a bag of pieces cannot see (see docs/decisions.md for the measure
 from __future__ import annotations
 
 import hashlib
+import mmap
+import struct
+import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -51,8 +55,6 @@ class StaticEmbedder:
 
         self._sp = spm.SentencePieceProcessor(model_file=str(sp_model_path()))
         rows, scale = _load_table(table)
-        # names this table in caches of computed vectors (kuuki.conversation.ircdata)
-        self.fingerprint = hashlib.sha1(rows.tobytes() + scale.tobytes()).hexdigest()[:12]
         # dequantised once: 128k x 128 float32 is 64 MB; int8 plus a scale per row keeps the
         # resident table at 16 MB and costs one multiply per piece at lookup
         self._rows = rows
@@ -61,6 +63,13 @@ class StaticEmbedder:
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self._cache_size = cache_size
         self._max_chars = max_chars
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Names this table in caches of computed vectors (kuuki.conversation.ircdata).
+        Computed when asked: hashing reads every row, which would make the whole mapped
+        table resident on the message path, where only the pieces seen need be."""
+        return hashlib.sha1(self._rows.tobytes() + self._scale.tobytes()).hexdigest()[:12]
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if len(texts) == 1:  # the message path's call: one message, one vector
@@ -136,7 +145,38 @@ def _load_table(path: Path | None) -> tuple[npt.NDArray[np.int8], npt.NDArray[np
             return _load_table(Path(p))
     try:
         with np.load(path, allow_pickle=False) as z:
-            return z["rows"].astype(np.int8), z["scale"].astype(np.float32)
-    except (OSError, KeyError, ValueError) as exc:
+            scale = z["scale"].astype(np.float32)
+            mapped = _mapped_rows(path)
+            return (z["rows"].astype(np.int8) if mapped is None else mapped), scale
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, struct.error) as exc:
         problem = f"cannot read the static embedding table {path}: {exc}"
         raise ConfigError("embeddings", problem) from exc
+
+
+def _mapped_rows(path: Path) -> npt.NDArray[np.int8] | None:
+    """The archive's ``rows`` memory-mapped read-only, when stored uncompressed as int8 (the
+    shipped table is): only the pages of the pieces looked up become resident, instead of
+    the whole 16 MB table in every process. None for a compressed archive (read whole)."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("rows.npy")
+    if info.compress_type != zipfile.ZIP_STORED:
+        return None
+    with open(path, "rb") as f:
+        # the member's data follow its local header: 30 bytes, then its name and extra field
+        f.seek(info.header_offset)
+        local = f.read(30)
+        if local[:4] != b"PK\x03\x04":
+            raise ValueError("rows.npy: no local file header where the archive says")
+        name_len, extra_len = struct.unpack("<HH", local[26:30])
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        if dtype != np.int8 or fortran or len(shape) != 2:
+            return None
+        offset = f.tell()
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    count = int(shape[0]) * int(shape[1])
+    return np.frombuffer(buf, np.int8, count=count, offset=offset).reshape(shape)

@@ -188,13 +188,15 @@ class ChannelTable:
     def add(self, state: ChannelState) -> list[ChannelState]:
         """Hold ``state``; returns the states evicted to make room (their workers to stop)."""
         self._states[state.channel.id] = state
-        out: list[ChannelState] = []
-        if len(self._states) > self.max_live:
-            for cid, old in list(self._states.items()):
-                if len(self._states) <= self.max_live:
+        excess = len(self._states) - self.max_live
+        victims: list[str] = []
+        if excess > 0:  # the least recently active first; no copy of the whole table
+            for cid, old in self._states.items():
+                if len(victims) >= excess:
                     break
                 if old is not state and old.evictable(state.last_active):
-                    out.append(self._states.pop(cid))
+                    victims.append(cid)
+        out = [self._states.pop(cid) for cid in victims]
         self.evicted += len(out)
         return out
 

@@ -49,6 +49,20 @@ MESSAGE_SELECT = select(
 ).join_from(MessageRow, UserRow, MessageRow.user_id == UserRow.id)
 
 
+# A channel's last messages, read each time a channel is opened (after every eviction):
+# built once, with its values bound at each read, so the statement's cache key is not
+# worked out again for every read.
+_RECENT_ALL = MESSAGE_SELECT.where(
+    MessageRow.channel_id == bindparam("channel_id"), MessageRow.deleted.is_(False)
+)
+_RECENT = {
+    since: (_RECENT_ALL.where(MessageRow.ts >= bindparam("since")) if since else _RECENT_ALL)
+    .order_by(MessageRow.ts.desc(), MessageRow.seq.desc())
+    .limit(bindparam("limit"))
+    for since in (False, True)
+}
+
+
 def _by_id(u: dict[str, Any]) -> str:
     return str(u["id"])
 
@@ -223,18 +237,16 @@ class Messages:
         self, channel_id: str, *, limit: int = 50, since: datetime | None = None
     ) -> list[Message]:
         """The last ``limit`` undeleted messages of a channel (from ``since``), oldest first."""
-        q = MESSAGE_SELECT.where(
-            MessageRow.channel_id == channel_id, MessageRow.deleted.is_(False)
-        )
+        q = _RECENT[since is not None]
+        params: dict[str, Any] = {"channel_id": channel_id, "limit": max(limit, 0)}
         if since is not None:
-            q = q.where(MessageRow.ts >= to_utc(since))
-        q = q.order_by(MessageRow.ts.desc(), MessageRow.seq.desc()).limit(limit)
+            params["since"] = to_utc(since)
         hot = self._db.hot
         if hot is not None:  # on the message path: one hop (hot.py)
-            rows = await hot.read(lambda c: [r._mapping for r in c.execute(q)])
+            rows = await hot.read(lambda c: [r._mapping for r in c.execute(q, params)])
         else:
             async with self._db.engine.connect() as conn:
-                rows = [r._mapping for r in await conn.execute(q)]
+                rows = [r._mapping for r in await conn.execute(q, params)]
         found: dict[str, Mapping[Any, Any]] = {r["id"]: r for r in rows}
         lo = None if since is None else to_utc(since)
         for r in self._queued.channel_rows(channel_id):
