@@ -84,9 +84,12 @@ async def run_worker(
     slack_api: str | None = None,
     build: Mapping[str, Any] | None = None,
     ready: Callable[[], None] | None = None,
+    outboxes: Mapping[str, Outbox] | None = None,
 ) -> int:
     """`kuuki worker`: the engine for the partitions this worker holds, until stopped.
-    ``build`` are build_app's keywords (tests: a scripted model)."""
+    ``build`` are build_app's keywords (tests: a scripted model); ``outboxes`` more
+    platforms' outboxes beside the ones started here (`kuuki bench scale`: its synthetic
+    chat's platform)."""
     from kuuki.platforms.playground.model_status import ModelLoader
     from kuuki.platforms.tokens import platforms_to_run
     from kuuki.run import RoutingOutbox
@@ -97,13 +100,13 @@ async def run_worker(
         raise ConfigError("--index", f"worker {index} does not exist among {count} (0 to "
                           f"{count - 1})")
     names = platforms_to_run(settings)
-    outboxes: dict[str, Outbox] = {}
-    app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(outboxes),
+    routes: dict[str, Outbox] = dict(outboxes or {})
+    app = await build_app(settings, clock=RealClock(), outbox=RoutingOutbox(routes),
                           engine=EngineOptions(seen_capacity=0), **(build or {}))
     readers: dict[str, ChannelReader] = {}
     closers: list[Any] = []
     try:
-        saw = await _start_platforms(app, settings, names, outboxes, readers, closers,
+        saw = await _start_platforms(app, settings, names, routes, readers, closers,
                                      slack_api)
         loader = ModelLoader(app)
         if loader.status.state == "loading":

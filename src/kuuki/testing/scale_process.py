@@ -16,6 +16,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from kuuki.clock import RealClock
+from kuuki.domain import User
+from kuuki.replay.runner import RecordingOutbox
 from kuuki.settings import load_settings
 from kuuki.testing.bot_process import run_process, tagged_llm
 
@@ -47,13 +50,18 @@ async def _serve(args: argparse.Namespace) -> int:
 
     if args.role == "gateway":
         return await run_gateway(settings, slack_api=args.slack_api, ready=ready)
+    outboxes = {}
     if args.llm == "tagged":
         llm = tagged_llm()
         build = {"llm": llm, "judge_llm": llm, "embedder": None}
     else:  # the product's worker with its model off: embeddings and all (bench scale)
         build = {"llm": None, "judge_llm": None}
+        # the bench's synthetic chat is on the "local" platform: its answers are kept
+        # here, as `kuuki bench ingest` keeps them, instead of failing their events
+        outboxes = {"local": RecordingOutbox(RealClock(), User("Kuu", "Kuu", is_bot=True))}
     return await run_worker(settings, index=args.index, count=args.of, standby_s=args.standby,
-                            slack_api=args.slack_api, build=build, ready=ready)
+                            slack_api=args.slack_api, build=build, ready=ready,
+                            outboxes=outboxes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
