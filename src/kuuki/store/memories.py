@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from kuuki.domain import Visibility
 from kuuki.store.database import Database
@@ -67,13 +68,7 @@ class Memories:
             about = [scope_id] if scope == "user" else []
             if await self._forgetting.refused(conn, [*about, *source_user_ids]):
                 return False
-            stmt = insert_stmt(conn.dialect.name, MemoryRow).values(**values)
-            keys = ("scope", "scope_id", "kind")
-            stmt = stmt.on_conflict_do_update(
-                index_elements=list(keys),
-                set_={k: stmt.excluded[k] for k in values if k not in keys},
-            )
-            await conn.execute(stmt)
+            await _upsert(conn, [values])
         return True
 
     async def set_memories(
@@ -105,13 +100,7 @@ class Memories:
                                     *d.source_user_ids])
             ]
             if rows:
-                stmt = insert_stmt(conn.dialect.name, MemoryRow)
-                keys = ("scope", "scope_id", "kind")
-                stmt = stmt.on_conflict_do_update(
-                    index_elements=list(keys),
-                    set_={k: stmt.excluded[k] for k in rows[0] if k not in keys},
-                )
-                await conn.execute(stmt, rows)
+                await _upsert(conn, rows)
         return len(rows)
 
     async def get_memory(self, scope: str, scope_id: str, kind: str) -> MemoryRecord | None:
@@ -153,3 +142,15 @@ class Memories:
                 )
             )
             return result.rowcount > 0
+
+
+async def _upsert(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """Create or replace memory documents by (scope, scope_id, kind): one statement for
+    one document or for a whole flush."""
+    stmt = insert_stmt(conn.dialect.name, MemoryRow)
+    keys = ("scope", "scope_id", "kind")
+    stmt = stmt.on_conflict_do_update(
+        index_elements=list(keys),
+        set_={k: stmt.excluded[k] for k in rows[0] if k not in keys},
+    )
+    await conn.execute(stmt, rows)
