@@ -100,3 +100,57 @@ def test_trailing_and_glued_name_calls(detector: AddressDetector, text: str, nam
 )
 def test_trailing_references_stay_references(detector: AddressDetector, text: str) -> None:
     assert not detector.detect(msg(text), bot_user_ids=set()), text
+
+
+@pytest.mark.parametrize(
+    ("detector", "text"),
+    [
+        # a call after openers and discourse markers, in lists of people, in brackets
+        (DET, "by the way Kuu, what is a good day trip from Tokyo besides Kamakura?"),
+        (DET, "btw Kuu what do you think"),
+        (DET, "BTW, Kuu, any idea?"),
+        (DET, "oh and Kuu, one more thing"),
+        (DET, "ok so Kuu, how about rust?"),
+        (DET, "also Kuu: can you check"),
+        (DET, "um, Kuu, are you there?"),
+        (DET, "bob and I were wondering Kuu, is it open on Sundays?"),
+        (DET, "Bob, Kuu, what do you think?"),
+        (DET, "Alice, Bob and Kuu, who's coming?"),
+        (DET, "<Kuu> I am running 8.10"),
+        (SORA, "ちなみにソラ、おすすめある？"),
+        (SORA, "それでソラ、どうしたらいい？"),
+        (SORA, "ところでソラ、これ知ってる？"),
+        (SORA, "そういえばソラ、昨日の件どうなった？"),
+        (SORA, "で、ソラはどう思う？"),
+        (SORA, "てかソラ、起きてる？"),
+        (SORA, "ミナとソラ、どう思う？"),
+        (SORA, "ソラとミナ、どっちがいい？"),
+        (SORA, "ミナと話してたんだけど、ソラ、どう思う？"),
+    ],
+)
+def test_calls_after_openers_and_in_lists(detector: AddressDetector, text: str) -> None:
+    assert detector.detect(msg(text), bot_user_ids=set()).kind == "name", text
+
+
+@pytest.mark.parametrize(
+    ("detector", "text"),
+    [
+        # the same openers before a remark about the bot, and lists that are no call
+        (DET, "by the way I asked Kuu yesterday"),
+        (DET, "btw kuu said it was fine"),
+        (DET, "also kuu is down again"),
+        (DET, "anyway kuu doesn't answer"),
+        (DET, "I asked Kuu, is that ok?"),
+        (DET, "Did you ask Kuu, or should I?"),
+        (DET, "I think Bob and Kuu, as usual, agree"),
+        (DET, "Thanks Bob, Kuu, and Carol!"),
+        (SORA, "ちなみにソラが言ってたやつ"),
+        (SORA, "それでソラに聞いたんだけど"),
+        (SORA, "ところでソラの話だけど"),
+        (SORA, "ソラとミナが来たよ、なんで？"),
+        (SORA, "昨日ミナとソラ、二人で来た"),
+        (SORA, "まあソラはいいや"),
+    ],
+)
+def test_openers_before_a_reference_are_no_call(detector: AddressDetector, text: str) -> None:
+    assert not detector.detect(msg(text), bot_user_ids=set()), text

@@ -74,6 +74,44 @@ _GREETINGS = (
     "またね",
 )
 _VOCATIVE_AFTER = r"(?:\s*[,、，:：!！?？。.…~〜ー]|\s*$|\s+(?=[^\W\d_]))"
+# Openers and discourse markers a member puts before a call ("by the way Kuu, …",
+# 「ちなみにソラ、…」, "ok so Kuu, …"), one to three of them. Unlike a greeting they also
+# open a remark about someone ("btw kuu said it was fine", 「ちなみにソラが言ってた」), so
+# after them the name is a call only when punctuation, the end, a question or request to
+# it ("btw Kuu what do you think") or a topic question (「でソラはどう思う？」) follows.
+_OPENERS_EN = (
+    "by the way", "btw", "anyway", "anyways", "also", "and", "and also", "but", "so",
+    "ok so", "okay so", "oh", "oh and", "ah", "actually", "alright", "all right", "right",
+    "um", "umm", "uh", "hmm", "hm", "well", "now", "then", "ok", "okay", "plus", "wait",
+    "besides", "incidentally", "quick question", "one more thing", "excuse me", "listen",
+    "look", "say", "hey", "hi", "hello", "yo", "thanks", "sorry", "please",
+)
+_OPENERS_JA = (
+    "ちなみに", "ちなみにさ", "それで", "それでさ", "で", "ところで", "ところでさ",
+    "そういえば", "そういや", "あと", "あとさ", "じゃあ", "じゃ", "では", "でも", "えっと",
+    "えーと", "えーっと", "あのさ", "あのね", "あの", "ねえねえ", "ねぇねぇ", "ねえ", "ねぇ",
+    "それと", "さて", "てか", "ていうか", "っていうか", "というか", "そうそう", "あ", "あっ",
+    "ほら", "よし", "さあ", "まあ", "おい",
+)
+# what opens a question or request put to someone after "…Kuu, "
+_ASKS = (
+    "what", "who", "whom", "whose", "where", "when", "why", "how", "which", "is", "are",
+    "was", "were", "do", "does", "did", "can", "could", "would", "will", "should", "shall",
+    "may", "might", "have", "has", "any", "please", "tell", "help",
+)
+_CALL_AFTER_OPENER = (
+    r"(?:\s*[,、，:：!！?？。.…~〜ー]|\s*$"
+    r"|\s+(?:what|who|where|when|why|how|which|please|tell|help|remind|any"
+    r"|(?:are|can|could|did|do|have|should|will|would)\s+you)(?![a-z'])"
+    r"|(?:も|は|って|ってさ)[^。\n]{0,40}[?？]\s*$)"
+)
+# a list of people the bot is one of: "Bob, Kuu, what do you think?", "Bob and Kuu,
+# lunch?", 「ミナとソラ、どう思う？」, 「ソラとミナ、どっち？」: short items (a word; in
+# Japanese at most 8 letters and no particle), then a comma or colon, in a question
+# words before a name that make it a reference, not a call ("I asked Kuu, is that ok?")
+_REPORTING = "asked|ask|told|tell|with|to|for|from|about|of|like|than|and|or|by|at"
+_ITEM = r"(?:[a-z0-9_'-]{1,20}|[^\x00-\x7fがをにではもよねたのへ、，。！？]{1,8})"
+_LIST_SEP = r"(?:\s*[,、，&]\s*|\s+and\s+|\s*[とや]\s*)"
 _KATA_START, _KATA_END = 0x30A1, 0x30F6
 
 
@@ -147,6 +185,8 @@ class AddressDetector:
             rf"^\s*{name}(?:も|は|って|ってさ)[^。\n]{{0,40}}[?？]\s*$"
         )
         self._mid_vocative = re.compile(rf"(?:^|[。.!！?？\n]\s*){name}\s*[,、，]")
+        self._calls = (self._at, self._start, self._end, self._mid_vocative,
+                       self._topic_question, *_member_calls(name))
 
     def detect(
         self,
@@ -172,12 +212,12 @@ class AddressDetector:
             own = set(bot_message_ids)
             if msg.reply_to in own:
                 return Addressing("reply", msg.reply_to)
-        text = normalise(msg.text)
-        patterns = (self._at, self._start, self._end, self._mid_vocative, self._topic_question)
-        for pattern in patterns:
-            hit = pattern.search(text)
-            if hit:
-                return Addressing("name", hit.group("name"))
+        if self.mentions_name(msg.text):  # (every call has the name in it)
+            text = normalise(msg.text)
+            for pattern in self._calls:
+                hit = pattern.search(text)
+                if hit:
+                    return Addressing("name", hit.group("name"))
         if msg.user.is_bot:
             return Addressing("")
         if dm:
@@ -222,3 +262,28 @@ class AddressDetector:
                 self._named.clear()
             self._named[text] = hit
         return hit
+
+
+def _member_calls(name: str) -> tuple[re.Pattern[str], ...]:
+    """The calls a member hears beyond a name at the start or the end: after openers
+    ("by the way Kuu, …", 「ちなみにソラ、…」), in brackets as IRC writes a nick, in a list
+    of people ("Bob, Kuu, what do you think?", 「ミナとソラ、どう思う？」), between commas
+    in a question, and after a clause before a question to it ("bob and I were wondering
+    Kuu, is it open on Sundays?"). ``name`` is the pattern of the bot's names."""
+    en = "|".join(re.escape(o) for o in sorted(_OPENERS_EN, key=len, reverse=True))
+    ja = "|".join(re.escape(o) for o in sorted(_OPENERS_JA, key=len, reverse=True))
+    openers = rf"(?:(?:(?:{en})(?![a-z])|{ja})[\s,、，!！.…]*)"
+    item, sep = _ITEM, _LIST_SEP
+    in_list = r"\s*[,、，:：][^\n]*[?？]\s*$"
+    question = r"[^\n]*[?？]\s*$"
+    return (
+        re.compile(rf"^\s*{openers}{{1,3}}{name}{_CALL_AFTER_OPENER}"),
+        re.compile(rf"^\s*<\s*{name}\s*>"),
+        re.compile(
+            rf"^\s*{openers}{{0,3}}(?:{item}{sep}){{1,4}}{name}(?:{sep}{item}){{0,4}}{in_list}"
+        ),
+        re.compile(rf"^\s*{openers}{{0,3}}{name}(?:{sep}{item}){{1,4}}{in_list}"),
+        re.compile(rf"[,、，]\s*{name}\s*[,、，]{question}"),
+        re.compile(rf"(?<![a-z'])(?!(?:{_REPORTING})\s)[a-z']+\s+{name}\s*,\s*"
+                   rf"(?:{'|'.join(_ASKS)})(?![a-z']){question}"),
+    )
