@@ -6,7 +6,15 @@ when its own last line asked something).
 from __future__ import annotations
 
 from kuuki.decide.addressing.context import answers_the_bot, reading_of
-from kuuki.decide.addressing.reading import ADDRESSED_P, ANSWER_P, SEAT, RoomReader
+from kuuki.decide.addressing.reading import (
+    ADDRESSED_P,
+    ANSWER_P,
+    CROWDED,
+    CROWDED_P,
+    SEAT,
+    RoomReader,
+)
+from kuuki.decide.models.addressee import ROOM, AddresseeResult
 from kuuki.decide.models.words import words
 from kuuki.decide.situation import Addressing
 from kuuki.decide.types import MESSAGE_PASSES, Case, Pass, StageResult
@@ -30,11 +38,8 @@ class AddresseeStage:
             case.trace.step("the learned models were not run: the bot is not part of this talk")
             return StageResult.passing(read=False)
         a = reading.addressee
-        threshold = ANSWER_P if answers_the_bot(case) else self.threshold
-        if reading.named and a.to == SEAT:
-            # named, and the bot is the model's likeliest addressee ("we could ask Kuu
-            # too, what do you think…?"): as when it asked, a majority is enough
-            threshold = min(threshold, ANSWER_P)
+        threshold, why = self.threshold_for(a, named=reading.named,
+                                            answering=answers_the_bot(case))
         case.trace.features["addressee"] = {
             "to": reading.name(a.to),
             "p": round(a.p, 3),
@@ -56,6 +61,25 @@ class AddresseeStage:
         case.trace.features["addressed"] = "context"
         case.trace.step(
             f"addressed by context: the addressee model gives the bot {reading.bot_p:.0%} "
-            f"(≥ {threshold:.0%})"
+            f"(≥ {threshold:.0%}{why})"
         )
         return StageResult.passing(to=reading.name(a.to), p=round(a.p, 3), addressed="context")
+
+    def threshold_for(self, a: AddresseeResult, *, named: bool, answering: bool
+                      ) -> tuple[float, str]:
+        """The bot's probability at which a message is to it by context (the lowest that
+        applies), and why when it is not the plain threshold."""
+        options = [(self.threshold, "")]
+        if answering:  # a member who asked listens for the answer
+            options.append((ANSWER_P, ": it just asked something"))
+        if a.to == SEAT:
+            if named:
+                # named, and the bot is the model's likeliest addressee ("we could ask
+                # Kuu too, what do you think…?"): as when it asked, a majority is enough
+                options.append((min(ANSWER_P, self.threshold),
+                                ": named, and its likeliest addressee"))
+            people = len(a.candidates) - (ROOM in a.candidates)
+            if people >= CROWDED:
+                options.append((min(CROWDED_P, self.threshold),
+                                f": its likeliest addressee among {people} people"))
+        return min(options, key=lambda o: o[0])
