@@ -11,9 +11,10 @@ sent again is left silent, named in the trace (``duplicate_of``), and its verdic
 place instead of superseding it, so the double does not cancel the answer to the original.
 
 The same asked again in other words (a synonym, another order, a typo fixed: the rules of
-kuuki.decide.stages.rephrased) counts as a copy too, but only while no answer of the bot's
-is out (no message of the bot's since the first): once it has answered, a question asked
-again in other words is a new turn. The trace names how it was reworded and the cosine of
+kuuki.decide.stages.rephrased) counts as a copy too, but only while the person cannot have
+read an answer: no message of the bot's since the first, or its first one less than
+READ_TIME before the copy (the person was retyping while it was posted). Once they could
+read it, a question asked again in other words is a new turn: the answer may have missed. The trace names how it was reworded and the cosine of
 the two messages' vectors, those the conversation tracker embedded them with.
 
 An earlier copy the bot decided to leave alone does not make a double: the person may be
@@ -35,6 +36,7 @@ from kuuki.domain import ActionKind, Decision, Message, Stage, Verdict
 from kuuki.ports import Tracker
 
 DOUBLE_WINDOW = timedelta(minutes=2)
+READ_TIME = timedelta(seconds=15)  # to see the bot's answer and read it
 _ANSWERS = (ActionKind.REPLY, ActionKind.ACK, ActionKind.REACT)
 _MAX_KEPT = 256  # answered messages remembered per channel (pruned by the window anyway)
 _MAX_CHANNELS = 4096
@@ -89,14 +91,14 @@ class SentTwice:
         if not key:
             return StageResult.passing()
         answered = {mid for mid, _ in self._answered.get(s.channel.id, ())}
-        bot_since = False  # a message of the bot's came after the one looked at
+        bot_since: datetime | None = None  # the bot's first message after the one looked at
         for m in reversed(s.recent):
             if m.id == msg.id or m.ts > msg.ts:
                 continue
             if msg.ts - m.ts > DOUBLE_WINDOW:
                 break
             if m.id in case.bot_message_ids:
-                bot_since = True
+                bot_since = m.ts
             if m.user.id != msg.user.id:
                 continue
             owed = m.id in case.awaiting
@@ -105,7 +107,8 @@ class SentTwice:
             gap_s = (msg.ts - m.ts).total_seconds()
             if same_text(m.text) == key:
                 return self._double(case, m.id, gap_s, owed)
-            if not bot_since:  # no answer out yet: the same asked in other words counts
+            if bot_since is None or msg.ts - bot_since < READ_TIME:
+                # no answer they could have read: the same asked in other words counts
                 again = rephrased(m.text, msg.text, _words(s.tracker))
                 if again is not None:
                     return self._double(case, m.id, gap_s, owed, again, _similarity(s, m))
