@@ -1,4 +1,4 @@
-"""`python -m kuuki.bench.repeats [DATA_DIR]`: how well "the same asked in other words" is told.
+"""`kuuki bench repeats [DATA_DIR]`: how well "the same asked in other words" is told.
 
 Two figures, per threshold on the swapped words' cosine (kuuki.decide.stages.rephrased):
 - on `repeat_pairs.jsonl` (paraphrase pairs and near-miss different questions, English and

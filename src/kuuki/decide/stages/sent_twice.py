@@ -14,11 +14,9 @@ The same asked again in other words (a synonym, another order, a typo fixed: the
 kuuki.decide.stages.rephrased) counts as a copy too, but only while the person cannot have
 read an answer: no message of the bot's since the first, or its first one less than
 READ_TIME before the copy (the person was retyping while it was posted). Once they could
-read it, a question asked again in other words is a new turn: the answer may have missed. The trace names how it was reworded and the cosine of
-the two messages' vectors, those the conversation tracker embedded them with.
-
-An earlier copy the bot decided to leave alone does not make a double: the person may be
-asking again because nobody answered, and the second copy is judged as any message.
+read it, a question asked again in other words is a new turn: the answer may have missed.
+The trace names how it was reworded and the cosine of the two messages' vectors, those the
+conversation tracker embedded them with.
 """
 
 from __future__ import annotations
