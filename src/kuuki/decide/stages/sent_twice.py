@@ -17,6 +17,9 @@ READ_TIME before the copy (the person was retyping while it was posted). Once th
 read it, a question asked again in other words is a new turn: the answer may have missed.
 The trace names how it was reworded and the cosine of the two messages' vectors, those the
 conversation tracker embedded them with.
+
+An earlier copy the bot decided to leave alone does not make a double: the person may be
+asking again because nobody answered, and the second copy is judged as any message.
 """
 
 from __future__ import annotations
