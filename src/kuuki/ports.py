@@ -74,6 +74,10 @@ class Tracker(Protocol):
 
     def unanswered_questions(self, now: datetime, min_age_s: float) -> list[Message]: ...
 
+    def vector_of(self, message_id: str) -> Any: ...
+
+    def embed_words(self, texts: Sequence[str]) -> Any: ...
+
 
 class MessageStore(Protocol):
     """The messages as the engine's steps change them: a channel's recent messages (read

@@ -100,6 +100,12 @@ def _broker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repeats(args: argparse.Namespace) -> int:
+    from kuuki.bench.repeats import main as repeats
+
+    return repeats([args.data])
+
+
 def _scenarios(args: argparse.Namespace) -> int:
     from kuuki.bench import scenarios as scenario_bench
 
@@ -224,4 +230,5 @@ _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "secrets": _secrets,
     "redact": _redact,
     "seat": _seat,
+    "repeats": _repeats,
 }

@@ -171,4 +171,11 @@ def add_bench_quality(bsub: Subparsers) -> None:
     sb.add_argument("--judge-mode", choices=("auto", "hybrid", "llm", "rules"),
                     help="judge mode for this run (default: the setting, auto)")
     sb.set_defaults(fn=cmd_bench)
+    rp = bsub.add_parser(
+        "repeats", help="a question sent twice in other words: paraphrase pairs caught, "
+        "near-misses and dev-split messages folded, per threshold of the swapped words")
+    rp.add_argument("data", nargs="?", default="../shared/data", metavar="DATA",
+                    help="the corpora folder (irc-disentanglement/dev, mrmp/dialogues/dev; "
+                    "default ../shared/data)")
+    rp.set_defaults(fn=cmd_bench)
     add_seat_parser(bsub)

@@ -247,6 +247,15 @@ class ConversationTracker:
             return []
         return [self._seen[m].msg for m in conv.message_ids if m in self._seen]
 
+    def vector_of(self, message_id: str) -> npt.NDArray[np.float32] | None:
+        """The message's sentence vector, as embedded once when observed (None: unknown)."""
+        seen = self._seen.get(message_id)
+        return seen.vector if seen is not None else None
+
+    def embed_words(self, texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """Vectors of a few words by the channel's embedder (None when it has none)."""
+        return self.embedder.embed(list(texts)) if self.embedder is not None else None
+
     def same_conversation(self, conversation_id: str | None, message_id: str) -> tuple[bool, float]:
         """Does the message continue ``conversation_id``? With the model's confidence."""
         seen = self._seen.get(message_id)
