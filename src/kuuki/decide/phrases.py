@@ -47,6 +47,15 @@ REQUEST = Folded(re.compile(
     re.IGNORECASE,
 ))
 
+# A question about the askers' own group: what they will do, who of them does it
+# ("who's booking?", "shall we meet at 12?", 「誰が予約する？」, 「私たちは何時に集合？」).
+GROUP_PLAN = Folded(re.compile(
+    r"\b(we|us|our|let'?s|who'?s|who is|who will|who wants|who else)\b"
+    r"|私たち|わたしたち|僕ら|ぼくら|俺ら|うちら|我々|みんなで|皆で|誰が|だれが|誰か[がにで]?(?:予約|行|やる|持|払)"
+    r"|何人|集合|待ち合わせ",
+    re.IGNORECASE,
+))
+
 # Honorific "names" that address the room, not a person (みなさん, 皆様…).
 GROUP_WORDS = frozenset(
     {"みな", "皆", "みんな", "皆んな", "お客", "おつかれ", "お疲れ", "お父", "お母", "神", "先生"}
