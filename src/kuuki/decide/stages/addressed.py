@@ -102,6 +102,12 @@ def _answering(case: Case) -> tuple[ActionKind, str]:
     assert r is not None
     asked = clarifying(case)
     if asked:
+        if r.seat_short >= SHORT_AT:
+            p = case.reading.bot_p if case.reading is not None else 0.0
+            _both(case, "an answer to what the bot asked in order to help gets the help", p,
+                  r.seat_p, "rule")
+            case.trace.step(f"the seat model expects few words ({r.seat_short:.0%}), but the "
+                            f"bot asked in order to help: the rule holds")
         return ActionKind.REPLY, f"answers what the bot asked in order to help ({asked})"
     short = (r.seat_short >= SHORT_AT or r.short) and not r.conflict
     kind = ActionKind.ACK if short else ActionKind.REPLY
