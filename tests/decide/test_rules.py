@@ -104,6 +104,55 @@ def test_talking_to_oneself_turns_the_question_off(room: Room) -> None:
     assert "talking to oneself" not in rules(t) and rules(t)["question to the room"] == OPEN_QUESTION
 
 
+def plan(room: Room, lines: list[tuple[str, str]]) -> None:
+    for i, (who, text) in enumerate(lines):
+        room.add(msg(f"p{i}", i * 15, who, text))
+
+
+LUNCH = [("gus", "ramen place at 12:30 today, join if you like"), ("eli", "ok"),
+         ("fay", "I'm in"), ("dana", "me too")]
+LUNCH_JA = [("田中", "今日のランチは12時半にラーメン屋で、来れる人はどうぞ"), ("佐藤", "了解"),
+            ("鈴木", "行きます"), ("高橋", "私も")]
+
+
+def test_a_question_inside_several_people_s_own_plan_is_theirs(room: Room) -> None:
+    """Four colleagues plan lunch; "who's booking?" is for them to settle, not a question
+    the bot takes up, even when nobody answers it in words for minutes."""
+    plan(room, LUNCH)
+    r, t = score(room, msg("m1", 65, "eli", "who's booking?"), at=300, unanswered=True)
+    assert rules(t)["their own plan"] == 0
+    assert "question to the room" not in rules(t) and "open question unanswered" not in rules(t)
+    assert not r.open_question and not r.unanswered and r.question
+    detail = next(c.detail for c in t.contributions if c.rule == "their own plan")
+    assert detail.startswith("4 people settle it among themselves, it asks about the group")
+    ja = Room()
+    plan(ja, LUNCH_JA)
+    for text in ("誰が予約する？", "何時にどこ集合？"):
+        r, t = score(ja, msg("m1", 65, "佐藤", text), at=300, unanswered=True)
+        assert rules(t)["their own plan"] == 0 and not r.open_question, text
+
+
+def test_a_question_the_bot_could_answer_stays_the_room_s(room: Room) -> None:
+    """Not their own plan: a question in the persona's area, a help question or one put
+    to anyone (nothing about the group), one from somebody who had not spoken, one in a
+    talk of two."""
+    plan(room, LUNCH)
+    for who, text in (
+        ("eli", "which python version do we need for the demo?"),  # the persona's area
+        ("eli", "how can i disable ipv6?"),  # a few words, but a help question
+        ("eli", "anyone got a phone charger?"),
+        ("hana", "who's booking?"),  # she had not spoken: a newcomer's question
+    ):
+        r, t = score(room, msg("m1", 65, who, text), at=300, unanswered=True)
+        assert "their own plan" not in rules(t), text
+        assert rules(t)["question to the room"] == OPEN_QUESTION and r.open_question, text
+        assert rules(t)["open question unanswered"] == 45, text
+    two = Room()
+    plan(two, LUNCH[:2])
+    r, t = score(two, msg("m1", 65, "eli", "who's booking?"), at=300, unanswered=True)
+    assert "their own plan" not in rules(t) and r.open_question
+
+
 def test_cooldown_after_the_bot_spoke(room: Room) -> None:
     room.add(msg("m0", 0, "bob", "anyone tried the new docker release?"))
     room.add(msg("b1", 10, "Kuu", "yes, the build cache got faster"))

@@ -29,6 +29,33 @@ SELF_TALK = re.compile(
 )
 
 
+# What a question asks for when the asker needs it in order to help: a place, a choice, a
+# time, an amount ("which area?", 「予算はどれくらいですか？」). Not "are you still growing?" nor
+# "how was it?": small talk that a short answer closes.
+ASKS_FOR = Folded(re.compile(
+    r"\b(what|which|where|when|who|how (much|many|long|big|old|far|often|soon))\b"
+    r"|どこ|どの|どちら|どっち|どれ|どんな|いつ(?![もか])|何(?!か|と|だか)|なに|なん[時人日曜円回個]"
+    r"|いくら|いくつ|誰|だれ",
+    re.IGNORECASE,
+))
+# Asking for help or a recommendation, with or without a question mark.
+REQUEST = Folded(re.compile(
+    r"\b(recommend|suggest|help|looking for|any (ideas?|tips?)|can you|could you|would you"
+    r"|where can|how (do|can|should) i)\b"
+    r"|おすすめ|オススメ|お勧め|教えて|探して|知りたい|手伝|助けて|ほしい|欲しい"
+    r"|どうしたら|どうすれば",
+    re.IGNORECASE,
+))
+
+# A question about the askers' own group: what they will do, who of them does it
+# ("who's booking?", "shall we meet at 12?", 「誰が予約する？」, 「私たちは何時に集合？」).
+GROUP_PLAN = Folded(re.compile(
+    r"\b(we|us|our|let'?s|who'?s|who is|who will|who wants|who else)\b"
+    r"|私たち|わたしたち|僕ら|ぼくら|俺ら|うちら|我々|みんなで|皆で|誰が|だれが|誰か[がにで]?(?:予約|行|やる|持|払)"
+    r"|何人|集合|待ち合わせ",
+    re.IGNORECASE,
+))
+
 # Honorific "names" that address the room, not a person (みなさん, 皆様…).
 GROUP_WORDS = frozenset(
     {"みな", "皆", "みんな", "皆んな", "お客", "おつかれ", "お疲れ", "お父", "お母", "神", "先生"}

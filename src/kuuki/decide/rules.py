@@ -8,7 +8,8 @@ someone who answered you, picking up a question put to you by context, and stayi
 of an exchange between others come from data. What stays typed by hand is policy, not a
 reading of the room: the bot is a guest, not the most talkative member (a cooldown after
 it spoke, its share of the channel, a per-person limit), the persona's area (its
-keywords), taking up a question nobody answered for minutes when it is in that area, good
+keywords), taking up a question nobody answered for minutes when it is in that area (but
+not one several people ask about their own plan: "who's booking?"), good
 news a friend would at least smile at, and the conversation's state (an ending is a
 veto). Each term is `trace.add(rule, points, detail)`; docs/decisions.md ("Issue 25")
 lists them with their points. The loop guard and quiet mode are stages of their own
@@ -28,7 +29,7 @@ from kuuki.decide.judge.history import TriggerLedger
 from kuuki.decide.judge.state import ConvState, StateResult
 from kuuki.decide.models.addressee import ROOM
 from kuuki.decide.models.words import words
-from kuuki.decide.phrases import GOOD_NEWS, GROUP_WORDS, asks, musing
+from kuuki.decide.phrases import GOOD_NEWS, GROUP_PLAN, GROUP_WORDS, asks, musing
 from kuuki.decide.situation import Situation
 from kuuki.decide.tracking import ChannelView
 from kuuki.domain import DecisionTrace
@@ -50,6 +51,8 @@ GOOD_NEWS_POINTS = 50
 SILENCE = timedelta(minutes=10)
 SILENCE_POINTS = 10
 UNANSWERED = 45
+PLAN_PEOPLE = 3  # this many people (the bot not counted) settling something between them
+PLAN_WINDOW = timedelta(minutes=10)
 
 
 @dataclass(slots=True)
@@ -121,9 +124,10 @@ class RuleScorer:
                       f"a member in this seat speaks: {reading.seat.p:.0%} ({why})"
                       if reading.read else "not run: the bot is not part of this talk")
             to = reading.addressee.to
-            self._open_question(s, text, reading, trace, r)
+            area = self._persona_keywords if keywords is None else keywords
+            self._open_question(s, view, text, reading, trace, r, area)
             self._engagement(s, view, trace, r)
-            self._keywords(text, trace, self._persona_keywords if keywords is None else keywords)
+            self._keywords(text, trace, area)
             if readiness:
                 trace.add("channel readiness", readiness, "this channel's policy")
             if GOOD_NEWS.found_in(text) and not r.question and to in (ROOM, SEAT):
@@ -141,11 +145,12 @@ class RuleScorer:
         return r
 
     def _open_question(
-        self, s: Situation, text: str, reading: Reading, trace: DecisionTrace, r: LocalResult
+        self, s: Situation, view: ChannelView, text: str, reading: Reading,
+        trace: DecisionTrace, r: LocalResult, area: tuple[str, ...],
     ) -> None:
         """Put to the room: the addressee model says so, or the text does ("anyone…",
         "誰か…"); never when it calls someone else by name ("dave, did you push?"), nor a
-        question to oneself."""
+        question to oneself, nor one among several people about their own plan."""
         r.open_question = (
             r.question and not r.from_bot
             and (reading.addressee.to in (ROOM, SEAT) or cues.to_the_room(text))
@@ -155,9 +160,43 @@ class RuleScorer:
         if musing:
             trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
             r.open_question = False
+        plan = self._their_own_plan(s, view, text, area) if r.open_question else ""
+        if plan:
+            trace.add("their own plan", 0, plan)
+            r.open_question = False
         if r.open_question:
             trace.add("question to the room", OPEN_QUESTION,
                       f"the addressee model: for the room {reading.addressee.of(ROOM):.0%}")
+
+    def _their_own_plan(
+        self, s: Situation, view: ChannelView, text: str, area: tuple[str, ...]
+    ) -> str:
+        """A question among several people settling their own plan ("who's booking?" in
+        four colleagues' lunch plan) is theirs: no member takes it up for them, even when
+        nobody answers it in words for minutes. It is one when it asks about the group
+        ("we", "us", "who's…", 「誰が」, 「私たち」, 「集合」…), at least PLAN_PEOPLE people
+        (the asker among them, who had already spoken) talk in the channel within
+        PLAN_WINDOW, and it is outside the persona's area (no keyword: nothing the bot knows
+        better than they do). A question in the bot's area, a newcomer's, one in a talk of
+        two, and a help question ("how can i disable ipv6?": a few words, but nothing about
+        the group) stay the room's. Why, in words, or "" when it is not such a question."""
+        msg = s.message
+        about = GROUP_PLAN.find(text)
+        if about is None or self._found(text, area):
+            return ""
+        bot_ids = s.bot.user_ids if s.bot else frozenset()
+        # The channel's lines, not the tracker's conversation: a plan's short lines ("ok",
+        # "me too") are where the disentangler is least sure.
+        talk = [m for m in s.recent if m.ts <= msg.ts and msg.ts - m.ts <= PLAN_WINDOW
+                and not m.user.is_bot and m.user.id not in bot_ids]
+        people = {m.user.id for m in talk}
+        first = view.burst()[0].ts
+        spoke = any(m.user.id == msg.user.id and m.ts < first for m in talk)
+        if len(people) < PLAN_PEOPLE or not spoke:
+            return ""
+        return (f"{len(people)} people settle it among themselves, it asks about the group "
+                f"(«{about}»), nothing in the persona's area: theirs to answer, not a question "
+                "to take up")
 
     # -- the seat model and the policy terms ---------------------------------------------------
 
@@ -253,14 +292,19 @@ class RuleScorer:
         return self._matchers[keywords]
 
     def _keywords(self, raw: str, trace: DecisionTrace, keywords: tuple[str, ...]) -> None:
+        found = self._found(raw, keywords)
+        if found:
+            trace.add("keywords", KEYWORDS, ", ".join(found[:5]))
+
+    def _found(self, raw: str, keywords: tuple[str, ...]) -> list[str]:
+        """The persona's keywords (or a channel policy's) in the text."""
         text = normalise(raw)
         found: list[str] = []
         pattern, other = self._matcher(keywords)
         if pattern is not None:
             found += sorted({m.group(1) for m in pattern.finditer(text)})
         found += [k for k in other if k in text]
-        if found:
-            trace.add("keywords", KEYWORDS, ", ".join(found[:5]))
+        return found
 
     def _unanswered(self, s: Situation, trace: DecisionTrace, r: LocalResult) -> None:
         r.unanswered = True

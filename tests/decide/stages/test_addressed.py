@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from kuuki.clock import VirtualClock
 from kuuki.decide.judge.build import build_judge
+from kuuki.decide.rules import LocalResult
+from kuuki.decide.stages.addressed import _answering
+from kuuki.decide.types import Case, Pass
 from kuuki.domain import ActionKind, DecisionTrace, Message, Stage
 
 from ..conftest import Delivering, Room, msg, settings, trace
@@ -58,6 +61,65 @@ async def test_a_short_answer_to_the_bot_s_question_gets_an_ack(
     action, _, t = await decide(clock, room, msg("m1", 400, "alice", "3.12 mostly"))
     assert action is ActionKind.ACK
     assert any("answers the bot's question" in step for step in t.steps)
+
+
+async def test_an_answer_to_what_the_bot_asked_in_order_to_help_gets_a_reply(
+    clock: VirtualClock,
+) -> None:
+    """Asked for a recommendation, the bot asked where and how much: the answer carries what
+    it needed, and a member follows up with the help, however few words or characters the
+    answer takes (a Japanese answer is short by its characters, an English one by words)."""
+    for request, question, answer in (
+        ("Kuu, any cafe you'd recommend for this weekend?",
+         "Nice! Which area are you looking in, and what's your budget?",
+         "near Shibuya, about 30 dollars"),
+        ("くう、週末に行けるおすすめのカフェある？",
+         "いいですね！どのあたりで探してますか？予算はどれくらいですか？",
+         "渋谷の近くで、3000円くらいです"),
+    ):
+        room = Room()
+        room.add(msg("m0", 0, "sato", request))
+        room.add(msg("b1", 40, "Kuu", question))
+        action, _, t = await decide(clock, room, msg("m1", 100, "sato", answer))
+        assert action is ActionKind.REPLY, answer
+        step = next(s for s in t.steps if s.startswith("addressed by context: reply"))
+        assert "answers what the bot asked in order to help" in step
+        assert "after sato's request" in step
+
+
+def test_the_clarifying_rule_over_a_seat_model_that_expects_few_words() -> None:
+    """Where the seat model expects few words, the rule "the help follows" holds after the
+    bot asked in order to help, and the trace shows both; after small talk the model's
+    short word stands."""
+    for request, held in (("Kuu, any cafe you'd recommend near the office?", True),
+                          ("had a long weekend", False)):
+        room = Room()
+        room.add(msg("m0", 0, "sato", request))
+        room.add(msg("b1", 40, "Kuu", "which area are you in?"))
+        m = msg("m1", 100, "sato", "shibuya")
+        c = Case(room.situation(m), Pass.FIRST, trace(m),
+                 local=LocalResult(short=True, seat_p=0.7, seat_short=0.8))
+        kind, _ = _answering(c)
+        both = c.trace.features.get("rule_vs_model", [])
+        if held:
+            assert kind is ActionKind.REPLY
+            assert both == [{"rule": "an answer to what the bot asked in order to help gets "
+                             "the help", "model_p": 0.0, "seat_p": 0.7, "held": "rule"}]
+            assert any("the seat model expects few words (80%)" in st for st in c.trace.steps)
+        else:
+            assert kind is ActionKind.ACK and both == []
+
+
+async def test_a_short_answer_to_the_bot_s_small_talk_gets_an_ack(
+    room: Room, clock: VirtualClock
+) -> None:
+    """The same few characters answering small talk (nobody asked the bot for anything)
+    close the exchange with a short word."""
+    room.add(msg("m0", 0, "sato", "最近また服のサイズが合わなくなってきた"))
+    room.add(msg("b1", 50, "Kuu", "まだまだ成長期なのでしょうか？"))
+    action, _, t = await decide(clock, room, msg("m1", 110, "sato", "身長止まってます"))
+    assert action is ActionKind.ACK
+    assert any("answers the bot's question (a short answer" in step for step in t.steps)
 
 
 async def test_a_remark_naming_the_bot_in_passing_gets_nothing(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from kuuki.decide.addressing.context import answers_the_bot
+from kuuki.decide.addressing.context import answers_the_bot, clarifying
 from kuuki.decide.judge.state import ConvState
 from kuuki.decide.response_type import SHORT_AT, choose_form, pick_emoji
 from kuuki.decide.stages.common import conversation_of
@@ -54,7 +54,8 @@ class Addressed:
         """A message for the bot by context only (no call): how a member answers it.
 
         An answer to the bot's own question keeps the talk going (a short ack when it is
-        short or a member in the seat would say little, else a reply); a question gets a
+        short or a member in the seat would say little, else a reply; a reply when the bot
+        asked it in order to help: `_answering`); a question gets a
         reply; a remark in a talk the bot takes part in gets a short word, but after the bot
         answered a call (a mention, its name, a reply…) a remark closes that exchange: an
         emoji, or nothing within 2 minutes (a member lets "ok, I'll think about it" be).
@@ -67,9 +68,7 @@ class Addressed:
         if r.state is not None and r.state.state is ConvState.ENDING:
             kind, why = ActionKind.NONE, "the conversation is ending"
         elif answers_the_bot(case):
-            short = (r.seat_short >= SHORT_AT or r.short) and not r.conflict
-            kind = ActionKind.ACK if short else ActionKind.REPLY
-            why = f"answers the bot's question (a short answer: {r.seat_short:.0%})"
+            kind, why = _answering(case)
         elif r.question:
             kind, why = ActionKind.REPLY, "a question to the bot"
         elif r.conflict:
@@ -91,6 +90,28 @@ class Addressed:
             conversation_id=conversation_of(case),
         )
         return StageResult.decide(verdict, addressed="context", form=kind.value)
+
+
+def _answering(case: Case) -> tuple[ActionKind, str]:
+    """An answer to the bot's own question. When the bot asked in order to help (where,
+    which, how much… after a request), the answer carries what it needed: the help
+    follows, a reply, however short the answer (a Japanese answer is short by its
+    characters). Else a short answer, or one a member in the seat would meet with few
+    words, gets a short ack."""
+    r = case.local
+    assert r is not None
+    asked = clarifying(case)
+    if asked:
+        if r.seat_short >= SHORT_AT:
+            p = case.reading.bot_p if case.reading is not None else 0.0
+            _both(case, "an answer to what the bot asked in order to help gets the help", p,
+                  r.seat_p, "rule")
+            case.trace.step(f"the seat model expects few words ({r.seat_short:.0%}), but the "
+                            f"bot asked in order to help: the rule holds")
+        return ActionKind.REPLY, f"answers what the bot asked in order to help ({asked})"
+    short = (r.seat_short >= SHORT_AT or r.short) and not r.conflict
+    kind = ActionKind.ACK if short else ActionKind.REPLY
+    return kind, f"answers the bot's question (a short answer: {r.seat_short:.0%})"
 
 
 def _after_a_call(case: Case) -> tuple[ActionKind, str]:
