@@ -192,7 +192,7 @@ def guard_lines(d: Decision) -> list[str]:
 
 
 def _number(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def value_text(value: Any) -> str:
