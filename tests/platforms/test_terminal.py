@@ -209,8 +209,11 @@ def test_ctrl_c_leaves_kuuki_chat_cleanly(tmp_path: Path) -> None:
     env = {**os.environ, "KUUKI_STORE_URL": f"sqlite:///{tmp_path}/chat.sqlite3",
            "KUUKI_LLM": "embedded"}
     main, child = pty.openpty()
+    # As a terminal's foreground process: Ctrl-C live. A test run started in the background
+    # of a shell (`pytest &`: SIGINT ignored) would pass its SIG_IGN on, and Python keeps it.
     proc = subprocess.Popen([sys.executable, "-c", CLI, "chat"], stdin=child, stdout=child,
-                            stderr=child, env=env, close_fds=True)
+                            stderr=child, env=env, close_fds=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(child)
     seen = b""
 
