@@ -23,7 +23,7 @@ from kuuki.domain import Message
 _BACKCHANNEL = frozenset(
     {"ok", "okay", "k", "kk", "lol", "heh", "hehe", "hmm", "hm", "ah", "oh", "d'oh", "doh",
      "sorry", "thanks", "thx", "ty", "cool", "nice", "i", "try", "see", "hello", "hi", "hey",
-     "うん", "へー", "なるほど", "了解", "りょ", "おけ", "ok!", "w", "笑"}
+     "うん", "へー", "なるほど", "了解", "りょ", "おけ", "w", "笑"}
 )
 _TOKEN = re.compile(r"[^\s]+")
 _PUNCT = ".,!?;:()[]<>\"'`~^*-_=+|/\\…。、！？"

@@ -165,7 +165,12 @@ class ChannelView:
         """The first later message by another person that answers this one (its burst):
         a reply to it, or — with a tracker — a message placed in its conversation; without
         one, any later message by someone else (errs towards "answered": the bot must not
-        talk over people). None when nobody has."""
+        talk over people). None when nobody has.
+
+        With ``passed`` (a list to fill: the re-check of a question in the persona's
+        area), the closer reading of kuuki.decide.not_an_answer: a line naming the asker
+        answers, lines said to someone else, backchannels and questions of their own do
+        not, and each line passed over is appended to ``passed`` with why."""
         ids = {m.id for m in self.burst()}
         msg = self.s.message
         after = False
