@@ -14,7 +14,7 @@ from kuuki.decide.addressing.reading import SEAT, Reading, RoomReader
 from kuuki.decide.judge.history import TriggerLedger
 from kuuki.decide.judge.state import ConvState, StateResult
 from kuuki.decide.models.addressee import ROOM, AddresseeResult
-from kuuki.decide.rules import OPEN_QUESTION, LocalResult, RuleScorer
+from kuuki.decide.rules import AREA_UNANSWERED, KEYWORDS, OPEN_QUESTION, LocalResult, RuleScorer
 from kuuki.decide.tracking import ChannelView
 from kuuki.domain import DecisionTrace, Message
 
@@ -102,6 +102,40 @@ def test_talking_to_oneself_turns_the_question_off(room: Room) -> None:
     # the same question put to the room is one, run or not
     r, t = score(run, msg("r4", 250, "ken", "anyone know if the canteen is open on saturdays?"))
     assert "talking to oneself" not in rules(t) and rules(t)["question to the room"] == OPEN_QUESTION
+
+
+def test_a_help_question_in_its_area_without_a_question_mark_is_put_to_the_room(
+    room: Room,
+) -> None:
+    """IRC's help questions often leave the mark out: in the persona's area one that opens
+    like a help question is not musing; elsewhere, or musing-shaped, it still is."""
+    for text in ("how to install the nvidia driver for docker on ubuntu",
+                 "is there a python library for reading pdfs"):
+        r, t = score(room, msg("m1", 0, "ken", text))
+        assert "talking to oneself" not in rules(t) and r.open_question, text
+        assert rules(t)["question to the room"] == OPEN_QUESTION, text
+        assert any("question mark left out" in step for step in t.steps), text
+    for text in ("how to install the printer driver on this laptop",  # not its area
+                 "why is docker so slow today"):  # its area, but musing-shaped
+        r, t = score(room, msg("m2", 100, "ken", text))
+        assert rules(t)["talking to oneself"] == 0 and not r.open_question, text
+
+
+def test_an_unanswered_question_in_its_area_is_a_clear_decision(room: Room) -> None:
+    """On the re-check, a question to the room in the persona's area that nobody answered
+    adds AREA_UNANSWERED: with the question, keyword and unanswered terms it passes the
+    high threshold (80) without a model. Outside the area it stays in the unclear band."""
+    r, t = score(room, msg("m1", 0, "bob", "anyone know why docker build ignores my cache?"),
+                 at=200, unanswered=True)
+    assert rules(t)["unanswered, in its area"] == AREA_UNANSWERED
+    assert "docker" in next(c.detail for c in t.contributions
+                            if c.rule == "unanswered, in its area")
+    assert t.score == seat(t) + OPEN_QUESTION + KEYWORDS + 45 + AREA_UNANSWERED >= 80
+    other = Room()
+    r, t = score(other, msg("m2", 0, "bob", "anyone know a good dentist near the office?"),
+                 at=200, unanswered=True)
+    assert "unanswered, in its area" not in rules(t) and r.unanswered
+    assert t.score < 80
 
 
 def plan(room: Room, lines: list[tuple[str, str]]) -> None:

@@ -47,6 +47,15 @@ REQUEST = Folded(re.compile(
     re.IGNORECASE,
 ))
 
+# How a help question opens when the asker leaves the question mark out, as IRC's help
+# channels do ("how to install the nvidia driver", "is there a dock for ubuntu"): read as a
+# question only in the persona's area, where musing about one's own day is unlikely.
+HELP_OPENER = Folded(re.compile(
+    r"^\s*(how (to|do i|can i|should i|do you|can you)|is there|are there|does|do i|can i"
+    r"|what is|what's|where (is|can|do)|any way to)\b",
+    re.IGNORECASE,
+))
+
 # A question about the askers' own group: what they will do, who of them does it
 # ("who's booking?", "shall we meet at 12?", 「誰が予約する？」, 「私たちは何時に集合？」).
 GROUP_PLAN = Folded(re.compile(

@@ -22,6 +22,7 @@ from typing import Any
 
 from kuuki.decide.addressing.names import AddressDetector
 from kuuki.decide.addressing.reading import RoomReader
+from kuuki.decide.area import Area
 from kuuki.decide.judge.base import Judge
 from kuuki.decide.judge.history import TriggerLedger
 from kuuki.decide.judge.llm_stage import LLMStage
@@ -166,12 +167,13 @@ def build_pipeline(
         return Pipeline([*gates, JudgeStage(judge), policy, Proactive()], detector)
     ledger = TriggerLedger()
     reader = RoomReader(settings.persona.names)
+    area = Area(tuple(settings.persona.keywords))
     stages: list[DecideStage] = [
         *gates,
         AddresseeStage(reader),
         PingBurst(),
-        Answered(),
-        RecheckGate(),
+        Answered(area),
+        RecheckGate(area),
         LocalScore(settings, ledger, embedder, reader),
         RateLimit(settings, ledger),
         Addressed(settings),

@@ -8,8 +8,9 @@ someone who answered you, picking up a question put to you by context, and stayi
 of an exchange between others come from data. What stays typed by hand is policy, not a
 reading of the room: the bot is a guest, not the most talkative member (a cooldown after
 it spoke, its share of the channel, a per-person limit), the persona's area (its
-keywords), taking up a question nobody answered for minutes when it is in that area (but
-not one several people ask about their own plan: "who's booking?"), good
+keywords), taking up a question nobody answered for minutes when it is in that area (then
+without asking a model; but not one several people ask about their own plan: "who's
+booking?"), good
 news a friend would at least smile at, and the conversation's state (an ending is a
 veto). Each term is `trace.add(rule, points, detail)`; docs/decisions.md ("Issue 25")
 lists them with their points. The loop guard and quiet mode are stages of their own
@@ -18,18 +19,18 @@ lists them with their points. The loop guard and quiet mode are stages of their 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import timedelta
 
 from kuuki.conversation import cues
 from kuuki.decide.addressing.names import normalise
 from kuuki.decide.addressing.reading import SEAT, Reading
+from kuuki.decide.area import Area
 from kuuki.decide.judge.history import TriggerLedger
 from kuuki.decide.judge.state import ConvState, StateResult
 from kuuki.decide.models.addressee import ROOM
 from kuuki.decide.models.words import words
-from kuuki.decide.phrases import GOOD_NEWS, GROUP_PLAN, GROUP_WORDS, asks, musing
+from kuuki.decide.phrases import GOOD_NEWS, GROUP_PLAN, GROUP_WORDS, HELP_OPENER, asks, musing
 from kuuki.decide.situation import Situation
 from kuuki.decide.tracking import ChannelView
 from kuuki.domain import DecisionTrace
@@ -51,6 +52,7 @@ GOOD_NEWS_POINTS = 50
 SILENCE = timedelta(minutes=10)
 SILENCE_POINTS = 10
 UNANSWERED = 45
+AREA_UNANSWERED = 10  # with OPEN_QUESTION, KEYWORDS and UNANSWERED: past the high threshold
 PLAN_PEOPLE = 3  # this many people (the bot not counted) settling something between them
 PLAN_WINDOW = timedelta(minutes=10)
 
@@ -84,9 +86,8 @@ class RuleScorer:
         self.settings = settings
         self.persona = settings.persona
         self.ledger = ledger
-        # Keyword matchers per keyword list: the persona's, and a channel policy's own.
-        self._matchers: dict[tuple[str, ...], tuple[re.Pattern[str] | None, list[str]]] = {}
         self._persona_keywords = tuple(self.persona.keywords)
+        self.area = Area(self._persona_keywords)
 
     def score(
         self,
@@ -127,7 +128,7 @@ class RuleScorer:
             area = self._persona_keywords if keywords is None else keywords
             self._open_question(s, view, text, reading, trace, r, area)
             self._engagement(s, view, trace, r)
-            self._keywords(text, trace, area)
+            in_area = self._keywords(text, trace, area)
             if readiness:
                 trace.add("channel readiness", readiness, "this channel's policy")
             if GOOD_NEWS.found_in(text) and not r.question and to in (ROOM, SEAT):
@@ -139,7 +140,7 @@ class RuleScorer:
             if unanswered and r.open_question and busy:
                 trace.step("an unanswered question, but the bot did much of the talking here")
             elif unanswered and r.open_question:
-                self._unanswered(s, trace, r)
+                self._unanswered(s, trace, r, in_area)
         self._state(trace, r, state)
         r.score = trace.score
         return r
@@ -157,6 +158,10 @@ class RuleScorer:
             and not self._calls_someone_else(s.message.text)
         )
         musing = self._talking_to_oneself(s, text) if r.open_question else ""
+        if musing == "musing" and HELP_OPENER.found_in(text) and self._found(text, area):
+            trace.step("a help question in the persona's area, question mark left out: "
+                       "put to the room, not musing")
+            musing = ""
         if musing:
             trace.add("talking to oneself", 0, f"{musing}: not a question to take up")
             r.open_question = False
@@ -280,36 +285,31 @@ class RuleScorer:
         if before and first.ts - before[-1].ts >= SILENCE:
             trace.add("breaks a silence", SILENCE_POINTS, "news after 10 min or more of quiet")
 
-    def _matcher(self, keywords: tuple[str, ...]) -> tuple[re.Pattern[str] | None, list[str]]:
-        if keywords not in self._matchers:
-            words = [k for k in keywords if k.strip()]
-            ascii_kw = [re.escape(normalise(k)) for k in words if k.isascii()]
-            pattern = (
-                re.compile(r"(?<![a-z0-9])(" + "|".join(ascii_kw) + r")(?![a-z0-9])")
-                if ascii_kw else None
-            )
-            self._matchers[keywords] = (pattern, [normalise(k) for k in words if not k.isascii()])
-        return self._matchers[keywords]
-
-    def _keywords(self, raw: str, trace: DecisionTrace, keywords: tuple[str, ...]) -> None:
+    def _keywords(self, raw: str, trace: DecisionTrace, keywords: tuple[str, ...]) -> list[str]:
         found = self._found(raw, keywords)
         if found:
             trace.add("keywords", KEYWORDS, ", ".join(found[:5]))
+        return found
 
     def _found(self, raw: str, keywords: tuple[str, ...]) -> list[str]:
         """The persona's keywords (or a channel policy's) in the text."""
-        text = normalise(raw)
-        found: list[str] = []
-        pattern, other = self._matcher(keywords)
-        if pattern is not None:
-            found += sorted({m.group(1) for m in pattern.finditer(text)})
-        found += [k for k in other if k in text]
-        return found
+        return self.area.found(raw, keywords)
 
-    def _unanswered(self, s: Situation, trace: DecisionTrace, r: LocalResult) -> None:
+    def _unanswered(
+        self, s: Situation, trace: DecisionTrace, r: LocalResult, in_area: list[str]
+    ) -> None:
+        """Still open on the re-check, minutes later. In the persona's area that is help
+        somebody is waiting for and the persona is there to give: a clear decision
+        (AREA_UNANSWERED takes a plain question to the room there past the high
+        threshold), not one to ask a model about; the cooldown, presence and per-person
+        terms still hold it back when the bot has been talking."""
         r.unanswered = True
         age = (s.now - s.message.ts).total_seconds() / 60
         trace.add("open question unanswered", UNANSWERED, f"nobody answered for {age:.0f} min")
+        if in_area:
+            trace.add("unanswered, in its area", AREA_UNANSWERED,
+                      f"a question about {', '.join(in_area[:3])} nobody took up: what the "
+                      "persona is there for")
 
     def _presence(self, s: Situation, trace: DecisionTrace) -> bool:
         """The bot's share of the channel's recent messages, against its fair share among

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+from kuuki.decide.not_an_answer import names_the_asker, reason_not_an_answer
 from kuuki.decide.situation import Situation
 from kuuki.domain import Message
 from kuuki.ports import Tracker
@@ -158,15 +159,24 @@ class ChannelView:
                 return any(m.id in ids for m in found)
         return self._unanswered_fallback(bot_ids)
 
-    def answered_by(self, bot_ids: frozenset[str]) -> Message | None:
+    def answered_by(
+        self, bot_ids: frozenset[str], passed: list[str] | None = None
+    ) -> Message | None:
         """The first later message by another person that answers this one (its burst):
         a reply to it, or — with a tracker — a message placed in its conversation; without
         one, any later message by someone else (errs towards "answered": the bot must not
-        talk over people). None when nobody has."""
+        talk over people). None when nobody has.
+
+        With ``passed`` (a list to fill: the re-check of a question in the persona's
+        area), the closer reading of kuuki.decide.not_an_answer: a line naming the asker
+        answers, lines said to someone else, backchannels and questions of their own do
+        not, and each line passed over is appended to ``passed`` with why."""
         ids = {m.id for m in self.burst()}
         msg = self.s.message
         after = False
         partner: str | None = None  # the person the author was just talking with
+        not_an_answer = reason_not_an_answer(msg, self.recent, ids)
+        to_asker = names_the_asker(msg)
         for m in self.recent:
             if m.id == msg.id:
                 after = True
@@ -178,6 +188,12 @@ class ChannelView:
                     partner = m.user.id
                 continue
             if m.id in ids or m.user.id == msg.user.id:
+                continue
+            if passed is not None and to_asker(m):
+                return m
+            why = not_an_answer(m) if passed is not None else ""
+            if why and passed is not None:
+                passed.append(f"{m.user.name}'s {m.text[:40]!r}: {why}")
                 continue
             if m.reply_to in ids or self.tracker is None or m.user.id == partner:
                 return m

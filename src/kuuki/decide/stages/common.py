@@ -5,6 +5,7 @@ asked when nobody answers).
 
 from __future__ import annotations
 
+from kuuki.decide.area import Area
 from kuuki.decide.tracking import ChannelView
 from kuuki.decide.types import Case, Pass, StageResult
 from kuuki.domain import ActionKind, Stage, Verdict
@@ -19,6 +20,11 @@ def view_of(case: Case) -> ChannelView:
     if case.view is None:
         case.view = ChannelView(case.situation)
     return case.view
+
+
+def in_area(case: Case, area: Area) -> list[str]:
+    """The persona's keywords (or the channel policy's own) in the message's burst."""
+    return area.found("\n".join(m.text for m in view_of(case).burst()), case.keywords)
 
 
 def silent(case: Case, stage: Stage, reason: str) -> StageResult:
