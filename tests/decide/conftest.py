@@ -110,3 +110,17 @@ class Delivering:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pipeline, name)
+
+
+# A request, the bot's question asked in order to help with it, and the answer carrying
+# what it asked for, in both languages (the clarifying rule's tests, as the context reads
+# it and as the addressed stage answers it).
+ASKED_TO_HELP = (
+    ("Kuu, any cafe you'd recommend for this weekend?",
+     "Nice! Which area are you looking in, and what's your budget?",
+     "near Shibuya, about 30 dollars"),
+    ("くう、週末に行けるおすすめのカフェある？",
+     "いいですね！どのあたりで探してますか？予算はどれくらいですか？",
+     "渋谷の近くで、3000円くらいです"),
+)
+

@@ -158,7 +158,7 @@ class RuleScorer:
             and not self._calls_someone_else(s.message.text)
         )
         musing = self._talking_to_oneself(s, text) if r.open_question else ""
-        if musing == "musing" and HELP_OPENER.found_in(text) and self._found(text, area):
+        if musing == "musing" and HELP_OPENER.found_in(text) and self.area.found(text, area):
             trace.step("a help question in the persona's area, question mark left out: "
                        "put to the room, not musing")
             musing = ""
@@ -187,7 +187,7 @@ class RuleScorer:
         the group) stay the room's. Why, in words, or "" when it is not such a question."""
         msg = s.message
         about = GROUP_PLAN.find(text)
-        if about is None or self._found(text, area):
+        if about is None or self.area.found(text, area):
             return ""
         bot_ids = s.bot.user_ids if s.bot else frozenset()
         # The channel's lines, not the tracker's conversation: a plan's short lines ("ok",
@@ -286,14 +286,10 @@ class RuleScorer:
             trace.add("breaks a silence", SILENCE_POINTS, "news after 10 min or more of quiet")
 
     def _keywords(self, raw: str, trace: DecisionTrace, keywords: tuple[str, ...]) -> list[str]:
-        found = self._found(raw, keywords)
+        found = self.area.found(raw, keywords)
         if found:
             trace.add("keywords", KEYWORDS, ", ".join(found[:5]))
         return found
-
-    def _found(self, raw: str, keywords: tuple[str, ...]) -> list[str]:
-        """The persona's keywords (or a channel policy's) in the text."""
-        return self.area.found(raw, keywords)
 
     def _unanswered(
         self, s: Situation, trace: DecisionTrace, r: LocalResult, in_area: list[str]

@@ -175,8 +175,10 @@ class ChannelView:
         msg = self.s.message
         after = False
         partner: str | None = None  # the person the author was just talking with
-        not_an_answer = reason_not_an_answer(msg, self.recent, ids)
-        to_asker = names_the_asker(msg)
+        # the closer reading's two tests, built only when asked for (they read the buffer)
+        closer = passed is not None
+        not_an_answer = reason_not_an_answer(msg, self.recent, ids) if closer else None
+        to_asker = names_the_asker(msg) if closer else None
         for m in self.recent:
             if m.id == msg.id:
                 after = True
@@ -189,9 +191,9 @@ class ChannelView:
                 continue
             if m.id in ids or m.user.id == msg.user.id:
                 continue
-            if passed is not None and to_asker(m):
+            if to_asker is not None and to_asker(m):
                 return m
-            why = not_an_answer(m) if passed is not None else ""
+            why = not_an_answer(m) if not_an_answer is not None else ""
             if why and passed is not None:
                 passed.append(f"{m.user.name}'s {m.text[:40]!r}: {why}")
                 continue

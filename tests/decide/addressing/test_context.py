@@ -6,7 +6,7 @@ from __future__ import annotations
 from kuuki.decide.addressing.context import answers_the_bot, clarifying
 from kuuki.decide.types import Case, Pass
 
-from ..conftest import Room, msg, trace
+from ..conftest import ASKED_TO_HELP, Room, msg, trace
 
 
 def case(lines: list[tuple[str, str]], answer: str) -> Case:
@@ -21,12 +21,7 @@ def case(lines: list[tuple[str, str]], answer: str) -> Case:
 
 def test_a_question_the_bot_asked_to_help_with_a_request() -> None:
     for request, question, answer in (
-        ("Kuu, any cafe you'd recommend for this weekend?",
-         "Nice! Which area are you looking in, and what's your budget?",
-         "near Shibuya, about 30 dollars"),
-        ("くう、週末に行けるおすすめのカフェある？",
-         "いいですね！どのあたりで探してますか？予算はどれくらいですか？",
-         "渋谷の近くで、3000円くらいです"),
+        *ASKED_TO_HELP,
         ("新しいキーボードを探してるんだけど",  # a request without a question mark
          "いつまでに欲しいですか？", "来週中"),
         ("how do I get the vpn working on my laptop?", "which OS is it on?", "ubuntu 24.04"),

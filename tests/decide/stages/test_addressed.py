@@ -15,7 +15,7 @@ from kuuki.decide.stages.addressed import _answering
 from kuuki.decide.types import Case, Pass
 from kuuki.domain import ActionKind, DecisionTrace, Message, Stage
 
-from ..conftest import Delivering, Room, msg, settings, trace
+from ..conftest import ASKED_TO_HELP, Delivering, Room, msg, settings, trace
 
 
 def judge(clock: VirtualClock, threshold: float = 0.0) -> Delivering:
@@ -69,14 +69,7 @@ async def test_an_answer_to_what_the_bot_asked_in_order_to_help_gets_a_reply(
     """Asked for a recommendation, the bot asked where and how much: the answer carries what
     it needed, and a member follows up with the help, however few words or characters the
     answer takes (a Japanese answer is short by its characters, an English one by words)."""
-    for request, question, answer in (
-        ("Kuu, any cafe you'd recommend for this weekend?",
-         "Nice! Which area are you looking in, and what's your budget?",
-         "near Shibuya, about 30 dollars"),
-        ("くう、週末に行けるおすすめのカフェある？",
-         "いいですね！どのあたりで探してますか？予算はどれくらいですか？",
-         "渋谷の近くで、3000円くらいです"),
-    ):
+    for request, question, answer in ASKED_TO_HELP:
         room = Room()
         room.add(msg("m0", 0, "sato", request))
         room.add(msg("b1", 40, "Kuu", question))

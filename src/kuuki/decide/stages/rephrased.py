@@ -225,19 +225,16 @@ def _typo(gone: str, came: str) -> bool:
         return False
     if min(len(gone), len(came)) < _TYPO_MIN or abs(len(gone) - len(came)) > 1:
         return False
-    return _distance(gone, came) <= 1
+    return _one_edit(gone, came)
 
 
-def _distance(s: str, t: str) -> int:
-    """Optimal string alignment distance (edits with adjacent transpositions)."""
-    prev2: list[int] = []
-    prev = list(range(len(t) + 1))
-    for i in range(1, len(s) + 1):
-        cur = [i] + [0] * len(t)
-        for j in range(1, len(t) + 1):
-            cost = 0 if s[i - 1] == t[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and s[i - 1] == t[j - 2] and s[i - 2] == t[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        prev2, prev = prev, cur
-    return prev[len(t)]
+def _one_edit(s: str, t: str) -> bool:
+    """At most one edit apart: what is left between the common start and the common end
+    is one letter changed, added or dropped, or two neighbours swapped."""
+    k = 0
+    while k < min(len(s), len(t)) and s[k] == t[k]:
+        k += 1
+    a, b = s[k:], t[k:]
+    while a and b and a[-1] == b[-1]:
+        a, b = a[:-1], b[:-1]
+    return (len(a) <= 1 and len(b) <= 1) or (len(a) == len(b) == 2 and a == b[::-1])
