@@ -20,7 +20,7 @@ from kuuki.decide.training.evaluate import read_chats
 
 PATTERNS = ("@name", "start", "end", "mid vocative", "topic question", "after openers",
             "in brackets", "in a list (after)", "in a list (first)", "between commas",
-            "after a clause")
+            "after a clause", "after proposing to ask it (en)", "after proposing to ask it (ja)")
 
 
 def main(folders: list[str]) -> None:

@@ -268,8 +268,9 @@ def _member_calls(name: str) -> tuple[re.Pattern[str], ...]:
     """The calls a member hears beyond a name at the start or the end: after openers
     ("by the way Kuu, …", 「ちなみにソラ、…」), in brackets as IRC writes a nick, in a list
     of people ("Bob, Kuu, what do you think?", 「ミナとソラ、どう思う？」), between commas
-    in a question, and after a clause before a question to it ("bob and I were wondering
-    Kuu, is it open on Sundays?"). ``name`` is the pattern of the bot's names."""
+    in a question, after a clause before a question to it ("bob and I were wondering
+    Kuu, is it open on Sundays?"), and after proposing to ask it ("let's ask Kuu, what do
+    you think?"). ``name`` is the pattern of the bot's names."""
     en = "|".join(re.escape(o) for o in sorted(_OPENERS_EN, key=len, reverse=True))
     ja = "|".join(re.escape(o) for o in sorted(_OPENERS_JA, key=len, reverse=True))
     openers = rf"(?:(?:(?:{en})(?![a-z])|{ja})[\s,、，!！.…]*)"
@@ -286,4 +287,9 @@ def _member_calls(name: str) -> tuple[re.Pattern[str], ...]:
         re.compile(rf"[,、，]\s*{name}\s*[,、，]{question}"),
         re.compile(rf"(?<![a-z'])(?!(?:{_REPORTING})\s)[a-z']+\s+{name}\s*,\s*"
                    rf"(?:{'|'.join(_ASKS)})(?![a-z']){question}"),
+        # proposing to ask it, then asking it: "we could ask Kuu too, what do you think?",
+        # 「ソラにも聞いてみよう、どう思う？」 (the question right after is put to it)
+        re.compile(rf"(?<![a-z'])ask\s+{name}(?:\s+(?:too|also|as well|then|now))?\s*[,:：]"
+                   rf"[^\n]*\byou(?:r)?\b{question}"),
+        re.compile(rf"{name}に(?:も)?(?:聞|き)(?:いてみ)?(?:よう|こう)[、，,!！]{question}"),
     )
