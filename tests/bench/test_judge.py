@@ -37,6 +37,7 @@ def test_bench_prints_one_json_line(tmp_path: Path) -> None:
     assert line == result
     assert line["ambient"] == 6 and line["files"] == 1
     assert {"llm_calls_per_100_ambient", "local_p50_ms", "local_p99_ms"} <= set(line)
+    assert line["local_samples"] > 0  # the bench asks the local stage for its latencies
 
 
 def test_gold_figures_count_replies_to_answered_messages_and_open_questions(

@@ -152,6 +152,7 @@ async def bench_file(
 
     embedder = default_embedder()
     judge: Pipeline = build_judge(settings, stub, clock, embedder=embedder)
+    judge.keep_latencies()
     app = await build_app(
         replace(settings, judge_llm=None),
         clock=clock,

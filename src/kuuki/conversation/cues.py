@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterable, Sequence
 
 from kuuki.text.folded import Folded
@@ -189,9 +190,17 @@ def nick_tokens(text: str) -> set[str]:
     return {t.lower() for t in _NICK_TOKEN_RE.findall(text)}
 
 
+NO_WORDS: frozenset[str] = frozenset()  # shared by every text without a content word
+
+
 def content_words(text: str) -> frozenset[str]:
-    """Lower-cased words of 4+ letters: a crude bag for lexical overlap."""
-    return frozenset([w for w in _WORD_RE.findall(text.lower()) if len(w) > 3])
+    """Lower-cased words of 4+ letters: a crude bag for lexical overlap.
+
+    The words are interned: a channel's history keeps these sets for up to 512 messages,
+    and a chat says the same words again and again; one string per distinct word instead
+    of one per occurrence (an interned string is still freed once no set holds it)."""
+    words = [sys.intern(w) for w in _WORD_RE.findall(text.lower()) if len(w) > 3]
+    return frozenset(words) if words else NO_WORDS
 
 
 def leading_addressee(text: str) -> str | None:

@@ -158,7 +158,7 @@ class ChannelHistory:
         me = self.speaker_id(turn.speaker, turn.aliases)
         lead, named = self.speakers.addressing(turn.text, turn.mentions, turn.system)
         q_i = (not turn.system) and cues.is_question(turn.text)
-        words = cues.content_words(turn.text) if not turn.system else frozenset()
+        words = cues.content_words(turn.text) if not turn.system else cues.NO_WORDS
         out = (me, lead, named, q_i, words)
         self._pending = (turn, out)
         return out

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from kuuki.conversation import cues
 
+NOBODY: frozenset[int] = frozenset()  # the ids a message names when it names no one
+
 
 class Speakers:
     """Alias table: case-folded name -> speaker id."""
@@ -54,7 +56,7 @@ class Speakers:
     ) -> tuple[int, frozenset[int]]:
         """(id of the speaker the message opens with or -1, ids of every speaker it names)."""
         if system:
-            return -1, frozenset()
+            return -1, NOBODY
         named: set[int] = set()
         for tok in cues.nick_tokens(text):
             sid = self._alias.get(tok)
@@ -76,4 +78,5 @@ class Speakers:
             lead = self.resolve(mentions[0], allow_prefix=False)
         if lead >= 0:
             named.add(lead)
-        return lead, frozenset(named)
+        # most messages name no one: one shared empty set (the history keeps one a row)
+        return lead, frozenset(named) if named else NOBODY

@@ -99,7 +99,9 @@ class ConversationTracker:
         if ours:
             self._bot_ids.add(msg.user.id)
         speaker = BOT_KEY if ours else msg.user.id
-        vec = self.embedder.embed([msg.text])[0] if self.embedder is not None else None
+        # a vector of its own, kept for the message's life here: row 0 of the (1, dim)
+        # array embed returns would keep that array and a second header alive with it
+        vec = self.embedder.embed([msg.text])[0].copy() if self.embedder is not None else None
         mentions = list(msg.mentions)
         if not ours and cues.calls_name(msg.text, self.bot_names):
             mentions.insert(0, BOT_KEY)

@@ -129,6 +129,12 @@ class Pipeline:
     async def judge(self, situation: Situation, trace: DecisionTrace) -> Verdict:
         return await self.decide(Case(situation, Pass.of(situation.extra), trace))
 
+    def keep_latencies(self) -> None:
+        """Keep the local stage's latency per scored message (`local_ms`, `local_cpu_ms`):
+        off unless a benchmark asks."""
+        scorer: LocalScore = self.stage("local score")
+        scorer.keep_latencies()
+
     @property
     def local_ms(self) -> deque[float]:
         scorer: LocalScore = self.stage("local score")

@@ -313,3 +313,20 @@ async def test_a_quip_in_a_burst_is_left_to_the_banter(room: Room, clock: Virtua
     t = trace(m)
     v = await j.judge(room.situation(m, at=226, recheck=True), t)
     assert v.action is ActionKind.NONE and v.reason == "answered by alice"
+
+
+async def test_latencies_are_kept_only_when_a_benchmark_asks(
+    room: Room, clock: VirtualClock
+) -> None:
+    # A running bot reads no latency list: keeping one would grow with every message.
+    j = judge(clock)
+    texts = ("my docker build is slow today", "anyone tried the new release?", "lunch soon")
+    for n, text in enumerate(texts):
+        m = msg(f"m{n}", 60 * n, "alice", text)
+        await j.judge(room.situation(m), trace(m))
+    assert len(j.local_ms) == 0 and len(j.local_cpu_ms) == 0
+    j.keep_latencies()  # as `kuuki bench judge` does
+    for n, text in enumerate(texts, len(texts)):
+        m = msg(f"m{n}", 60 * n, "alice", text)
+        await j.judge(room.situation(m), trace(m))
+    assert len(j.local_ms) == len(j.local_cpu_ms) == len(texts)

@@ -19,6 +19,9 @@ from typing import Generic, TypeVar
 
 HISTORY_KEEP = timedelta(hours=1)
 CACHE_TTL = timedelta(minutes=5)
+# how long a person's triggers are kept: far longer than the longest window counted (ten
+# minutes), so that a clock set back by less than the difference changes no count
+LEDGER_KEEP = timedelta(hours=1)
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -50,25 +53,55 @@ class InterventionHistory:
         items = self._by_channel.get(channel_id)
         return items[-1] if items else None
 
+    def __len__(self) -> int:
+        """The channels with an intervention held."""
+        return len(self._by_channel)
+
     def _prune(self, channel_id: str, now: datetime) -> None:
         items = self._by_channel.get(channel_id)
         if items:
             cutoff = now - self.keep
-            self._by_channel[channel_id] = [i for i in items if i.at > cutoff]
+            kept = [i for i in items if i.at > cutoff]
+            if kept:
+                self._by_channel[channel_id] = kept
+            else:  # no key left behind for every channel the bot ever spoke in
+                del self._by_channel[channel_id]
 
 
 class TriggerLedger:
-    """When each person's messages made the bot act, per channel (bounded)."""
+    """When each person's messages made the bot act, per channel (bounded).
 
-    def __init__(self, per_user: int = 32) -> None:
+    At most ``per_user`` times per (channel, person), and only people with a time within
+    ``keep``: every ``sweep_every`` records, the pairs whose latest time is older are
+    dropped. Each such pair counted 0 in every window up to ``keep`` from then on (the
+    clock does not go back), so no count changes; without it the ledger held a pair for
+    everyone the bot ever answered in every channel, for the life of the process.
+    """
+
+    def __init__(
+        self, per_user: int = 32, keep: timedelta = LEDGER_KEEP, sweep_every: int = 1024
+    ) -> None:
         self.per_user = per_user
+        self.keep = keep
+        self.sweep_every = sweep_every
         self._times: dict[tuple[str, str], deque[datetime]] = {}
+        self._recorded = 0
 
     def record(self, channel_id: str, user_id: str, at: datetime) -> None:
         times = self._times.setdefault((channel_id, user_id), deque(maxlen=self.per_user))
         times.append(at)
+        self._recorded += 1
+        if self._recorded % self.sweep_every == 0:
+            cutoff = at - self.keep
+            self._times = {k: ts for k, ts in self._times.items() if max(ts) >= cutoff}
+
+    def __len__(self) -> int:
+        """The (channel, person) pairs held."""
+        return len(self._times)
 
     def count(self, channel_id: str, user_id: str, now: datetime, window: timedelta) -> int:
+        if window > self.keep:
+            raise ValueError(f"window {window} is longer than the ledger keeps ({self.keep})")
         times = self._times.get((channel_id, user_id))
         if not times:
             return 0

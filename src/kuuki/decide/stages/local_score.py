@@ -19,6 +19,8 @@ from kuuki.domain import Stage
 from kuuki.embed import Embedder
 from kuuki.settings import Settings
 
+LATENCIES_KEPT = 500_000  # a benchmark's latencies, at most
+
 
 class LocalScore:
     name = "local score"
@@ -32,9 +34,17 @@ class LocalScore:
         self.reader = reader
         self.scorer = RuleScorer(settings, ledger)
         self.classifier = StateClassifier(embedder)
-        # Latency per scored message, for `kuuki bench judge`.
-        self.local_ms: deque[float] = deque(maxlen=500_000)
-        self.local_cpu_ms: deque[float] = deque(maxlen=500_000)
+        # Latency per scored message, kept only once a benchmark asks (`keep_latencies`):
+        # a running bot reads them nowhere, and two floats a message for the process's
+        # life grew its memory without bound (a deque of length 0 takes no appends).
+        self.local_ms: deque[float] = deque(maxlen=0)
+        self.local_cpu_ms: deque[float] = deque(maxlen=0)
+
+    def keep_latencies(self, most: int = LATENCIES_KEPT) -> None:
+        """From now on keep each scored message's wall and CPU milliseconds (the last
+        ``most``), for `kuuki bench judge`."""
+        self.local_ms = deque(maxlen=most)
+        self.local_cpu_ms = deque(maxlen=most)
 
     async def run(self, case: Case) -> StageResult:
         start = (time.perf_counter(), time.thread_time())
