@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kuuki.bench.ingest import peak_rss_mb, synthetic_stream
 from kuuki.clock import VirtualClock
-from kuuki.domain import Action, Channel, Message, User
+from kuuki.domain import Channel, User
 from kuuki.replay.runner import RecordingOutbox
 from kuuki.settings import Settings
 
@@ -35,17 +35,6 @@ if TYPE_CHECKING:
     from kuuki.engine.core import Engine
 
 WINDOW = 256
-
-
-class _UnkeptOutbox(RecordingOutbox):
-    """A recording outbox that keeps nothing of what was sent: the bot's replies still
-    become its own messages, but a list of every action would be the harness's memory
-    growing with the stream, not the bot's."""
-
-    async def send(self, channel: Channel, action: Action) -> Message | None:
-        sent = await super().send(channel, action)
-        self.sent.clear()
-        return sent
 ADVANCE_EVERY = 500  # messages between moves of the virtual clock
 
 
@@ -81,7 +70,7 @@ async def soak(
     clock = VirtualClock()
     with tempfile.TemporaryDirectory(prefix="kuuki-soak-") as tmp:
         url = store_url or f"sqlite:///{tmp}/soak.sqlite3"
-        outbox = _UnkeptOutbox(clock, User("Kuu", "Kuu", is_bot=True))
+        outbox = RecordingOutbox(clock, User("Kuu", "Kuu", is_bot=True), keep=False)
         app = await build_app(
             settings, clock=clock, outbox=outbox, llm=None, judge_llm=None, store=url
         )

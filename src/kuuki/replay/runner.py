@@ -34,12 +34,16 @@ class RecordingOutbox:
     sent: list[tuple[Channel, Action]] = field(default_factory=list)
     typing_count: int = 0
     fail_with: Exception | None = None  # tests: make every send fail like a platform outage
+    # False: keep no list of what was sent (a long benchmark's stream: the list would be
+    # the harness's memory growing inside the figure meant for the bot's)
+    keep: bool = True
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     async def send(self, channel: Channel, action: Action) -> Message | None:
         if self.fail_with is not None:
             raise self.fail_with
-        self.sent.append((channel, action))
+        if self.keep:
+            self.sent.append((channel, action))
         if action.kind in (ActionKind.REPLY, ActionKind.ACK):
             return Message(
                 id=f"bot-{next(self._ids)}",

@@ -58,7 +58,8 @@ async def _serve(args: argparse.Namespace) -> int:
         build = {"llm": None, "judge_llm": None}
         # the bench's synthetic chat is on the "local" platform: its answers are kept
         # here, as `kuuki bench ingest` keeps them, instead of failing their events
-        outboxes = {"local": RecordingOutbox(RealClock(), User("Kuu", "Kuu", is_bot=True))}
+        outboxes = {"local": RecordingOutbox(RealClock(), User("Kuu", "Kuu", is_bot=True),
+                                             keep=False)}
     return await run_worker(settings, index=args.index, count=args.of, standby_s=args.standby,
                             slack_api=args.slack_api, build=build, ready=ready,
                             outboxes=outboxes)
