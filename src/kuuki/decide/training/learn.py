@@ -1,12 +1,15 @@
-"""Training the addressee and seat models: numpy only, deterministic.
+"""Training the addressee and seat models: numpy (and LightGBM for the addressee model's
+trees), deterministic.
 
 Both are fitted by Newton's method on standardised features with an L2 penalty (convex
 problems: the same data gives the same weights, to the bit, on the same machine; on another,
 whose sums round differently, the same model within the tolerances the shipped-weights test
 states), then stored as weights on the raw features. The addressee model is a
 conditional logit over each message's candidates, in two rounds: the first without the
-predicted features, the second with the first's predictions of the earlier turns. The seat
-model is two logistic regressions: does the seat answer now, and is that answer short.
+predicted features, the second with the first's predictions of the earlier turns; the
+second round's rows and scores are then ranked by trees
+(:mod:`kuuki.decide.training.forest`). The seat model is two logistic regressions: does the
+seat answer now, and is that answer short.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from kuuki.decide.models.cues import is_short
 from kuuki.decide.models.features import ADDRESSEE_FEATURES, PREDICTED
 from kuuki.decide.models.seat import SEAT_FEATURES, SeatModel
 from kuuki.decide.models.turns import ROOM, Labelled, Turn, irc_chat, mrmp_chat, strip_leading_nick
+from kuuki.decide.training.forest import TREES, rank
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -188,7 +192,7 @@ def fit_logistic(x: FloatArray, y: FloatArray, l2: float = L2, iters: int = 30) 
 
 
 def train_addressee(chats: Sequence[Labelled], window: int = WINDOW,
-                    out: TextIO | None = None) -> AddresseeModel:
+                    out: TextIO | None = None, trees: int = TREES) -> AddresseeModel:
     f = len(ADDRESSEE_FEATURES)
     rarity = rarity_table(t.text for chat in chats for t in chat.turns)
     model = AddresseeModel(np.zeros(f), np.zeros(f), window, rarity)
@@ -198,8 +202,12 @@ def train_addressee(chats: Sequence[Labelled], window: int = WINDOW,
         if name.removeprefix("crowded_") in PREDICTED:
             model.first[k] = 0.0  # (no data: the first round's rows leave them at 0)
     _say(out, f"round 1: {len(g1.starts)} messages, {len(g1.x)} candidate rows")
-    model.second = fit_conditional(addressee_groups(model, chats, second=True))
+    g2 = addressee_groups(model, chats, second=True)
+    model.second = fit_conditional(g2)
     _say(out, "round 2: done")
+    if trees:
+        model.forest = rank(g2.x, g2.x @ model.second, g2.starts, g2.gold, trees)
+        _say(out, f"trees: {model.forest.trees} of depth {model.forest.depth}")
     return model
 
 
