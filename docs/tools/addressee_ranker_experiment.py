@@ -1,12 +1,12 @@
-"""Experiment: a gradient-boosted ranker (LightGBM lambdarank) on the addressee model's own
-feature rows, against the shipped conditional logit, on MRMP and Ubuntu IRC dev. Not product
-code: LightGBM is not a dependency of kuuki (`pip install lightgbm` to run this).
+"""Experiment: gradient-boosted trees on the addressee model's own feature rows against its
+conditional logit alone, on MRMP and Ubuntu IRC dev: the runs behind the choice of the
+shipped ranker (docs/decisions.md, "Issue 35: the addressee model ranks with trees over its
+rows"). LightGBM is in the `train` and `test` extras.
 
-    python docs/tools/addressee_ranker_experiment.py     # from the repository, ~5 min
+    python docs/tools/addressee_ranker_experiment.py     # from the repository, ~15 min
 
 The rows are the shipped model's (second round, its first-round predictions as features,
 the train splits with their augmented copies), kept in /tmp/gbdt_rows.pkl between runs.
-docs/decisions.md, "Issue 35: a tree ranker over the addressee model's rows".
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import pickle
 import time
 from pathlib import Path
 
-import lightgbm as lgb  # type: ignore[import-not-found]
+import lightgbm as lgb
 import numpy as np
 
 from kuuki.decide.models.addressee import AddresseeModel
 from kuuki.decide.training.evaluate import read_chats
+from kuuki.decide.training.forest import inverse_temperature
 from kuuki.decide.training.learn import Groups, addressee_groups, load_chats
 
 DATA = Path("../shared/data")
@@ -51,29 +52,73 @@ def accuracy(g: Groups, scores: np.ndarray) -> float:
     return hits / len(g.starts)
 
 
+def nll(g: Groups, scores: np.ndarray) -> float:
+    """The conditional logit's loss per message: how well the scores work as probabilities."""
+    group = np.repeat(np.arange(len(g.starts)), sizes(g))
+    top = np.maximum.reduceat(scores, g.starts)
+    log_z = np.log(np.add.reduceat(np.exp(scores - top[group]), g.starts)) + top
+    return float(np.mean(log_z - scores[g.gold]))
+
+
+PARAMS = {"learning_rate": 0.05, "min_data_in_leaf": 50, "feature_fraction": 0.8,
+          "bagging_fraction": 0.8, "bagging_freq": 1, "verbose": -1, "num_threads": 1,
+          "seed": 1, "deterministic": True, "force_col_wise": True}
+
+
+def ranker(train: Groups, x: np.ndarray, leaves: int, trees: int, depth: int = -1) -> lgb.Booster:
+    relevant = np.zeros(len(train.x))
+    relevant[train.gold] = 1
+    params = {**PARAMS, "objective": "lambdarank", "lambdarank_truncation_level": 3,
+              "num_leaves": leaves, "max_depth": depth}
+    return lgb.train(params, lgb.Dataset(x, relevant, group=sizes(train)), num_boost_round=trees)
+
+
+def boosted_logit(train: Groups, x: np.ndarray, linear: np.ndarray, leaves: int,
+                  trees: int) -> lgb.Booster:
+    """The conditional logit's own loss, boosted from its scores."""
+    y = np.zeros(len(train.x))
+    y[train.gold] = 1
+    group = np.repeat(np.arange(len(train.starts)), sizes(train))
+
+    def objective(preds: np.ndarray, _: object) -> tuple[np.ndarray, np.ndarray]:
+        e = np.exp(preds - np.maximum.reduceat(preds, train.starts)[group])
+        p = e / np.add.reduceat(e, train.starts)[group]
+        return p - y, np.maximum(p * (1 - p), 1e-6)
+
+    params = {**PARAMS, "objective": objective, "num_leaves": leaves}
+    return lgb.train(params, lgb.Dataset(x, y, init_score=linear), num_boost_round=trees)
+
+
 def main() -> None:
     started = time.perf_counter()
     model = AddresseeModel.shipped()
     train, dev = rows(model)
     print(f"rows: {len(train.x)} of {len(train.starts)} messages, "
           f"{time.perf_counter() - started:.0f} s")
+    linear = train.x @ model.second
     for name, g in dev.items():
-        print(f"{name}: the shipped logit {accuracy(g, g.x @ model.second):.4f}")
-    relevant = np.zeros(len(train.x))
-    relevant[train.gold] = 1
-    for stacked in (False, True):
-        x = np.column_stack([train.x, train.x @ model.second]) if stacked else train.x
-        for leaves, trees in ((15, 300), (31, 600)):
-            params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": 0.05,
-                      "min_data_in_leaf": 50, "feature_fraction": 0.8, "bagging_fraction": 0.8,
-                      "bagging_freq": 1, "verbose": -1, "lambdarank_truncation_level": 3,
-                      "num_threads": 1, "seed": 1}
-            ranker = lgb.train(params, lgb.Dataset(x, relevant, group=sizes(train)),
-                               num_boost_round=trees)
-            for name, g in dev.items():
-                xd = np.column_stack([g.x, g.x @ model.second]) if stacked else g.x
-                print(f"stacked={stacked} leaves={leaves} trees={trees} {name}: "
-                      f"{accuracy(g, ranker.predict(xd)):.4f}")
+        s = g.x @ model.second
+        print(f"{name}: the logit {accuracy(g, s):.4f} (loss {nll(g, s):.3f})")
+    for stacked, leaves, trees, depth in ((False, 15, 300, -1), (False, 31, 600, -1),
+                                          (True, 15, 300, -1), (True, 31, 600, -1),
+                                          (True, 15, 300, 4), (True, 15, 300, 5)):
+        x = np.column_stack([train.x, linear]) if stacked else train.x
+        booster = ranker(train, x, leaves, trees, depth)
+        b = inverse_temperature(np.asarray(booster.predict(x)), train.starts, train.gold)
+        for name, g in dev.items():
+            xd = np.column_stack([g.x, g.x @ model.second]) if stacked else g.x
+            s = b * np.asarray(booster.predict(xd))
+            print(f"ranker stacked={stacked} leaves={leaves} trees={trees} depth={depth} "
+                  f"{name}: {accuracy(g, s):.4f} (loss {nll(g, s):.3f}, temperature {1 / b:.2f})")
+    for leaves, trees in ((15, 600), (7, 600)):
+        x = np.column_stack([train.x, linear])
+        booster = boosted_logit(train, x, linear, leaves, trees)
+        for name, g in dev.items():
+            xd = np.column_stack([g.x, g.x @ model.second])
+            for k in (300, 600):
+                s = g.x @ model.second + booster.predict(xd, num_iteration=k, raw_score=True)
+                print(f"boosted logit leaves={leaves} trees={k} {name}: {accuracy(g, s):.4f} "
+                      f"(loss {nll(g, s):.3f})")
 
 
 if __name__ == "__main__":

@@ -119,6 +119,15 @@ def test_the_headline_the_addressee_figures_and_the_reason_agree() -> None:
         top=[["'you' after them", 1.4]]), NAMES)
     assert context["addressee"]["notes"] == ["for the bot by context (it counts from 65 %)"]
     assert context["addressee"]["because"] == "to Kuu (the bot) because: 'you' after them +1.4"
+    # a lift that rounds to nothing is not a reason: no "+0.0" (and no "because" of nothing)
+    faint = decision_card(addressed_decision(
+        "context", {"Kuu": 0.72, "bob": 0.2, "room": 0.08}, reason="addressed by context",
+        top=[["'you' after them", 1.4], ["the author has been talking to them", 0.04]]), NAMES)
+    assert faint["addressee"]["because"] == "to Kuu (the bot) because: 'you' after them +1.4"
+    nothing = decision_card(addressed_decision(
+        "context", {"Kuu": 0.72, "bob": 0.2, "room": 0.08}, reason="addressed by context",
+        top=[["the author has been talking to them", 0.04]]), NAMES)
+    assert nothing["addressee"]["because"] == ""
     # Not addressed: the "because" that every message shares is not shown at all.
     room = decision_card(addressed_decision(
         None, {"room": 0.9, "Kuu": 0.1}, reason="score below the low threshold",

@@ -9,10 +9,14 @@ What the transcript makes the bot do (each decision is printed by `kuuki replay`
 - 2026-01-05, a DM with dave: d1 → ack (dm, model big).
 - 2026-01-05, #dev: v1 "@Kuu …" → the reply is empty twice (two guard rejections) → the
   fallback, a reaction (mention).
-- 2026-01-06, #dev: v2, v3, v4 questions to the room: v3 goes to the judge (model small,
-  answer unusable: a guard rejection); v4 finds the judge budget (1) spent → silent; three
-  minutes after v2, its re-check replies (unasked, model big: a deliberate wait of 180 s,
-  kept out of the latency, which measures answers to messages that addressed the bot).
+- 2026-01-06, #dev: v2, v3, v4, erin's questions to the room, erin alone in the channel
+  (its only other member spoke the day before): v2 is left for the re-check (a member who
+  never spoke in a lone person's talk lets a room question wait); v3 and v4 name the
+  persona's keyword "async", which puts them in the unclear band: v3 goes to the judge
+  (model small, answer unusable: a guard rejection); v4 finds the judge budget (1) spent →
+  silent; three minutes after v2, its re-check replies (unasked, model big: a deliberate
+  wait of 180 s, kept out of the latency, which measures answers to messages that
+  addressed the bot).
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ LINES = [
     {"id": "v3", "t": "2026-01-06T09:01:00+00:00", "channel": "dev", "user": "erin",
      "text": "does anyone know how borrow checking works with async code?"},
     {"id": "v4", "t": "2026-01-06T09:02:00+00:00", "channel": "dev", "user": "erin",
-     "text": "does anyone have a good book for learning rust quickly?"},
+     "text": "does anyone have a good book for learning async rust quickly?"},
 ]
 # Reply and ack texts in the order the bot asks: o2, g2, d1 (ack), v1 and its retry
 # (empty: rejected twice), v2's re-check.
@@ -84,7 +88,9 @@ async def fill(
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in LINES), encoding="utf-8")
     transcript = read_transcript(path)
-    settings = replace(apply_setup(Settings(), transcript), judge_call_budget=1)
+    settings = apply_setup(Settings(), transcript)
+    settings = replace(settings, judge_call_budget=1,
+                       persona=replace(settings.persona, keywords=("async",)))
     clock = VirtualClock(transcript.events[0].at)
     bot = User("Kuu", "Kuu", is_bot=True)
     big = ScriptedLLM(*ANSWERS, queue_for=("reply", "ack"), name="big")
@@ -131,14 +137,14 @@ GENERAL = row("general", "general", "public", messages=7, bot_messages=1, share=
               tokens=202 + 6, latency=lat(1, 0.0, 0.0), silences={"budget": 0, "quiet": 2})
 DEV = row("dev", "dev", "public", messages=5, bot_messages=1, share=0.2, replies=1,
           reactions=1, asked=1, asked_by={"mention": 1}, unasked=1, llm_calls=4,
-          tokens=206 + 49 + 306 + 8 + 235 + 7, waited=lat(1, 180_000.0, 180_000.0),
+          tokens=206 + 49 + 306 + 8 + 236 + 7, waited=lat(1, 180_000.0, 180_000.0),
           guard_rejections=3, fallbacks=1, silences={"budget": 1, "quiet": 0})
 DMS = row("dm", "direct messages", "dm", messages=2, bot_messages=1, share=0.5, acks=1,
           asked=1, asked_by={"dm": 1}, llm_calls=1, tokens=114 + 2,
           latency=lat(1, 0.0, 0.0)) | {"conversations": 1}
 TOTAL = row("*", "all channels", "", messages=14, bot_messages=3, share=0.2143, replies=2,
             acks=1, reactions=2, asked=4, asked_by={"dm": 1, "mention": 1, "name": 2},
-            unasked=1, llm_calls=6, tokens=208 + 811 + 116, latency=lat(2, 0.0, 0.0),
+            unasked=1, llm_calls=6, tokens=208 + 812 + 116, latency=lat(2, 0.0, 0.0),
             waited=lat(1, 180_000.0, 180_000.0),
             guard_rejections=3, fallbacks=1, silences={"budget": 1, "quiet": 2})
 
@@ -154,12 +160,12 @@ async def test_json_counts_what_the_transcript_made_the_bot_do(
     assert got["dms"] == DMS
     assert got["total"] == TOTAL
     assert got["models"] == [
-        {"model": "big", "calls": 5, "errors": 0, "prompt_tokens": 202 + 114 + 206 + 49 + 235,
-         "completion_tokens": 6 + 2 + 0 + 0 + 7, "tokens": 821, "cost": 1.642},
+        {"model": "big", "calls": 5, "errors": 0, "prompt_tokens": 202 + 114 + 206 + 49 + 236,
+         "completion_tokens": 6 + 2 + 0 + 0 + 7, "tokens": 822, "cost": 1.644},
         {"model": "small", "calls": 1, "errors": 0, "prompt_tokens": 306,
          "completion_tokens": 8, "tokens": 314, "cost": None},
     ]
-    assert got["cost"] == 1.642
+    assert got["cost"] == 1.644
     # The models' own record agrees: big answered o2 (outside the window) and five more;
     # its memory summaries keep no decision trace, so they are not counted.
     spoken = [c.purpose for c in llms["big"].history if not c.purpose.startswith("memory")]
@@ -178,7 +184,7 @@ async def test_json_counts_what_the_transcript_made_the_bot_do(
         ],
         "models": [
             {"day": "2026-01-05", "model": "big", "calls": 4, "tokens": 208 + 116 + 206 + 49},
-            {"day": "2026-01-06", "model": "big", "calls": 1, "tokens": 242},
+            {"day": "2026-01-06", "model": "big", "calls": 1, "tokens": 243},
             {"day": "2026-01-06", "model": "small", "calls": 1, "tokens": 314},
         ],
         "latency": [
@@ -221,7 +227,7 @@ async def test_text_is_aligned_names_channels_and_never_a_dm(
         "asked by: dm 1, mention 1, name 2",
         "",
         "model  calls  errors  prompt tokens  completion tokens    cost",
-        "big        5       0            806                 15  1.6420",
+        "big        5       0            807                 15  1.6440",
         "small      1       0            306                  8       -",
     ]
 
@@ -230,7 +236,7 @@ async def test_since_leaves_out_what_came_before(tmp_path: Path, store_url: str)
     await fill(tmp_path, store_url)
     got = await stats(store_url, "30m", now=datetime(2026, 1, 6, 9, 10, tzinfo=UTC))
     dev = row("dev", "dev", "public", messages=4, bot_messages=1, share=0.25, replies=1,
-              unasked=1, llm_calls=2, tokens=306 + 8 + 235 + 7,
+              unasked=1, llm_calls=2, tokens=306 + 8 + 236 + 7,
               waited=lat(1, 180_000.0, 180_000.0), guard_rejections=1,
               silences={"budget": 1, "quiet": 0})
     assert got["channels"] == [dev]

@@ -80,9 +80,11 @@ def _contributions(top: Any) -> str:
     for item in top:
         if isinstance(item, list | tuple) and len(item) == 2 and _number(item[1]) is not None:
             name = str(item[0])
-            if name.removesuffix(" (busy channel)") in BACKGROUND:
+            shown = f"{float(item[1]):+.1f}"
+            # a lift that rounds to nothing moved nothing a reader can see ("+0.0")
+            if name.removesuffix(" (busy channel)") in BACKGROUND or shown in ("+0.0", "-0.0"):
                 continue
-            parts.append(f"{name} {float(item[1]):+.1f}")
+            parts.append(f"{name} {shown}")
     return ", ".join(parts[:TOP])
 
 

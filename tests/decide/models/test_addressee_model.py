@@ -56,8 +56,11 @@ def test_a_trailing_name_in_english_picks_that_person() -> None:
 
 
 def test_an_answer_goes_to_the_person_who_asked() -> None:
+    # negi asks mikan, and mikan's answer is to negi, not to sora, whose news started it
+    # (asked of nobody by name, "身長止まってます" could as well be a reply to sora's news:
+    # the models split it 58/42 and 38/62)
     turns = chat(("sora", "最近背が伸びた気がする"), ("mikan", "え、すごい"),
-                 ("negi", "まだまだ成長期なのでしょうか？"), ("mikan", "身長止まってます、、、"))
+                 ("negi", "みかんさんはまだ成長期なのでしょうか？"), ("mikan", "身長止まってます、、、"))
     r = predict(turns, NAMES_JA)
     assert r.to == "negi" and r.of("negi") > r.of("sora")
 

@@ -37,8 +37,11 @@ STAGE = AddresseeStage(RoomReader(["Kuu"]))
         (result(0.3, bob=0.5, **{ROOM: 0.2}), False, True, ANSWER_P,
          ": it just asked something"),
         # it asked, in a crowded talk where it is the likeliest: the lowest that applies
+        # (the two are equal: the first reason, that it asked)
         (result(0.4, bob=0.2, carol=0.15, dave=0.1, erin=0.1, **{ROOM: 0.05}), False, True,
-         CROWDED_P, ": its likeliest addressee among 5 people"),
+         min(ANSWER_P, CROWDED_P),
+         ": it just asked something" if ANSWER_P <= CROWDED_P
+         else ": its likeliest addressee among 5 people"),
     ],
 )
 def test_the_threshold_that_applies(a: AddresseeResult, named: bool, answering: bool,

@@ -4,31 +4,41 @@ corpora (a few minutes each: the whole training, as a user would run it).
 Reproduced means the same model, not the same bytes. Newton's method sums over ~600,000
 candidate rows; another machine's BLAS adds them in another order, and the last bits of the
 weights differ (on another x86-64 machine with the same wheels the ``.npz`` bytes did). A
-retrained model must hold to the shipped one in two ways:
+retrained model must hold to the shipped one in three ways:
 
-- **weights**: every weight within ``ATOL + RTOL * |shipped|``, RTOL 1e-4 and ATOL 1e-6
-  (the weights are on raw features, largest ~14). Training stops when a Newton step lowers
-  the loss by less than 1e-7 of it, so the weights are settled to about that, not to the
-  last bit: the perturbed training below moved them by up to 1.8e-6 relative, 1.8e-7
-  absolute. The bounds leave a factor of ~50 over that for a machine whose sums differ
-  more, and stay well under the smallest weight that is not 0 (3e-4).
-- **predictions on every message of the dev splits** (Ubuntu IRC and MRMP, ~20,500
-  messages): each candidate's addressee probability and each seat's ``p`` and ``short``
-  (the addressee model's live candidates and a member who never spoke) within ``P_ATOL``
-  5e-4, equal to the third decimal (measured under the perturbation: 1.3e-8); and the
-  same most likely addressee everywhere but at a tie to the third decimal (the shipped
-  model's top two within 1e-3).
+- **weights**: every weight of the addressee model's two rounds and of the seat model
+  within ``ATOL + RTOL * |shipped|``, RTOL 1e-4 and ATOL 1e-6 (the weights are on raw
+  features, largest ~14). Training stops when a Newton step lowers the loss by less than
+  1e-7 of it, so the weights are settled to about that, not to the last bit: the perturbed
+  training below moved them by up to 1.8e-6 relative, 1.8e-7 absolute. The bounds leave a
+  factor of ~50 over that for a machine whose sums differ more, and stay well under the
+  smallest weight that is not 0 (3e-4). The seat model is trained on the shipped addressee
+  model, so that it reads the same probabilities.
+- **the seat model's predictions on every message of the dev splits** (Ubuntu IRC and
+  MRMP, ~20,500 messages): each seat's ``p`` and ``short`` (the addressee model's live
+  candidates and a member who never spoke) within ``P_ATOL`` 5e-4, equal to the third
+  decimal (measured under the perturbation: 1.3e-8).
+- **the addressee model's trees rank as well**: the same number of trees, of the same
+  depth, and on each dev split the share of messages whose gold addressee is the most
+  likely within ``ACC_TOL`` of the shipped model's, and the same most likely addressee on
+  at least ``AGREE`` of all dev messages. Not the same trees: boosting is chaotic. A tree's
+  split moves the scores every later tree fits, so a last-bit change in what the first
+  tree reads (the linear score and the first round's predictions, from Newton's weights)
+  grows, tree by tree, into other trees. Measured on the train rows with the linear weights
+  moved 2e-6 relative and the first round's predictions 1e-8: no tree the same, and with
+  every input rounded to a grid only the first 23 of 300 (docs/decisions.md). What stays is
+  how well they rank (the measured figures: ACC_TOL's comment).
 
 The second test is the check that these bounds are not a coincidence of this machine: it
 retrains with the floating-point sums perturbed (every Newton step's gradient and Hessian
 moved one ulp, up or down at random per element, and the chats in another order, so every
-sum over rows adds in another order) and holds that model to the same bounds.
+sum over rows adds in another order) and holds that model to the same bounds. (The trees
+see their rows in one order whatever order the chats were read in: `learn.Groups.canonical`.)
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +60,12 @@ DECIDE = Path(__file__).resolve().parents[3] / "src" / "kuuki" / "decide" / "mod
 SHIPPED = (DECIDE / "addressee.npz", DECIDE / "seat.npz")
 RTOL, ATOL = 1e-4, 1e-6
 P_ATOL = 5e-4
-TIE = 1e-3
+# Under this test's perturbation the retrained trees give the same share right on both
+# splits and the same most likely addressee on 100.00 % of dev messages; moving the linear
+# weights 2e-6 relative and the first round's predictions 1e-8 everywhere
+# (docs/tools/ranker_stability.py) grows other trees, 0.2 points apart on each split.
+ACC_TOL = 0.006
+AGREE = 0.95
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -58,14 +73,13 @@ FloatArray = npt.NDArray[np.float64]
 class Splits:
     irc_train: Path
     mrmp_train: Path
-    dev: list[Labelled]
+    dev: dict[str, list[Labelled]]  # the dev split's chats of each corpus
 
 
 @dataclass(frozen=True, slots=True)
 class Predictions:
     to: list[str]  # the most likely addressee of each dev message
-    gap: FloatArray  # its probability minus the runner-up's
-    p: FloatArray  # every candidate's probability, message by message (sorted keys)
+    right: dict[str, float]  # per dev split, the share of labelled messages it gets right
     seat: FloatArray  # p and short of every seat, message by message (sorted seats)
 
 
@@ -76,7 +90,7 @@ def splits(corpora: Path) -> Splits:
     for split in ("train", "dev"):
         require(irc / split, corpus)
         require(mrmp / split, "the MRMP corpus")
-    dev = read_chats(irc / "dev")[1] + read_chats(mrmp / "dev")[1]
+    dev = {"irc": read_chats(irc / "dev")[1], "mrmp": read_chats(mrmp / "dev")[1]}
     return Splits(irc / "train", mrmp / "train", dev)
 
 
@@ -85,36 +99,39 @@ def shipped(splits: Splits) -> Predictions:
     return predictions(*SHIPPED, splits.dev)
 
 
-def predictions(addressee_path: Path, seat_path: Path, chats: Sequence[Labelled]
+def predictions(addressee_path: Path, seat_path: Path, dev: dict[str, list[Labelled]]
                 ) -> Predictions:
-    """Both models' answers on every message of ``chats``, as the bot asks them (the
+    """Both models' answers on every message of the dev splits, as the bot asks them (the
     persona a member who never spoke, in ``always``)."""
     addressee, seat = AddresseeModel.load(addressee_path), SeatModel.load(seat_path)
     to: list[str] = []
-    gap: list[float] = []
-    p: list[float] = []
+    right: dict[str, float] = {}
     seats: list[float] = []
-    for chat in chats:
-        names = {**chat.names, SILENT: SILENT_NAMES}
-        for i in range(len(chat.turns)):
-            result = addressee.predict(chat.turns, i, names, always=(SILENT,))
-            probs = sorted(result.candidates.values(), reverse=True)
-            to.append(result.to)
-            gap.append(probs[0] - (probs[1] if len(probs) > 1 else 0.0))
-            p.extend(result.candidates[k] for k in sorted(result.candidates))
-            for key in [*sorted(k for k in result.candidates if k not in (ROOM, SILENT)),
-                        SILENT]:
-                answer = seat.predict(chat.turns, i, key, names, result)
-                seats += [answer.p, answer.short]
-    return Predictions(to, np.array(gap), np.array(p), np.array(seats))
+    for split, chats in dev.items():
+        hits = labelled = 0
+        for chat in chats:
+            names = {**chat.names, SILENT: SILENT_NAMES}
+            for i in range(len(chat.turns)):
+                result = addressee.predict(chat.turns, i, names, always=(SILENT,))
+                to.append(result.to)
+                if i in chat.labels and chat.labels[i] in result.candidates:
+                    labelled += 1
+                    hits += result.to == chat.labels[i]
+                for key in [*sorted(k for k in result.candidates if k not in (ROOM, SILENT)),
+                            SILENT]:
+                    answer = seat.predict(chat.turns, i, key, names, result)
+                    seats += [answer.p, answer.short]
+        right[split] = hits / labelled
+    return Predictions(to, right, np.array(seats))
 
 
 def retrain(splits: Splits, out: Path) -> tuple[Path, Path]:
-    """`kuuki train addressee`, then `kuuki train seat` on it, as the README gives them."""
+    """`kuuki train addressee`, then `kuuki train seat` (on the shipped addressee model, so
+    that the seat model reads the same probabilities), as the README gives them."""
     addressee, seat = out / "addressee.npz", out / "seat.npz"
     data = ["--irc", str(splits.irc_train), "--mrmp", str(splits.mrmp_train)]
     assert main(["train", "addressee", *data, "--out", str(addressee)]) == 0
-    assert main(["train", "seat", *data, "--addressee", str(addressee),
+    assert main(["train", "seat", *data, "--addressee", str(SHIPPED[0]),
                  "--out", str(seat)]) == 0
     return addressee, seat
 
@@ -130,13 +147,19 @@ def assert_the_shipped_model(addressee: Path, seat: Path, splits: Splits,
     new, old = weights(addressee, seat), weights(*SHIPPED)
     for name in old:
         np.testing.assert_allclose(new[name], old[name], rtol=RTOL, atol=ATOL, err_msg=name)
-    got = predictions(addressee, seat, splits.dev)
-    assert got.p.shape == shipped.p.shape and got.seat.shape == shipped.seat.shape
-    np.testing.assert_allclose(got.p, shipped.p, rtol=0, atol=P_ATOL)
-    np.testing.assert_allclose(got.seat, shipped.seat, rtol=0, atol=P_ATOL)
-    moved = [k for k, (a, b) in enumerate(zip(got.to, shipped.to, strict=True))
-             if a != b and shipped.gap[k] >= TIE]
-    assert moved == [], f"{len(moved)} dev messages changed their most likely addressee"
+    trees, ours = AddresseeModel.load(addressee).forest, AddresseeModel.load(SHIPPED[0]).forest
+    assert trees is not None and ours is not None, "a model without its trees"
+    assert (trees.trees, trees.depth) == (ours.trees, ours.depth)
+    seats = predictions(SHIPPED[0], seat, splits.dev)
+    assert seats.seat.shape == shipped.seat.shape
+    np.testing.assert_allclose(seats.seat, shipped.seat, rtol=0, atol=P_ATOL)
+    got = predictions(addressee, SHIPPED[1], splits.dev)
+    agree = np.mean([a == b for a, b in zip(got.to, shipped.to, strict=True)])
+    print(f"retrained: right {got.right} (shipped {shipped.right}), the same most likely "
+          f"addressee on {agree:.2%} of {len(got.to)} dev messages")
+    for split, share in shipped.right.items():
+        assert abs(got.right[split] - share) <= ACC_TOL, (split, got.right[split], share)
+    assert agree >= AGREE
 
 
 def test_training_reproduces_the_shipped_models(

@@ -39,10 +39,10 @@ ANSWER_P = 0.5
 ANSWER_SPAN = 4
 # ...and in a crowded talk (CROWDED or more people it could be for, the bot among them)
 # when the bot is the model's likeliest addressee: there the probability is shared among
-# many, and a lead at 35 % is as clear as 65 % between two. Chosen on the Ubuntu IRC dev
-# logs with `kuuki bench seat --strip-nick` (docs/benchmarks.md, "Issue 35: a crowded
-# talk"); a three-person chat never has that many, so MRMP's figures are unchanged.
-CROWDED_P = 0.35
+# many, and a lead at 50 % is as clear as 65 % between two. Chosen on the Ubuntu IRC dev
+# logs with `kuuki bench seat --strip-nick` (docs/benchmarks.md, "Issue 35: the addressee
+# model's trees"); a three-person chat never has that many, so MRMP's figures are unchanged.
+CROWDED_P = 0.5
 CROWDED = 4
 WINDOW = 40  # messages before this one that the models may read (they use fewer)
 _TURNS_KEPT = 20_000

@@ -32,12 +32,14 @@ from kuuki.decide.models.features import (
     save_weights,
     shipped_path,
 )
+from kuuki.decide.models.trees import Forest
 from kuuki.decide.models.turns import ROOM, Turn
 from kuuki.errors import ConfigError
 
 __all__ = ["ROOM", "AddresseeModel", "AddresseeResult"]
 
 WEIGHTS_FILE = "addressee.npz"
+TREES = "trees"  # what the trees changed in a score, as a reason beside the features
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -83,13 +85,14 @@ class AddresseeModel:
     ``second`` (with them); ``window`` turns make a participant live."""
 
     def __init__(self, first: FloatArray, second: FloatArray, window: int,
-                 rarity: npt.NDArray[np.float32] | None = None) -> None:
+                 rarity: npt.NDArray[np.float32] | None = None,
+                 forest: Forest | None = None) -> None:
         if first.shape != (len(ADDRESSEE_FEATURES),) or second.shape != first.shape:
             raise ConfigError("addressee.weights", "weights do not fit the features")
         if rarity is not None and rarity.shape != (BUCKETS,):
             raise ConfigError("addressee.weights", "the n-gram rarity table has the wrong size")
         self.first, self.second, self.window = first, second, window
-        self.rarity = rarity
+        self.rarity, self.forest = rarity, forest
         self.cache = CueCache()
         self.texts = ContentCache(rarity)
         self._prior: dict[tuple[int, tuple[str, ...]], tuple[Turn, dict[str, float]]] = {}
@@ -108,13 +111,24 @@ class AddresseeModel:
         z = load_weights(path, "addressee.weights", ADDRESSEE_FEATURES)
         if "rarity" not in z:
             raise ConfigError("addressee.weights", f"{path} has no n-gram rarity table")
+        forest = (Forest.of(z, len(ADDRESSEE_FEATURES) + 1)
+                  if any(k.startswith("tree_") for k in z) else None)
         return cls(z["first"].astype(np.float64), z["second"].astype(np.float64),
-                   int(z["window"]), z["rarity"].astype(np.float32))
+                   int(z["window"]), z["rarity"].astype(np.float32), forest)
 
     def save(self, path: Path) -> None:
         rarity = self.rarity if self.rarity is not None else np.zeros(BUCKETS, np.float32)
+        trees = self.forest.arrays() if self.forest is not None else {}
         save_weights(path, ADDRESSEE_FEATURES, first=self.first, second=self.second,
-                     window=np.int64(self.window), rarity=rarity)
+                     window=np.int64(self.window), rarity=rarity, **trees)
+
+    def boosted(self, x: FloatArray, linear: FloatArray) -> FloatArray:
+        """What the trees change in each row's linear score (0 without trees): they rank
+        the candidates from the rows and the linear score, and their score replaces it."""
+        if self.forest is None:
+            return np.zeros(len(x))
+        out: FloatArray = self.forest.score(np.column_stack([x, linear])) - linear
+        return out
 
     def predict(self, turns: Sequence[Turn], i: int, names: Mapping[str, Sequence[str]],
                 always: Sequence[str] = ()) -> AddresseeResult:
@@ -132,7 +146,7 @@ class AddresseeModel:
         # the first round's weights are 0 on the predicted features, so the same rows give
         # its prediction for this turn, which later messages read: kept now, not redone
         self._keep(turns[i], always, everyone, _softmax(x @ self.first))
-        return _result(everyone, x, self.second)
+        return _result(everyone, x, self.second, self)
 
     def rows(self, turns: Sequence[Turn], i: int, names: Mapping[str, Sequence[str]],
              always: Sequence[str] = (), *, second: bool = True) -> tuple[list[str], FloatArray]:
@@ -175,16 +189,23 @@ def _softmax(s: FloatArray) -> FloatArray:
     return out
 
 
-def _result(keys: list[str], x: FloatArray, w: FloatArray) -> AddresseeResult:
+def _result(keys: list[str], x: FloatArray, w: FloatArray, model: AddresseeModel
+            ) -> AddresseeResult:
     contrib = x * w
-    probs = _softmax(contrib.sum(axis=1))
+    linear = contrib.sum(axis=1)
+    trees = model.boosted(x, linear)
+    probs = _softmax(linear + trees)
     best = int(probs.argmax())
-    # what the winner has that the others have less of: its contribution above theirs
+    # what the winner has that the others have less of: its contribution above theirs,
+    # and what the trees gave it above the others (the interactions a sum cannot hold)
     others = np.delete(contrib, best, axis=0)
     lift = contrib[best] - (others.mean(axis=0) if len(others) else 0.0)
     lift[x[best] == 0] = 0.0
-    order = np.argsort(-lift)[:3]
-    top = tuple((ADDRESSEE_FEATURES[k], round(float(lift[k]), 3)) for k in order if lift[k] > 0)
+    reasons = [(ADDRESSEE_FEATURES[k], float(lift[k])) for k in np.argsort(-lift)[:3]]
+    rest = np.delete(trees, best)
+    reasons.append((TREES, float(trees[best] - (rest.mean() if len(rest) else 0.0))))
+    reasons.sort(key=lambda kv: -kv[1])
+    top = tuple((n, round(v, 3)) for n, v in reasons[:3] if v > 0)
     return AddresseeResult(keys[best], float(probs[best]),
                            dict(zip(keys, probs.tolist(), strict=True)), top, x, contrib,
                            tuple(keys))

@@ -42,6 +42,8 @@ _WORDS = {
     "room_parent": "a reply", "room_author_new": "the author new here",
     "room_length": "its length", "room_you": "'you'", "room_thanks": "thanks",
     "room_answer": "an answer", "room_first": "the first line here",
+    # the boosted trees over the rows (kuuki.decide.models.trees)
+    "trees": "how these cues combine (the trees)",
     # the seat model
     "bias": "base rate", "p_to": "said to the seat", "p_room": "said to the room",
     "p_other": "said to someone else", "to_is": "the seat is the addressee",

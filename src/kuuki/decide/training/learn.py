@@ -1,12 +1,15 @@
-"""Training the addressee and seat models: numpy only, deterministic.
+"""Training the addressee and seat models: numpy (and LightGBM for the addressee model's
+trees), deterministic.
 
 Both are fitted by Newton's method on standardised features with an L2 penalty (convex
 problems: the same data gives the same weights, to the bit, on the same machine; on another,
 whose sums round differently, the same model within the tolerances the shipped-weights test
 states), then stored as weights on the raw features. The addressee model is a
 conditional logit over each message's candidates, in two rounds: the first without the
-predicted features, the second with the first's predictions of the earlier turns. The seat
-model is two logistic regressions: does the seat answer now, and is that answer short.
+predicted features, the second with the first's predictions of the earlier turns; the
+second round's rows and scores are then ranked by trees
+(:mod:`kuuki.decide.training.forest`). The seat model is two logistic regressions: does the
+seat answer now, and is that answer short.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from kuuki.decide.models.cues import is_short
 from kuuki.decide.models.features import ADDRESSEE_FEATURES, PREDICTED
 from kuuki.decide.models.seat import SEAT_FEATURES, SeatModel
 from kuuki.decide.models.turns import ROOM, Labelled, Turn, irc_chat, mrmp_chat, strip_leading_nick
+from kuuki.decide.training.forest import TREES, rank
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -54,6 +58,21 @@ class Groups:
     x: FloatArray  # (rows, F)
     starts: IntArray  # first row of each message
     gold: IntArray  # the gold row of each message
+    # each message's chat (MRMP's, which have no links, before IRC's; each corpus by name:
+    # the order load_chats reads them in), index and copy (0, or 1 for the augmented one)
+    keys: list[tuple[bool, str, int, int]]
+
+    def canonical(self) -> Groups:
+        """The same messages in the order of their keys, whatever order the chats were
+        read in: the trees' bagging draws rows by position, so another order would grow
+        other trees (a fit's sums only round differently)."""
+        order = sorted(range(len(self.keys)), key=self.keys.__getitem__)
+        ends = np.append(self.starts[1:], len(self.x))
+        sizes = (ends - self.starts)[order]
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        rows = np.concatenate([np.arange(self.starts[k], ends[k]) for k in order])
+        gold = starts + (self.gold - self.starts)[order]
+        return Groups(self.x[rows], starts, gold, [self.keys[k] for k in order])
 
 
 class _Swapped(Sequence[Turn]):
@@ -107,23 +126,26 @@ def addressee_groups(model: AddresseeModel, chats: Sequence[Labelled], second: b
     xs: list[FloatArray] = []
     starts: list[int] = []
     gold: list[int] = []
+    order: list[tuple[bool, str, int, int]] = []
     n = 0
     for chat in chats:
         names = {**chat.names, SILENT: SILENT_NAMES}
         for i in sorted(chat.labels):
             label = chat.labels[i]
             copy = augmented(chat, i) if augment else None
-            for turns in (chat.turns,) if copy is None else (chat.turns, copy):
+            for c, turns in enumerate((chat.turns,) if copy is None else (chat.turns, copy)):
                 keys, x = model.rows(turns, i, names, (SILENT,), second=second)
                 if label not in keys:
                     continue
                 starts.append(n)
                 gold.append(n + keys.index(label))
                 xs.append(x)
+                order.append((bool(chat.answers), chat.name, i, c))
                 n += len(keys)
     if not xs:
         raise ValueError("no labelled message has its addressee among the candidates")
-    return Groups(np.concatenate(xs), np.array(starts, np.int64), np.array(gold, np.int64))
+    return Groups(np.concatenate(xs), np.array(starts, np.int64), np.array(gold, np.int64),
+                  order)
 
 
 def _scale(x: FloatArray) -> FloatArray:
@@ -188,7 +210,7 @@ def fit_logistic(x: FloatArray, y: FloatArray, l2: float = L2, iters: int = 30) 
 
 
 def train_addressee(chats: Sequence[Labelled], window: int = WINDOW,
-                    out: TextIO | None = None) -> AddresseeModel:
+                    out: TextIO | None = None, trees: int = TREES) -> AddresseeModel:
     f = len(ADDRESSEE_FEATURES)
     rarity = rarity_table(t.text for chat in chats for t in chat.turns)
     model = AddresseeModel(np.zeros(f), np.zeros(f), window, rarity)
@@ -198,8 +220,15 @@ def train_addressee(chats: Sequence[Labelled], window: int = WINDOW,
         if name.removeprefix("crowded_") in PREDICTED:
             model.first[k] = 0.0  # (no data: the first round's rows leave them at 0)
     _say(out, f"round 1: {len(g1.starts)} messages, {len(g1.x)} candidate rows")
-    model.second = fit_conditional(addressee_groups(model, chats, second=True))
+    g2 = addressee_groups(model, chats, second=True)
+    model.second = fit_conditional(g2)
     _say(out, "round 2: done")
+    if trees:
+        g2 = g2.canonical()
+        if len(set(g2.keys)) != len(g2.keys):
+            raise ValueError("two chats of the corpora have one name: the trees need an order")
+        model.forest = rank(g2.x, g2.x @ model.second, g2.starts, g2.gold, trees)
+        _say(out, f"trees: {model.forest.trees} of depth {model.forest.depth}")
     return model
 
 
@@ -231,7 +260,30 @@ def seat_examples(addressee: AddresseeModel, seat: SeatModel, chats: Sequence[La
                 rows.append(seat.row(chat.turns, i, p, names, result))
                 ys.append(float(answer is not None))
                 shorts.append(float(answer is not None and is_short(chat.turns[answer].text)))
+            alone = lone(chat, i)
+            if alone is not None:
+                result = addressee.predict(alone, len(alone) - 1, names, always=(SILENT,))
+                rows.append(seat.row(alone, len(alone) - 1, SILENT, names, result))
+                ys.append(0.0)
+                shorts.append(0.0)
     return np.array(rows), np.array(ys), np.array(shorts)
+
+
+def lone(chat: Labelled, i: int) -> list[Turn] | None:
+    """Every tenth labelled message once more as if its author were alone in the room with
+    a member who never spoke (:data:`SILENT`): the window's lines by others left out, and
+    with them the replies and mentions that pointed to them.
+
+    That member is then the model's likeliest addressee by elimination, not by anything
+    said, and a person in that seat lets a question to the room wait for the others (the
+    bot's re-check of an open question takes it up later): no corpus has that room, and
+    without it the seat model reads "likeliest addressee" alone as its cue to speak."""
+    if i % 10 != 9:
+        return None
+    author = chat.turns[i].speaker
+    start = max(0, i - WINDOW)
+    return [replace(t, parent=None, mentions=())
+            for t in chat.turns[start:i + 1] if t.speaker == author]
 
 
 def _answer(chat: Labelled, i: int, seat: str) -> int | None:
