@@ -184,3 +184,26 @@ def test_a_silent_fallback_and_a_model_leaning_to_a_bot_not_in_the_talk_read_rig
     assert [c["label"] for c in a["candidates"] if c["chosen"]] == []
     assert a["notes"] == ["the model leans to the bot (≥ 65 %), but the bot was not part of "
                           "this talk and was not named: not counted as addressed"]
+
+
+def test_a_seat_that_leans_to_silence_says_what_held_it_back() -> None:
+    def card(p: float) -> dict[str, object]:
+        trace = DecisionTrace("m6", "c1", T0)
+        trace.features.update({"seat": {
+            "p": p, "short": 0.3, "score": 100 * p,
+            "top": [["said to the seat", 2.0], ["a question", 1.1]],
+            "against": [["only the author here", -6.9], ["base rate", -0.6]],
+            "content": [["a question", 1.1]]}})
+        d = Decision("m6", "c1", Action(ActionKind.NONE, "c1", "m6"), Stage.LOCAL, 15.0,
+                     "score 15", T0, trace)
+        seat = decision_card(d, NAMES)["seat"]
+        assert isinstance(seat, dict)
+        return seat
+
+    # 0 % beside reasons that all push up would read as a contradiction: what pulled it
+    # down is said (the base rate, shared by every message, is left out)
+    assert card(0.004)["because"] == ("because: said to the seat +2.0, a question +1.1; "
+                                      "held back by: only the author here -6.9; "
+                                      "what was said: a question +1.1")
+    # a seat that leans to speaking is told by what moved it up
+    assert "held back by" not in str(card(0.7)["because"])

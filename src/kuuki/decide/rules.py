@@ -215,6 +215,7 @@ class RuleScorer:
             "p": round(seat.p, 3), "short": round(seat.short, 3), "score": points,
             "top": [[words(n), round(v, 2)] for n, v in seat.top[:4]],
             "content": [[words(n), v] for n, v in seat.content],
+            "against": [[words(n), round(v, 2)] for n, v in seat.against[:3]],
         }
         return points
 

@@ -162,6 +162,7 @@ class SeatView:
     short: float | None
     because: str  # "because: …", or ""
     content: str = ""  # "what was said: …", or ""
+    against: str = ""  # "held back by: …" when the seat leans to silence, or ""
 
     @property
     def summary(self) -> str:
@@ -169,10 +170,10 @@ class SeatView:
         return f"would a member in its seat speak: {percent(self.p)}{short}"
 
     def lines(self) -> list[str]:
-        return [self.summary, *(x for x in (self.because, self.content) if x)]
+        return [self.summary, *(x for x in (self.because, self.against, self.content) if x)]
 
     def card(self) -> dict[str, Any]:
-        because = "; ".join(x for x in (self.because, self.content) if x)
+        because = "; ".join(x for x in (self.because, self.against, self.content) if x)
         return {"p": self.p, "percent": percent(self.p),
                 "short": percent(self.short) if self.short is not None else None,
                 "because": because, "content": self.content}
@@ -251,8 +252,12 @@ def seat_view(value: Any) -> SeatView | None:
         return None
     told = _contributions(value.get("top"))
     said = _contributions(value.get("content"))
+    # what held it down, said only when it leans to silence: "speaks now 0 %" beside
+    # reasons that all push up would read as a contradiction
+    held = _contributions(value.get("against")) if p < 0.5 else ""
     return SeatView(p, _number(value.get("short")), f"because: {told}" if told else "",
-                    f"what was said: {said}" if said else "")
+                    f"what was said: {said}" if said else "",
+                    f"held back by: {held}" if held else "")
 
 
 def unreadable(key: str, value: Any) -> str:

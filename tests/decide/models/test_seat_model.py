@@ -45,3 +45,18 @@ def test_an_answer_to_the_seats_own_question_is_likely_answered_by_it() -> None:
     turns = chat(("sora", "犬飼ってるんです"), ("negi", "犬と猫どっちが好き？"),
                  ("mikan", "猫です！"))
     assert seat(turns, "negi").p > seat(turns, "sora").p
+
+
+def test_a_lone_persons_room_question_is_left_to_wait_and_the_result_says_why() -> None:
+    # alone with a member who never spoke, the person's questions to the room make that
+    # member the likeliest addressee only by elimination: the seat lets them wait
+    alone = [Turn("erin", "is anyone around to help me with git?", 0.0),
+             Turn("erin", "does anyone know how to undo a rebase?", 60.0)]
+    r = seat(alone, "kuu")
+    assert r.p < 0.05
+    assert r.against and r.against[0][1] < 0 and r.against[0][0] in ("pat_aa-", "pat_a--")
+    # with a second person talking, the same question is a room's ordinary one
+    two = [Turn("erin", "is anyone around to help me with git?", 0.0),
+           Turn("sam", "maybe, what is it?", 30.0),
+           Turn("erin", "does anyone know how to undo a rebase?", 60.0)]
+    assert not any(n in ("pat_aa-", "pat_a--") for n, _ in seat(two, "kuu").against)

@@ -72,6 +72,7 @@ class SeatResult:
     short: float  # given it speaks, probability it is a short remark/aizuchi (ack)
     top: tuple[tuple[str, float], ...]  # top feature contributions to p
     content: tuple[tuple[str, float], ...] = ()  # what was said that moved p, largest first
+    against: tuple[tuple[str, float], ...] = ()  # the contributions that held p down most
 
 
 def seat_row(ctx: Context, seat: str, addressee: AddresseeResult) -> FloatArray:
@@ -144,12 +145,15 @@ class SeatModel:
         contrib = x * self.w_p
         p = _sigmoid(float(contrib.sum()))
         short = _sigmoid(float(x @ self.w_short))
-        order = np.argsort(-contrib)[:3]
+        order = np.argsort(-contrib)
         top = tuple((SEAT_FEATURES[k], round(float(contrib[k]), 3))
-                    for k in order if contrib[k] > 0)
+                    for k in order[:3] if contrib[k] > 0)
+        against = tuple((SEAT_FEATURES[k], round(float(contrib[k]), 3))
+                        for k in order[::-1][:3] if contrib[k] < 0)
         said = sorted(((SEAT_FEATURES[k], float(contrib[k])) for k in _CONTENT_COLUMNS
                        if abs(contrib[k]) >= 0.05), key=lambda kv: -abs(kv[1]))
-        return SeatResult(p, short, top, tuple((n, round(v, 2)) for n, v in said[:3]))
+        return SeatResult(p, short, top, tuple((n, round(v, 2)) for n, v in said[:3]),
+                          against)
 
 
 

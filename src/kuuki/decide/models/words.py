@@ -42,6 +42,8 @@ _WORDS = {
     "room_parent": "a reply", "room_author_new": "the author new here",
     "room_length": "its length", "room_you": "'you'", "room_thanks": "thanks",
     "room_answer": "an answer", "room_first": "the first line here",
+    # the turn patterns of an author who has been talking alone (learn.lone)
+    "pat_a--": "only the author here", "pat_aa-": "only the author here",
     # the boosted trees over the rows (kuuki.decide.models.trees)
     "trees": "how these cues combine (the trees)",
     # the seat model
@@ -61,6 +63,6 @@ def words(feature: str) -> str:
     """A feature's name in words ("crowded_" and turn-taking patterns spelled out)."""
     if feature.startswith("crowded_"):
         return f"{words(feature.removeprefix('crowded_'))} (busy channel)"
-    if feature.startswith("pat_") and len(feature) == 7:
+    if feature.startswith("pat_") and len(feature) == 7 and feature not in _WORDS:
         return "turns " + " → ".join(_WHO.get(x, x) for x in feature[4:])
     return _WORDS.get(feature, feature)
