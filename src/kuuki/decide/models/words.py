@@ -44,6 +44,7 @@ _WORDS = {
     "room_answer": "an answer", "room_first": "the first line here",
     # the turn patterns of an author who has been talking alone (learn.lone)
     "pat_a--": "only the author here", "pat_aa-": "only the author here",
+    "pat_---": "nothing said before it",
     # the boosted trees over the rows (kuuki.decide.models.trees)
     "trees": "how these cues combine (the trees)",
     # the seat model
