@@ -134,6 +134,7 @@ async def bench_file(
     with no model at all, so the local stage answers the unclear band itself: the passive
     stub never lets the bot speak unasked, which would leave the gold figures empty."""
     from kuuki.app import build_app
+    from kuuki.app.heap import settle
     from kuuki.clock import VirtualClock
     from kuuki.decide.judge.build import build_judge
     from kuuki.llm.registry import create
@@ -163,6 +164,7 @@ async def bench_file(
         embedder=embedder,
         judge=judge,
     )
+    settle()  # as `kuuki run` does once started (kuuki.app.heap)
     decisions: list[Decision] = []
     try:
         decisions = await replay(app.engine, clock, transcript)
