@@ -59,7 +59,7 @@ async def _replay(directory: Path, *, local_too: bool) -> None:
                 await bench.bench_file(path, sub, local_only=local_only, **settled)
 
 
-def tail(directory: Path, over: float) -> None:
+def tail(directory: Path, over: float, dump: Path | None = None) -> None:
     _watch()
     samples: list[tuple[float, int, bool]] = []  # CPU ms, first rounds made, a pass inside
     at: dict[int, tuple[int, int]] = {}
@@ -99,6 +99,8 @@ def tail(directory: Path, over: float) -> None:
         print(f"{label:>17}  {len(values):7}  {values[len(values) // 2]:13.2f}  "
               f"{sum(1 for v in values if v > over)}")
     print("collector passes by generation:", dict(Counter(passes)))
+    if dump:
+        dump.write_text("\n".join(f"{ms} {rounds} {int(gc_in)}" for ms, rounds, gc_in in samples))
 
 
 def digest(directory: Path) -> None:
@@ -132,9 +134,11 @@ def main() -> None:
     parser.add_argument("what", choices=("tail", "digest"))
     parser.add_argument("dir", type=Path)
     parser.add_argument("--over", type=float, default=2.0)
+    parser.add_argument("--samples", type=Path, help="tail: write each sample (CPU ms, "
+                        "first rounds made, a collector pass inside) to this file")
     args = parser.parse_args()
     started = time.perf_counter()
-    tail(args.dir, args.over) if args.what == "tail" else digest(args.dir)
+    tail(args.dir, args.over, args.samples) if args.what == "tail" else digest(args.dir)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
