@@ -126,14 +126,17 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 async def bench_file(
-    path: Path, tmp: Path, *, budget: int = 0, local_only: bool = False
+    path: Path, tmp: Path, *, budget: int = 0, local_only: bool = False, settled: bool = False
 ) -> dict[str, Any]:
     """Replay one file; its ambient message count, LLM calls and local-stage latencies,
     and (for an annotated IRC log) the gold figures of kuuki.bench.judge_gold. ``budget``
     is the per-channel LLM call budget (0: off, the default here). ``local_only`` replays
     with no model at all, so the local stage answers the unclear band itself: the passive
-    stub never lets the bot speak unasked, which would leave the gold figures empty."""
+    stub never lets the bot speak unasked, which would leave the gold figures empty.
+    ``settled``: settle the collector once the app is built, as `kuuki run` does
+    (kuuki.app.heap; the command line's run, never a test's process)."""
     from kuuki.app import build_app
+    from kuuki.app.heap import settle
     from kuuki.clock import VirtualClock
     from kuuki.decide.judge.build import build_judge
     from kuuki.llm.registry import create
@@ -163,6 +166,8 @@ async def bench_file(
         embedder=embedder,
         judge=judge,
     )
+    if settled:
+        settle()
     decisions: list[Decision] = []
     try:
         decisions = await replay(app.engine, clock, transcript)
@@ -224,7 +229,7 @@ def _figures(
     }
 
 
-async def _run(directory: Path, budget: int = 0) -> dict[str, Any]:
+async def _run(directory: Path, budget: int = 0, settled: bool = False) -> dict[str, Any]:
     files = sorted([*directory.glob("*.jsonl"), *directory.glob("*.ascii.txt")])
     total = {"files": 0, "messages": 0, "ambient": 0, "llm_calls": 0}
     gold = GoldFigures()
@@ -235,11 +240,12 @@ async def _run(directory: Path, budget: int = 0) -> dict[str, Any]:
         for i, path in enumerate(files):
             sub = Path(tmp) / str(i)
             sub.mkdir()
-            r = await bench_file(path, sub, budget=budget)
+            r = await bench_file(path, sub, budget=budget, settled=settled)
             if annotation_for(path) is not None:
                 local = Path(tmp) / f"{i}-local"
                 local.mkdir()
-                gold.merge((await bench_file(path, local, local_only=True))["gold"])
+                gold.merge((await bench_file(path, local, local_only=True,
+                                             settled=settled))["gold"])
             total["files"] += 1
             for key in ("messages", "ambient", "llm_calls"):
                 total[key] += r[key]
@@ -265,11 +271,13 @@ async def _run(directory: Path, budget: int = 0) -> dict[str, Any]:
     }
 
 
-def run_bench_judge(directory: Path, out: TextIO, *, budget: int = 0) -> dict[str, Any]:
-    """Run the benchmark over ``directory`` and print its one JSON line to ``out``."""
+def run_bench_judge(directory: Path, out: TextIO, *, budget: int = 0, settled: bool = False
+                    ) -> dict[str, Any]:
+    """Run the benchmark over ``directory`` and print its one JSON line to ``out``;
+    ``settled``: as `kuuki run`, the collector settled after start-up (`bench_file`)."""
     import asyncio
 
-    result = asyncio.run(_run(directory, budget))
+    result = asyncio.run(_run(directory, budget, settled))
     out.write(json.dumps(result, ensure_ascii=False) + "\n")
     out.flush()
     return result

@@ -58,7 +58,7 @@ def _disentangle(args: argparse.Namespace) -> int:
 def _judge(args: argparse.Namespace) -> int:
     from kuuki.bench.judge import run_bench_judge
 
-    run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget)
+    run_bench_judge(Path(args.dir), sys.stdout, budget=args.budget, settled=True)
     return 0
 
 

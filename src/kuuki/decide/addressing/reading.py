@@ -95,6 +95,7 @@ class RoomReader:
             # context who is not part of the talk, and a silent seat's p is ~0.006 on MRMP
             # dev; only a question or good news reads who else it is for. Not running them
             # here keeps the message path's cost (kuuki bench ingest) near what it was.
+            self.cue(s)
             return Reading(UNREAD_ADDRESSEE, UNREAD_SEAT, {}, read=False)
         turns, i, names, display = self.turns(s)
         a = self.addressee.predict(turns, i, names, always=(SEAT,))
@@ -102,6 +103,29 @@ class RoomReader:
         live = any(t.speaker == SEAT for t in turns[:i])
         called = named and is_call(self.addressee.cache.named(turns[i], SEAT, names))
         return Reading(a, seat, display, live, named, called)
+
+    def cue(self, s: Situation) -> None:
+        """An unread line's cues and n-grams, read as it arrives: the next reading makes the
+        first round of every line since the last one, and read then, after a run of unread
+        lines, they came a dozen at once. Only for a line whose `Turn` the reading builds
+        the same (no reply, no mention: those it builds from its own window)."""
+        m = s.message
+        if m.reply_to is not None or m.mentions or m.deleted or not m.text.strip():
+            return
+        speaker = SEAT if s.bot and m.user.id in s.bot.user_ids else m.user.id
+        said = (m.id, m.text, speaker, None, ())
+        turn = self._turns.get(said)
+        if turn is None:
+            turn = Turn(speaker, m.text, m.ts.timestamp())
+            self._keep(said, turn)
+        self.addressee.cache.cues(turn)
+        self.addressee.texts.text(turn)
+
+    def _keep(self, said: tuple[str, str, str, int | None, tuple[str, ...]], turn: Turn
+              ) -> None:
+        self._turns[said] = turn
+        if len(self._turns) > _TURNS_KEPT:
+            del self._turns[next(iter(self._turns))]
 
     def turns(
         self, s: Situation
@@ -144,9 +168,7 @@ class RoomReader:
             turn = self._turns.get(said)
             if turn is None:
                 turn = Turn(speaker, m.text, m.ts.timestamp(), parent, mentions)
-                self._turns[said] = turn
-                if len(self._turns) > _TURNS_KEPT:
-                    del self._turns[next(iter(self._turns))]
+                self._keep(said, turn)
             turns.append(turn)
         # The models remember what they read of each turn while `names` is the same object:
         # one per channel, replaced when its participants change.
@@ -165,8 +187,19 @@ UNREAD_SEAT = SeatResult(0.0, 0.0, ())
 
 
 def _bot_spoke(s: Situation) -> bool:
-    bot_ids = s.bot.user_ids if s.bot else frozenset()
-    return any(m.user.id in bot_ids for m in last_before(s, WINDOW))
+    """The bot wrote one of `last_before(s, WINDOW)` (asked of every message: no list)."""
+    if not s.bot or not s.bot.user_ids:
+        return False
+    bot_ids, msg, recent, n = s.bot.user_ids, s.message, s.recent, 0
+    for k in range(len(recent) - 1, -1, -1):
+        if n == WINDOW:
+            break
+        m = recent[k]
+        if m.ts <= msg.ts and m.id != msg.id:
+            if m.user.id in bot_ids:
+                return True
+            n += 1
+    return False
 
 
 def last_before(s: Situation, n: int) -> list[Message]:

@@ -32,6 +32,7 @@ from kuuki.decide.models.features import (
     save_weights,
     shipped_path,
 )
+from kuuki.decide.models.firstround import Prepared
 from kuuki.decide.models.trees import Forest
 from kuuki.decide.models.turns import ROOM, Turn
 from kuuki.errors import ConfigError
@@ -96,6 +97,7 @@ class AddresseeModel:
         self.cache = CueCache()
         self.texts = ContentCache(rarity)
         self._prior: dict[tuple[int, tuple[str, ...]], tuple[Turn, dict[str, float]]] = {}
+        self.replies = Prepared()  # the first rounds of turns with a parent, by value
 
     @classmethod
     def shipped(cls, cache: CueCache | None = None) -> AddresseeModel:
@@ -169,7 +171,12 @@ class AddresseeModel:
             return hit[1]
         ctx = Context(turns, j, self.window, self.cache, names)
         keys = ctx.candidates(always)
-        probs = _softmax(addressee_rows(ctx, keys, None, self.texts) @ self.first)
+        # a reply is a new Turn in each reading (its parent's index moves): kept by value
+        probs = None if turn.parent is None else self.replies.take(ctx, keys, always)
+        if probs is None:
+            probs = _softmax(addressee_rows(ctx, keys, None, self.texts) @ self.first)
+            if turn.parent is not None:
+                self.replies.keep(ctx, keys, always, probs)
         return self._keep(turn, always, [*keys, ROOM], probs)
 
     def _keep(self, turn: Turn, always: Sequence[str], keys: list[str], probs: FloatArray

@@ -18,6 +18,7 @@ import math
 import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Protocol
 
 import numpy as np
@@ -121,7 +122,8 @@ class TurnText:
 
 
 class ContentCache:
-    """Each turn's `TurnText`, kept per turn object (bounded), for one rarity table."""
+    """Each turn's `TurnText`, kept per turn object (bounded: a full cache drops its oldest
+    quarter), for one rarity table."""
 
     def __init__(self, rarity: npt.NDArray[np.float32] | None = None, size: int = 4096
                  ) -> None:
@@ -133,8 +135,9 @@ class ContentCache:
         hit = self._texts.get(id(turn))
         if hit is not None and hit[0] is turn:
             return hit[1]
-        if len(self._texts) >= self._size:
-            self._texts.clear()
+        if len(self._texts) >= self._size:  # the oldest quarter goes
+            for old in list(islice(self._texts, max(1, self._size // 4))):
+                del self._texts[old]
         t = TurnText(turn.text, self.rarity)
         self._texts[id(turn)] = (turn, t)
         return t

@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from kuuki.conversation.cues import is_greeting, is_question, is_thanks
 from kuuki.decide.addressing.names import normalise, to_hiragana
@@ -125,12 +126,13 @@ def overlap(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 class CueCache:
-    """Cues of turns and name positions, kept per turn object (bounded)."""
+    """Cues of turns and name positions, kept per turn object (bounded: a full cache drops
+    its oldest quarter, the turns that left every channel's window first)."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._cues: dict[int, tuple[Turn, TurnCues]] = {}
-        self._names: dict[tuple[int, str], int] = {}
+        # per turn: its cues, and where each participant's names occur in it (key -> bits)
+        self._cues: dict[int, tuple[Turn, TurnCues, dict[str, int]]] = {}
         self._variants: dict[tuple[str, ...], tuple[str, ...]] = {}
         # per turn, for one names mapping: every participant it names (key -> bits)
         self._found: dict[int, tuple[Turn, Mapping[str, Sequence[str]], dict[str, int]]] = {}
@@ -143,11 +145,11 @@ class CueCache:
         if hit is not None and hit[0] is turn:
             return hit[1]
         if len(self._cues) >= self._size:
-            self._cues.clear()
-            self._names.clear()
-            self._found.clear()
+            for old in list(islice(self._cues, max(1, self._size // 4))):
+                del self._cues[old]
+                self._found.pop(old, None)
         c = _cues(turn)
-        self._cues[id(turn)] = (turn, c)
+        self._cues[id(turn)] = (turn, c, {})
         return c
 
     def window(self, turns: Sequence[Turn], start: int, stop: int) -> list[TurnCues]:
@@ -206,14 +208,14 @@ class CueCache:
 
     def named(self, turn: Turn, key: str, names: Mapping[str, Sequence[str]]) -> int:
         """Where ``key``'s names occur in ``turn`` (bits: ANY, START, END, …; 0: nowhere)."""
-        # the cues first: a full cache is cleared there, not after the lookup
         seen = self._cues.get(id(turn))
-        c = seen[1] if seen is not None and seen[0] is turn else self.cues(turn)
-        k = (id(turn), key)
-        hit = self._names.get(k)
+        if seen is None or seen[0] is not turn:
+            self.cues(turn)
+            seen = self._cues[id(turn)]
+        hit = seen[2].get(key)
         if hit is None:
-            hit = name_bits(c.folded, self.variants(names.get(key) or (key,)))
-            self._names[k] = hit
+            hit = name_bits(seen[1].folded, self.variants(names.get(key) or (key,)))
+            seen[2][key] = hit
         return hit
 
 
