@@ -48,6 +48,11 @@ class Bot:
         [d] = [d for d in self.decisions if d.message_id == message_id]
         return d
 
+    def first(self, message_id: str) -> Decision:
+        """The first decision about a message (a question to the room left to wait has a
+        second, its re-check's)."""
+        return next(d for d in self.decisions if d.message_id == message_id)
+
 
 @pytest.fixture
 def start(platform: str, tmp_path: Path) -> Callable[..., Any]:
@@ -122,7 +127,7 @@ async def test_quiet_hours_hold_across_midnight_in_the_channels_zone(bot_factory
         assert rec is not None and rec.outcome == "decide"
         assert rec.reason == "quiet hours here (23:00-07:00, Asia/Tokyo)"
     assert bot.of(asked).action.kind is ActionKind.REPLY
-    rec = bot.of(morning).trace.stage("channel policy")
+    rec = bot.first(morning).trace.stage("channel policy")
     assert rec is not None and rec.outcome == "pass"
 
 

@@ -72,8 +72,11 @@ def serve_and_read(args: list[str]) -> tuple[int, str]:
     """`kuuki dashboard` serves until Ctrl-C, so it runs as a process: its page is read (the
     overview of everything in the store, the latest decisions) and it is stopped with
     Ctrl-C; a store it cannot read ends it at once with its line."""
+    # Ctrl-C's default action, as in a terminal: a suite started in the background
+    # (`.ci/run &`) would hand its children an ignored SIGINT, and then nothing stops it
     proc = subprocess.Popen([sys.executable, "-m", "kuuki.cli", *args], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     first = proc.stdout.readline()
     found = _SERVING.search(first)
