@@ -15,8 +15,9 @@ part of the talk (it spoke in the window, or its name is in the message)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from kuuki.conversation.live import BOT_KEY
 from kuuki.decide.addressing.names import AddressDetector
@@ -190,31 +191,26 @@ def _bot_spoke(s: Situation) -> bool:
     """The bot wrote one of `last_before(s, WINDOW)` (asked of every message: no list)."""
     if not s.bot or not s.bot.user_ids:
         return False
-    bot_ids, msg, recent, n = s.bot.user_ids, s.message, s.recent, 0
-    for k in range(len(recent) - 1, -1, -1):
-        if n == WINDOW:
-            break
-        m = recent[k]
-        if m.ts <= msg.ts and m.id != msg.id:
-            if m.user.id in bot_ids:
-                return True
-            n += 1
-    return False
+    bot_ids = s.bot.user_ids
+    return any(m.user.id in bot_ids for m in islice(_before(s), WINDOW))
 
 
 def last_before(s: Situation, n: int) -> list[Message]:
     """The last ``n`` messages of the buffer at or before the message's time, the message
-    itself left out, oldest first (read from the buffer's end: it is hundreds long)."""
-    msg, recent = s.message, s.recent
-    out: list[Message] = []
-    for k in range(len(recent) - 1, -1, -1):
-        if len(out) == n:
-            break
-        m = recent[k]
-        if m.ts <= msg.ts and m.id != msg.id:
-            out.append(m)
+    itself left out, oldest first."""
+    out = list(islice(_before(s), n))
     out.reverse()
     return out
+
+
+def _before(s: Situation) -> Iterator[Message]:
+    """The buffer's messages at or before the message's time, the message itself left out,
+    newest first (read from the buffer's end: it is hundreds long)."""
+    msg, recent = s.message, s.recent
+    for k in range(len(recent) - 1, -1, -1):
+        m = recent[k]
+        if m.ts <= msg.ts and m.id != msg.id:
+            yield m
 
 
 def _may_matter(text: str) -> bool:
